@@ -1,0 +1,430 @@
+// The C boundary: validates every argument, converts the public structs into the core value
+// types, asks the planner and the backend, and turns every exception into a status plus a
+// thread-local message. No exception leaves this file.
+#include "deepgemm/deepgemm.h"
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <sstream>
+#include <string>
+
+#include "api/handles.hpp"
+#include "backend/backend.hpp"
+#include "core/error.hpp"
+#include "plan/planner.hpp"
+
+using namespace dgemm;
+
+static_assert(int(Status::InternalError) == DGEMM_STATUS_INTERNAL_ERROR, "status numbers differ");
+static_assert(int(Status::ArchFileError) == DGEMM_STATUS_ARCH_FILE_ERROR, "status numbers differ");
+static_assert(int(DType::I32) == DGEMM_DTYPE_I32 && int(DType::F8E4M3) == DGEMM_DTYPE_F8_E4M3, "dtype numbers differ");
+static_assert(int(Activation::Silu) == DGEMM_ACT_SILU, "activation numbers differ");
+static_assert(int(VectorMode::PerColumn) == DGEMM_VECTOR_PER_COLUMN, "vector mode numbers differ");
+static_assert(int(ScalarMode::Device) == DGEMM_SCALARS_DEVICE, "scalar mode numbers differ");
+
+namespace {
+
+thread_local std::string t_last_error;
+
+// Runs `body`, converting every exception into a status and the thread's last-error message.
+template <class Body>
+dgemm_status_t guarded(const char* function, Body&& body) noexcept {
+  try {
+    body();
+    t_last_error.clear();
+    return DGEMM_STATUS_SUCCESS;
+  } catch (const Error& e) {
+    try {
+      t_last_error = std::string(function) + ": " + e.what();
+    } catch (...) {
+    }
+    return static_cast<dgemm_status_t>(e.status());
+  } catch (const std::bad_alloc&) {
+    try {
+      t_last_error = std::string(function) + ": out of host memory";
+    } catch (...) {
+    }
+    return DGEMM_STATUS_OUT_OF_MEMORY;
+  } catch (const std::exception& e) {
+    try {
+      t_last_error = std::string(function) + ": internal error: " + e.what();
+    } catch (...) {
+    }
+    return DGEMM_STATUS_INTERNAL_ERROR;
+  } catch (...) {
+    try {
+      t_last_error = std::string(function) + ": internal error: unknown exception";
+    } catch (...) {
+    }
+    return DGEMM_STATUS_INTERNAL_ERROR;
+  }
+}
+
+template <class T>
+void require_non_null(const T* p, const char* name) {
+  if (p == nullptr) fail(Status::InvalidArgument, name, " is NULL");
+}
+
+// A public struct must come from its *_init function (or a compatible layout): struct_size at
+// least the 1.0 size and at most ours, and reserved words zero.
+template <class Struct>
+void check_struct(const Struct* s, const char* name) {
+  if (s->struct_size != sizeof(Struct)) {
+    fail(Status::InvalidArgument, name, "->struct_size = ", s->struct_size, ": expected ", sizeof(Struct),
+         " (initialize the struct with its *_init function)");
+  }
+  for (std::size_t i = 0; i < sizeof(s->reserved) / sizeof(s->reserved[0]); ++i) {
+    if (s->reserved[i] != 0) fail(Status::InvalidArgument, name, "->reserved[", i, "] = ", s->reserved[i], ": must be 0");
+  }
+}
+
+template <class Enum>
+Enum checked_enum(int value, int max, const char* name, const char* type) {
+  if (value < 0 || value > max) fail(Status::InvalidArgument, name, " = ", value, ": not a ", type);
+  return static_cast<Enum>(value);
+}
+
+GemmProblem convert_problem(const dgemm_problem_t* p) {
+  check_struct(p, "problem");
+  GemmProblem g;
+  g.m = p->m;
+  g.n = p->n;
+  g.k = p->k;
+  g.a_type = checked_enum<DType>(p->a_type, kNumDTypes - 1, "problem->a_type", "dgemm_dtype_t");
+  g.b_type = checked_enum<DType>(p->b_type, kNumDTypes - 1, "problem->b_type", "dgemm_dtype_t");
+  g.c_type = checked_enum<DType>(p->c_type, kNumDTypes - 1, "problem->c_type", "dgemm_dtype_t");
+  g.d_type = checked_enum<DType>(p->d_type, kNumDTypes - 1, "problem->d_type", "dgemm_dtype_t");
+  g.compute_type = checked_enum<DType>(p->compute_type, kNumDTypes - 1, "problem->compute_type", "dgemm_dtype_t");
+  g.op_a = checked_enum<Op>(p->op_a, 1, "problem->op_a", "dgemm_op_t");
+  g.op_b = checked_enum<Op>(p->op_b, 1, "problem->op_b", "dgemm_op_t");
+  g.order = checked_enum<Order>(p->order, 1, "problem->order", "dgemm_order_t");
+  g.lda = p->lda;
+  g.ldb = p->ldb;
+  g.ldc = p->ldc;
+  g.ldd = p->ldd;
+  g.batch_count = p->batch_count;
+  g.stride_a = p->stride_a;
+  g.stride_b = p->stride_b;
+  g.stride_c = p->stride_c;
+  g.stride_d = p->stride_d;
+  for (auto [name, v] : {std::pair{"problem->lda", g.lda}, std::pair{"problem->ldb", g.ldb},
+                         std::pair{"problem->ldc", g.ldc}, std::pair{"problem->ldd", g.ldd}}) {
+    if (v < 0) fail(Status::InvalidArgument, name, " = ", v, ": must be >= 0 (0 means packed)");
+  }
+  g.resolve_and_validate();
+  return g;
+}
+
+Epilogue convert_epilogue(const dgemm_epilogue_t* e, const GemmProblem& p) {
+  Epilogue out;
+  if (e == nullptr) return out;
+  check_struct(e, "epilogue");
+  constexpr uint32_t kKnownFlags = DGEMM_EPILOGUE_SATURATE | DGEMM_EPILOGUE_ZERO_POINT;
+  if (e->flags & ~kKnownFlags) fail(Status::InvalidArgument, "epilogue->flags = 0x", std::hex, e->flags, ": unknown bits");
+  out.alpha = e->alpha;
+  out.beta = e->beta;
+  out.bias_mode = checked_enum<VectorMode>(e->bias_mode, 3, "epilogue->bias_mode", "dgemm_vector_mode_t");
+  out.bias_type = checked_enum<DType>(e->bias_type, kNumDTypes - 1, "epilogue->bias_type", "dgemm_dtype_t");
+  out.activation = checked_enum<Activation>(e->activation, 4, "epilogue->activation", "dgemm_activation_t");
+  out.scale_mode = checked_enum<VectorMode>(e->scale_mode, 3, "epilogue->scale_mode", "dgemm_vector_mode_t");
+  out.saturate = (e->flags & DGEMM_EPILOGUE_SATURATE) != 0;
+  out.zero_point = (e->flags & DGEMM_EPILOGUE_ZERO_POINT) != 0;
+  out.validate(p);
+  return out;
+}
+
+// The key under which a context caches plans: everything that can change the plan.
+std::string plan_key(const GemmProblem& p, const Epilogue& e, const PlanRequest& r, const std::string& arch_file) {
+  std::ostringstream os;
+  os << p.to_string() << "|" << e.to_string() << "|" << (r.force ? family_name(*r.force) : "auto") << "|" << arch_file;
+  return os.str();
+}
+
+void check_aligned(const void* ptr, DType t, const char* name) {
+  if (reinterpret_cast<std::uintptr_t>(ptr) % dtype_size(t) != 0) {
+    fail(Status::InvalidArgument, name, " = ", ptr, ": not aligned to its element size (", dtype_size(t), " bytes)");
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+DGEMM_API unsigned dgemm_version(void) { return DGEMM_VERSION_NUMBER; }
+
+#define DGEMM_STR2(x) #x
+#define DGEMM_STR(x) DGEMM_STR2(x)
+DGEMM_API const char* dgemm_version_string(void) {
+  return DGEMM_STR(DGEMM_VERSION_MAJOR) "." DGEMM_STR(DGEMM_VERSION_MINOR) "." DGEMM_STR(DGEMM_VERSION_PATCH);
+}
+
+DGEMM_API const char* dgemm_status_string(dgemm_status_t status) {
+  switch (status) {
+    case DGEMM_STATUS_SUCCESS: return "DGEMM_STATUS_SUCCESS";
+    case DGEMM_STATUS_INVALID_ARGUMENT: return "DGEMM_STATUS_INVALID_ARGUMENT";
+    case DGEMM_STATUS_NOT_SUPPORTED: return "DGEMM_STATUS_NOT_SUPPORTED";
+    case DGEMM_STATUS_OUT_OF_MEMORY: return "DGEMM_STATUS_OUT_OF_MEMORY";
+    case DGEMM_STATUS_INSUFFICIENT_WORKSPACE: return "DGEMM_STATUS_INSUFFICIENT_WORKSPACE";
+    case DGEMM_STATUS_CONTEXT_MISMATCH: return "DGEMM_STATUS_CONTEXT_MISMATCH";
+    case DGEMM_STATUS_NO_DEVICE: return "DGEMM_STATUS_NO_DEVICE";
+    case DGEMM_STATUS_DEVICE_ERROR: return "DGEMM_STATUS_DEVICE_ERROR";
+    case DGEMM_STATUS_COMPILE_ERROR: return "DGEMM_STATUS_COMPILE_ERROR";
+    case DGEMM_STATUS_ARCH_FILE_ERROR: return "DGEMM_STATUS_ARCH_FILE_ERROR";
+    case DGEMM_STATUS_INTERNAL_ERROR: return "DGEMM_STATUS_INTERNAL_ERROR";
+  }
+  return "DGEMM_STATUS_UNKNOWN";
+}
+
+DGEMM_API const char* dgemm_last_error(void) { return t_last_error.c_str(); }
+
+DGEMM_API dgemm_status_t dgemm_problem_init(dgemm_problem_t* p) {
+  return guarded("dgemm_problem_init", [&] {
+    require_non_null(p, "p");
+    std::memset(p, 0, sizeof *p);
+    p->struct_size = sizeof *p;
+    p->m = p->n = p->k = 1;
+    p->a_type = p->b_type = p->c_type = p->d_type = DGEMM_DTYPE_BF16;
+    p->compute_type = DGEMM_DTYPE_F32;
+    p->op_a = p->op_b = DGEMM_OP_N;
+    p->order = DGEMM_ORDER_ROW_MAJOR;
+    p->batch_count = 1;
+  });
+}
+
+DGEMM_API dgemm_status_t dgemm_epilogue_init(dgemm_epilogue_t* e) {
+  return guarded("dgemm_epilogue_init", [&] {
+    require_non_null(e, "e");
+    std::memset(e, 0, sizeof *e);
+    e->struct_size = sizeof *e;
+    e->flags = DGEMM_EPILOGUE_SATURATE;
+    e->alpha = 1.0f;
+    e->beta = 0.0f;
+    e->bias_mode = DGEMM_VECTOR_NONE;
+    e->bias_type = DGEMM_DTYPE_F32;
+    e->activation = DGEMM_ACT_NONE;
+    e->scale_mode = DGEMM_VECTOR_NONE;
+  });
+}
+
+DGEMM_API dgemm_status_t dgemm_plan_options_init(dgemm_plan_options_t* o) {
+  return guarded("dgemm_plan_options_init", [&] {
+    require_non_null(o, "o");
+    std::memset(o, 0, sizeof *o);
+    o->struct_size = sizeof *o;
+  });
+}
+
+DGEMM_API dgemm_status_t dgemm_args_init(dgemm_args_t* a) {
+  return guarded("dgemm_args_init", [&] {
+    require_non_null(a, "a");
+    std::memset(a, 0, sizeof *a);
+    a->struct_size = sizeof *a;
+    a->scalar_mode = DGEMM_SCALARS_FROM_PLAN;
+    a->alpha = 1.0f;
+    a->beta = 0.0f;
+  });
+}
+
+DGEMM_API dgemm_status_t dgemm_context_create(dgemm_device_kind_t kind, int device_index, dgemm_context_t* ctx) {
+  return guarded("dgemm_context_create", [&] {
+    require_non_null(ctx, "ctx");
+    if (kind != DGEMM_DEVICE_AUTO && kind != DGEMM_DEVICE_CUDA && kind != DGEMM_DEVICE_CPU)
+      fail(Status::InvalidArgument, "kind = ", int(kind), ": not a dgemm_device_kind_t");
+    if (device_index < 0) fail(Status::InvalidArgument, "device_index = ", device_index, ": must be >= 0");
+    if (kind != DGEMM_DEVICE_CUDA && device_index != 0)
+      fail(Status::InvalidArgument, "device_index = ", device_index, ": must be 0 unless kind is DGEMM_DEVICE_CUDA");
+    auto c = std::make_unique<dgemm_context>();
+    if (kind == DGEMM_DEVICE_CPU) {
+      c->backend = make_cpu_backend();
+    } else {
+      std::string why;
+      c->backend = make_cuda_backend(device_index, &why);
+      if (!c->backend) {
+        if (kind == DGEMM_DEVICE_CUDA)
+          fail(Status::NoDevice, "kind = DGEMM_DEVICE_CUDA, device_index = ", device_index, ": no usable CUDA device (", why, ")");
+        c->backend = make_cpu_backend();
+      } else {
+        c->device_index = device_index;
+      }
+    }
+    *ctx = c.release();
+  });
+}
+
+DGEMM_API dgemm_status_t dgemm_context_destroy(dgemm_context_t ctx) {
+  return guarded("dgemm_context_destroy", [&] {
+    if (ctx == nullptr) return;
+    int live = ctx->live_plans.load();
+    if (live != 0)
+      fail(Status::InvalidArgument, "ctx = ", static_cast<void*>(ctx), " still has ", live, " live plan(s): destroy them first");
+    delete ctx;
+  });
+}
+
+DGEMM_API dgemm_status_t dgemm_context_device(dgemm_context_t ctx, dgemm_device_kind_t* kind, int* device_index) {
+  return guarded("dgemm_context_device", [&] {
+    require_non_null(ctx, "ctx");
+    bool cpu = std::strcmp(ctx->backend->name(), "cpu") == 0;
+    if (kind) *kind = cpu ? DGEMM_DEVICE_CPU : DGEMM_DEVICE_CUDA;
+    if (device_index) *device_index = cpu ? 0 : ctx->device_index;
+  });
+}
+
+DGEMM_API dgemm_status_t dgemm_create_plan(dgemm_context_t ctx, const dgemm_problem_t* problem,
+                                           const dgemm_epilogue_t* epilogue, const dgemm_plan_options_t* options,
+                                           dgemm_plan_t* plan) {
+  return guarded("dgemm_create_plan", [&] {
+    require_non_null(ctx, "ctx");
+    require_non_null(problem, "problem");
+    require_non_null(plan, "plan");
+    GemmProblem p = convert_problem(problem);
+    Epilogue e = convert_epilogue(epilogue, p);
+    PlanRequest request;
+    std::string arch_file;
+    if (options) {
+      check_struct(options, "options");
+      if (options->flags & ~uint32_t(DGEMM_PLAN_AUTOTUNE))
+        fail(Status::InvalidArgument, "options->flags = 0x", std::hex, options->flags, ": unknown bits");
+      if (options->force_kernel) {
+        Family f;
+        if (!family_from_name(options->force_kernel, &f))
+          fail(Status::InvalidArgument, "options->force_kernel = \"", options->force_kernel,
+               "\": not a kernel family (cpu, sm80, sm90, small_m)");
+        request.force = f;
+      }
+      if (options->arch_file) arch_file = options->arch_file;
+    }
+    if (arch_file.empty()) {
+      if (const char* env = std::getenv("DEEPGEMM_ARCH")) arch_file = env;
+    }
+    const std::string key = plan_key(p, e, request, arch_file);
+
+    std::shared_ptr<const PlanEntry> entry;
+    {
+      std::lock_guard<std::mutex> lock(ctx->mutex);
+      auto it = ctx->plan_cache.find(key);
+      if (it != ctx->plan_cache.end()) entry = it->second;
+    }
+    if (!entry) {
+      const HardwareDesc& hw = hardware_for_plan(*ctx, arch_file);
+      PlanDecision decision = choose_kernel(p, e, hw, request);
+      auto fresh = std::make_shared<PlanEntry>();
+      fresh->executable = ctx->backend->prepare(p, e, decision.chosen.config);
+      fresh->description = decision.to_json(p, e, hw);
+      fresh->config = decision.chosen.config;
+      std::lock_guard<std::mutex> lock(ctx->mutex);
+      entry = ctx->plan_cache.emplace(key, std::move(fresh)).first->second;
+    }
+    auto h = std::make_unique<dgemm_plan>();
+    h->ctx = ctx;
+    h->problem = p;
+    h->epilogue = e;
+    h->entry = std::move(entry);
+    ctx->live_plans.fetch_add(1);
+    *plan = h.release();
+  });
+}
+
+DGEMM_API dgemm_status_t dgemm_destroy_plan(dgemm_plan_t plan) {
+  return guarded("dgemm_destroy_plan", [&] {
+    if (plan == nullptr) return;
+    plan->ctx->live_plans.fetch_sub(1);
+    delete plan;
+  });
+}
+
+DGEMM_API dgemm_status_t dgemm_plan_workspace_size(dgemm_plan_t plan, size_t* bytes) {
+  return guarded("dgemm_plan_workspace_size", [&] {
+    require_non_null(plan, "plan");
+    require_non_null(bytes, "bytes");
+    *bytes = plan->entry->executable->workspace_size();
+  });
+}
+
+DGEMM_API dgemm_status_t dgemm_plan_describe(dgemm_plan_t plan, char* buffer, size_t size, size_t* required) {
+  return guarded("dgemm_plan_describe", [&] {
+    require_non_null(plan, "plan");
+    if (buffer == nullptr && size != 0) fail(Status::InvalidArgument, "buffer is NULL but size = ", size);
+    const std::string& text = plan->entry->description;
+    if (required) *required = text.size() + 1;
+    if (size == 0) return;
+    std::size_t n = text.size() < size - 1 ? text.size() : size - 1;
+    std::memcpy(buffer, text.data(), n);
+    buffer[n] = '\0';
+  });
+}
+
+DGEMM_API dgemm_status_t dgemm_execute(dgemm_plan_t plan, const void* A, const void* B, const void* C, void* D,
+                                       const dgemm_args_t* args, void* workspace, size_t workspace_size,
+                                       void* stream) {
+  return guarded("dgemm_execute", [&] {
+    require_non_null(plan, "plan");
+    const GemmProblem& p = plan->problem;
+    const Epilogue& e = plan->epilogue;
+    ExecArgs x;
+    x.alpha = e.alpha;
+    x.beta = e.beta;
+    if (args) {
+      check_struct(args, "args");
+      x.scalar_mode = checked_enum<ScalarMode>(args->scalar_mode, 2, "args->scalar_mode", "dgemm_scalar_mode_t");
+      if (x.scalar_mode == ScalarMode::Host) {
+        x.alpha = args->alpha;
+        x.beta = args->beta;
+        if (x.beta != 0.0f && !e.reads_c())
+          fail(Status::InvalidArgument, "args->beta = ", args->beta,
+               ": the plan was made with beta = 0, so it does not read C (plan with a non-zero beta)");
+      } else if (x.scalar_mode == ScalarMode::Device) {
+        require_non_null(args->alpha_ptr, "args->alpha_ptr (scalar_mode DEVICE)");
+        if (e.reads_c()) require_non_null(args->beta_ptr, "args->beta_ptr (scalar_mode DEVICE, plan reads C)");
+        x.alpha_ptr = args->alpha_ptr;
+        x.beta_ptr = args->beta_ptr;
+      }
+      x.bias = args->bias;
+      x.scale = args->scale;
+      x.zero_point = args->zero_point;
+    }
+    if (p.empty_output()) return;  // nothing to compute: touches nothing
+    require_non_null(D, "D");
+    check_aligned(D, p.d_type, "D");
+    if (p.k > 0) {
+      require_non_null(A, "A");
+      require_non_null(B, "B");
+      check_aligned(A, p.a_type, "A");
+      check_aligned(B, p.b_type, "B");
+    }
+    if (e.reads_c()) {
+      require_non_null(C, "C (the plan reads C because beta != 0)");
+      check_aligned(C, p.c_type, "C");
+    }
+    if (e.bias_mode != VectorMode::None) {
+      if (x.bias == nullptr)
+        fail(Status::InvalidArgument, "args->bias is NULL but the plan has a ", vector_mode_name(e.bias_mode), " bias");
+      check_aligned(x.bias, e.bias_type, "args->bias");
+    }
+    if (e.scale_mode != VectorMode::None && x.scale == nullptr)
+      fail(Status::InvalidArgument, "args->scale is NULL but the plan has a ", vector_mode_name(e.scale_mode), " output scale");
+    if (e.zero_point && x.zero_point == nullptr)
+      fail(Status::InvalidArgument, "args->zero_point is NULL but the plan has DGEMM_EPILOGUE_ZERO_POINT");
+    const std::size_t need = plan->entry->executable->workspace_size();
+    if (workspace_size < need || (need > 0 && workspace == nullptr)) {
+      fail(Status::InsufficientWorkspace, "workspace_size = ", workspace_size, " (workspace = ", workspace,
+           "): the plan needs ", need, " bytes");
+    }
+    x.a = A;
+    x.b = B;
+    x.c = C;
+    x.d = D;
+    x.workspace = workspace;
+    x.workspace_size = workspace_size;
+    x.stream = stream;
+    plan->entry->executable->run(x);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,56 @@
+// What the opaque C handles hold. Only src/api sees these structs.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "backend/backend.hpp"
+#include "core/hardware.hpp"
+#include "core/problem.hpp"
+#include "plan/arch_file.hpp"
+#include "plan/kernel_config.hpp"
+
+namespace dgemm {
+
+// A prepared kernel and its explanation, shared by every plan of the same problem in a context.
+struct PlanEntry {
+  std::unique_ptr<Executable> executable;
+  KernelConfig config;
+  std::string description;  // JSON
+};
+
+}  // namespace dgemm
+
+struct dgemm_context {
+  std::unique_ptr<dgemm::Backend> backend;
+  int device_index = 0;
+  std::atomic<int> live_plans{0};
+  std::mutex mutex;  // guards the caches below
+  std::map<std::string, std::shared_ptr<const dgemm::PlanEntry>> plan_cache;
+  std::map<std::string, dgemm::HardwareDesc> arch_cache;  // arch file path -> overridden description
+};
+
+struct dgemm_plan {
+  dgemm_context* ctx = nullptr;
+  dgemm::GemmProblem problem;
+  dgemm::Epilogue epilogue;
+  std::shared_ptr<const dgemm::PlanEntry> entry;
+};
+
+namespace dgemm {
+
+// The description plans are made for: the backend's own, or it overridden by an arch file.
+inline const HardwareDesc& hardware_for_plan(dgemm_context& ctx, const std::string& arch_file) {
+  if (arch_file.empty()) return ctx.backend->hardware();
+  std::lock_guard<std::mutex> lock(ctx.mutex);
+  auto it = ctx.arch_cache.find(arch_file);
+  if (it == ctx.arch_cache.end()) {
+    it = ctx.arch_cache.emplace(arch_file, apply_arch_file(ctx.backend->hardware(), arch_file)).first;
+  }
+  return it->second;
+}
+
+}  // namespace dgemm

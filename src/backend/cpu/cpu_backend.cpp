@@ -1,0 +1,41 @@
+// The CPU backend: wraps the reference GEMM in the Backend / Executable interface.
+#include <memory>
+
+#include "backend/backend.hpp"
+#include "backend/cpu/cpu_gemm.hpp"
+#include "core/error.hpp"
+
+namespace dgemm {
+namespace {
+
+class CpuExecutable final : public Executable {
+ public:
+  CpuExecutable(const GemmProblem& p, const Epilogue& e) : problem_(p), epilogue_(e) {}
+  std::size_t workspace_size() const override { return 0; }
+  void run(const ExecArgs& args) const override { cpu_gemm(problem_, epilogue_, args); }
+
+ private:
+  GemmProblem problem_;
+  Epilogue epilogue_;
+};
+
+class CpuBackend final : public Backend {
+ public:
+  CpuBackend() : hw_(cpu_hardware()) {}
+  const char* name() const override { return "cpu"; }
+  const HardwareDesc& hardware() const override { return hw_; }
+  std::unique_ptr<Executable> prepare(const GemmProblem& p, const Epilogue& e, const KernelConfig& config) override {
+    if (config.family != Family::Cpu)
+      fail(Status::NotSupported, "the CPU backend cannot run kernel family ", family_name(config.family));
+    return std::make_unique<CpuExecutable>(p, e);
+  }
+
+ private:
+  HardwareDesc hw_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace dgemm

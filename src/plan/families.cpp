@@ -1,0 +1,11 @@
+// Registration of the kernel-family models. A new family adds its model here.
+#include "plan/families.hpp"
+
+namespace dgemm {
+
+const std::vector<const FamilyModel*>& family_models() {
+  static const std::vector<const FamilyModel*> models = {&cpu_family_model()};
+  return models;
+}
+
+}  // namespace dgemm

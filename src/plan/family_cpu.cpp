@@ -1,0 +1,37 @@
+// Planner model of the CPU reference backend: one candidate, costed from the machine's cores.
+#include <sstream>
+
+#include "plan/families.hpp"
+
+namespace dgemm {
+namespace {
+
+class CpuFamily final : public FamilyModel {
+ public:
+  Family family() const override { return Family::Cpu; }
+  std::vector<Candidate> enumerate(const GemmProblem& p, const Epilogue&, const HardwareDesc& hw) const override {
+    Candidate c;
+    c.config.family = Family::Cpu;
+    if (hw.vendor != Vendor::Cpu) {
+      c.feasible = false;
+      c.reject_reason = "the CPU backend runs only on host memory (this is a " + hw.name + " plan)";
+      return {c};
+    }
+    // About 2 GFLOP/s per core for the f64-accumulating reference loop nest.
+    double gflops = 2.0 * (hw.sm_count > 0 ? hw.sm_count : 1);
+    c.predicted_us = p.flops() / (gflops * 1e3);
+    std::ostringstream notes;
+    notes << "f64 accumulation on " << hw.sm_count << " cores at ~" << gflops << " GFLOP/s";
+    c.notes = notes.str();
+    return {c};
+  }
+};
+
+}  // namespace
+
+const FamilyModel& cpu_family_model() {
+  static const CpuFamily model;
+  return model;
+}
+
+}  // namespace dgemm

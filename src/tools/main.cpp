@@ -1,0 +1,2 @@
+#include <cstdio>
+int main() { std::puts("deepgemm: tool under construction"); return 0; }
