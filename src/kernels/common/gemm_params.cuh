@@ -1,0 +1,25 @@
+// The run-time arguments of every GEMM kernel, passed by value. Plain builtin types only, so that
+// host code (src/backend/cuda) and NVRTC-compiled device code share this one definition.
+// Compile-time choices (types, layout, tile, epilogue) are not here: they are template parameters
+// or macros of the generated kernel source.
+#pragma once
+
+struct DgemmParams {
+  const void* a;
+  const void* b;
+  const void* c;           // read iff the kernel was generated with C (beta != 0 at plan time)
+  void* d;
+  const void* bias;        // bias vector (per row or per column), or null
+  const float* scale;      // output scale (per tensor / row / column), or null
+  const int* zero_point;   // i8 output zero point, or null
+  const float* alpha_ptr;  // device scalars (DGEMM_SCALARS_DEVICE), else null
+  const float* beta_ptr;
+  float alpha, beta;       // host scalars (used when the pointers are null)
+  long long m, n, k;
+  long long lda, ldb, ldc, ldd;                      // elements
+  long long stride_a, stride_b, stride_c, stride_d;  // elements between batches
+  int batch_count;
+  int reserved;
+  void* workspace;
+  unsigned long long workspace_size;
+};
