@@ -399,7 +399,7 @@ DGEMM_API dgemm_status_t dgemm_execute(dgemm_plan_t plan, const void* A, const v
       check_aligned(B, p.b_type, "B");
     }
     if (e.reads_c()) {
-      require_non_null(C, "C (the plan reads C because beta != 0)");
+      if (C == nullptr) fail(Status::InvalidArgument, "C is NULL but the plan reads C (it was made with beta = ", e.beta, ")");
       check_aligned(C, p.c_type, "C");
     }
     if (e.bias_mode != VectorMode::None) {
