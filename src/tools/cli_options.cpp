@@ -1,0 +1,173 @@
+// Flag parsing and the problem/epilogue flags shared by the tool's subcommands.
+#include "tools/cli_options.hpp"
+
+#include <cstdlib>
+#include <stdexcept>
+
+namespace dgemm::tools {
+
+Flags::Flags(int argc, char** argv) {
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--", 0) != 0) throw std::invalid_argument("unexpected argument '" + arg + "' (flags start with --)");
+    arg = arg.substr(2);
+    auto eq = arg.find('=');
+    if (eq != std::string::npos) {
+      values_[arg.substr(0, eq)] = arg.substr(eq + 1);
+    } else if (i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0) {
+      values_[arg] = argv[++i];
+    } else {
+      values_[arg] = "";  // bare flag
+    }
+  }
+}
+
+bool Flags::has(const std::string& name) const {
+  used_[name] = true;
+  return values_.count(name) != 0;
+}
+
+std::string Flags::get(const std::string& name, const std::string& fallback) const {
+  used_[name] = true;
+  auto it = values_.find(name);
+  return it == values_.end() ? fallback : it->second;
+}
+
+long long Flags::get_int(const std::string& name, long long fallback) const {
+  std::string v = get(name, "");
+  if (v.empty()) return fallback;
+  char* end = nullptr;
+  long long x = std::strtoll(v.c_str(), &end, 10);
+  if (*end != '\0') throw std::invalid_argument("--" + name + " = '" + v + "' is not an integer");
+  return x;
+}
+
+double Flags::get_double(const std::string& name, double fallback) const {
+  std::string v = get(name, "");
+  if (v.empty()) return fallback;
+  char* end = nullptr;
+  double x = std::strtod(v.c_str(), &end);
+  if (*end != '\0') throw std::invalid_argument("--" + name + " = '" + v + "' is not a number");
+  return x;
+}
+
+bool Flags::get_bool(const std::string& name) const {
+  if (!has(name)) return false;
+  std::string v = get(name, "");
+  if (v.empty() || v == "1" || v == "true") return true;
+  if (v == "0" || v == "false") return false;
+  throw std::invalid_argument("--" + name + " = '" + v + "' is not a boolean");
+}
+
+void Flags::check_all_used() const {
+  for (const auto& kv : values_) {
+    if (!used_.count(kv.first)) throw std::invalid_argument("unknown flag --" + kv.first);
+  }
+}
+
+namespace {
+struct DtypeName {
+  const char* name;
+  dgemm_dtype_t type;
+};
+constexpr DtypeName kDtypes[] = {{"f32", DGEMM_DTYPE_F32},    {"f16", DGEMM_DTYPE_F16},
+                                 {"bf16", DGEMM_DTYPE_BF16},  {"e4m3", DGEMM_DTYPE_F8_E4M3},
+                                 {"e5m2", DGEMM_DTYPE_F8_E5M2}, {"i8", DGEMM_DTYPE_I8},
+                                 {"i32", DGEMM_DTYPE_I32}};
+
+dgemm_vector_mode_t parse_vector_mode(const std::string& flag, const std::string& v, bool allow_tensor) {
+  if (v == "none") return DGEMM_VECTOR_NONE;
+  if (v == "row") return DGEMM_VECTOR_PER_ROW;
+  if (v == "col" || v == "column") return DGEMM_VECTOR_PER_COLUMN;
+  if (allow_tensor && v == "tensor") return DGEMM_VECTOR_PER_TENSOR;
+  throw std::invalid_argument("--" + flag + " = '" + v + "': expected none, row, col" + (allow_tensor ? ", tensor" : ""));
+}
+}  // namespace
+
+dgemm_dtype_t parse_dtype(const std::string& flag, const std::string& name) {
+  for (const auto& d : kDtypes) {
+    if (name == d.name) return d.type;
+  }
+  throw std::invalid_argument("--" + flag + " = '" + name + "': expected f32, f16, bf16, e4m3, e5m2, i8 or i32");
+}
+
+const char* dtype_label(dgemm_dtype_t t) {
+  for (const auto& d : kDtypes) {
+    if (d.type == t) return d.name;
+  }
+  return "?";
+}
+
+GemmOptions parse_gemm_options(const Flags& f) {
+  GemmOptions o;
+  dgemm_problem_init(&o.problem);
+  dgemm_epilogue_init(&o.epilogue);
+  dgemm_problem_t& p = o.problem;
+  p.m = f.get_int("m", 1024);
+  p.n = f.get_int("n", 1024);
+  p.k = f.get_int("k", 1024);
+  dgemm_dtype_t in = parse_dtype("dtype", f.get("dtype", "bf16"));
+  p.a_type = f.has("a-dtype") ? parse_dtype("a-dtype", f.get("a-dtype", "")) : in;
+  p.b_type = f.has("b-dtype") ? parse_dtype("b-dtype", f.get("b-dtype", "")) : in;
+  bool integer = p.a_type == DGEMM_DTYPE_I8;
+  p.compute_type = integer ? DGEMM_DTYPE_I32 : DGEMM_DTYPE_F32;
+  dgemm_dtype_t out_default = integer ? DGEMM_DTYPE_I32 : (p.a_type == DGEMM_DTYPE_F8_E4M3 || p.a_type == DGEMM_DTYPE_F8_E5M2 ? DGEMM_DTYPE_BF16 : p.a_type);
+  p.d_type = f.has("out-dtype") ? parse_dtype("out-dtype", f.get("out-dtype", "")) : out_default;
+  p.c_type = f.has("c-dtype") ? parse_dtype("c-dtype", f.get("c-dtype", "")) : p.d_type;
+  p.op_a = f.get_bool("trans-a") ? DGEMM_OP_T : DGEMM_OP_N;
+  p.op_b = f.get_bool("trans-b") ? DGEMM_OP_T : DGEMM_OP_N;
+  std::string order = f.get("order", "row");
+  if (order != "row" && order != "col") throw std::invalid_argument("--order = '" + order + "': expected row or col");
+  p.order = order == "row" ? DGEMM_ORDER_ROW_MAJOR : DGEMM_ORDER_COL_MAJOR;
+  p.lda = f.get_int("lda", 0);
+  p.ldb = f.get_int("ldb", 0);
+  p.ldc = f.get_int("ldc", 0);
+  p.ldd = f.get_int("ldd", 0);
+  p.batch_count = f.get_int("batch", 1);
+  if (p.batch_count > 1) {
+    // Packed batches: each matrix right after the previous one.
+    bool row = p.order == DGEMM_ORDER_ROW_MAJOR;
+    auto packed = [&](int64_t rows, int64_t cols, int64_t ld) {
+      return (row ? rows : cols) * (ld ? ld : (row ? cols : rows));
+    };
+    int64_t ar = p.op_a == DGEMM_OP_N ? p.m : p.k, ac = p.op_a == DGEMM_OP_N ? p.k : p.m;
+    int64_t br = p.op_b == DGEMM_OP_N ? p.k : p.n, bc = p.op_b == DGEMM_OP_N ? p.n : p.k;
+    p.stride_a = packed(ar, ac, p.lda);
+    p.stride_b = packed(br, bc, p.ldb);
+    p.stride_c = packed(p.m, p.n, p.ldc);
+    p.stride_d = packed(p.m, p.n, p.ldd);
+  }
+  dgemm_epilogue_t& e = o.epilogue;
+  e.alpha = float(f.get_double("alpha", 1.0));
+  e.beta = float(f.get_double("beta", 0.0));
+  e.bias_mode = parse_vector_mode("bias", f.get("bias", "none"), false);
+  e.bias_type = f.has("bias-dtype") ? parse_dtype("bias-dtype", f.get("bias-dtype", "")) : DGEMM_DTYPE_F32;
+  std::string act = f.get("act", "none");
+  if (act == "none") e.activation = DGEMM_ACT_NONE;
+  else if (act == "relu") e.activation = DGEMM_ACT_RELU;
+  else if (act == "gelu_tanh" || act == "gelu") e.activation = DGEMM_ACT_GELU_TANH;
+  else if (act == "gelu_erf") e.activation = DGEMM_ACT_GELU_ERF;
+  else if (act == "silu") e.activation = DGEMM_ACT_SILU;
+  else throw std::invalid_argument("--act = '" + act + "': expected none, relu, gelu_tanh, gelu_erf or silu");
+  e.scale_mode = parse_vector_mode("scale", f.get("scale", "none"), true);
+  if (f.get_bool("zero-point")) e.flags |= DGEMM_EPILOGUE_ZERO_POINT;
+  if (f.get_bool("no-saturate")) e.flags &= ~DGEMM_EPILOGUE_SATURATE;
+  return o;
+}
+
+const char* gemm_options_help() {
+  return "  --m M --n N --k K            problem size (default 1024 each)\n"
+         "  --dtype T                    A and B type: f32 f16 bf16 e4m3 e5m2 i8 (default bf16)\n"
+         "  --a-dtype T --b-dtype T      override A or B type (mixed e4m3/e5m2)\n"
+         "  --out-dtype T --c-dtype T    D and C types (default: the input type; i32 for i8)\n"
+         "  --trans-a --trans-b          op(A) = A^T, op(B) = B^T\n"
+         "  --order row|col              storage order of every matrix (default row)\n"
+         "  --lda/--ldb/--ldc/--ldd L    leading dimensions (default packed)\n"
+         "  --batch B                    packed strided batches\n"
+         "  --alpha X --beta X           scalars (beta != 0 reads C)\n"
+         "  --bias none|row|col          bias vector per row (m) or per column (n); --bias-dtype T\n"
+         "  --act none|relu|gelu_tanh|gelu_erf|silu\n"
+         "  --scale none|tensor|row|col  output scale; --zero-point (i8 out); --no-saturate (fp8 out)\n";
+}
+
+}  // namespace dgemm::tools

@@ -1,0 +1,49 @@
+// Command-line options shared by the tool's subcommands: a small flag parser and the flags that
+// describe a GEMM problem and its epilogue (--m/--n/--k, types, layout, epilogue), turned into the
+// public API's descriptor structs.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "deepgemm/deepgemm.h"
+
+namespace dgemm::tools {
+
+// "--name value", "--name=value" and bare "--flag" arguments. Unknown names are errors, reported
+// by `check_all_used`.
+class Flags {
+ public:
+  Flags(int argc, char** argv);
+  bool has(const std::string& name) const;
+  std::string get(const std::string& name, const std::string& fallback) const;
+  long long get_int(const std::string& name, long long fallback) const;
+  double get_double(const std::string& name, double fallback) const;
+  bool get_bool(const std::string& name) const;  // a bare flag, or =1/true/0/false
+  // Throws std::invalid_argument naming the first flag that no getter asked for.
+  void check_all_used() const;
+
+ private:
+  std::map<std::string, std::string> values_;
+  mutable std::map<std::string, bool> used_;
+};
+
+// Problem and epilogue from the flags:
+//   --m --n --k (default 1024)  --dtype T (A and B; default bf16)  --a-dtype/--b-dtype
+//   --out-dtype T (default: the input type, i32 for i8)  --c-dtype T (default: out type)
+//   --trans-a --trans-b  --order row|col  --lda/--ldb/--ldc/--ldd  --batch B
+//   --alpha X --beta X  --bias none|row|col  --bias-dtype T  --act none|relu|gelu_tanh|gelu_erf|silu
+//   --scale none|tensor|row|col  --zero-point  --no-saturate
+struct GemmOptions {
+  dgemm_problem_t problem;
+  dgemm_epilogue_t epilogue;
+};
+GemmOptions parse_gemm_options(const Flags& flags);
+const char* gemm_options_help();
+
+// "bf16" -> DGEMM_DTYPE_BF16 etc.; throws std::invalid_argument naming the flag on an unknown name.
+dgemm_dtype_t parse_dtype(const std::string& flag, const std::string& name);
+const char* dtype_label(dgemm_dtype_t t);
+
+}  // namespace dgemm::tools
