@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# gpu-check.sh STAGE_DIR - everything one device call does, in one command.
+#
+# STAGE_DIR is a folder made by bench/stage.sh (bin/, lib/, cache/) and carried to the device:
+#   run(command="bench/gpu-check.sh build-bench/stage", carry=["build-bench/stage"])
+# Each section runs only when its binary is there, writes its log under $OUT (few files: the
+# device returns at most 8), and the last thing printed is a short table.
+#
+# Knobs (environment):
+#   GPU_CHECK_TESTS=0          skip the GPU test executables
+#   GPU_CHECK_BENCH_ARGS=...   deepgemm-bench arguments (default: --set all --quick --runner-up)
+#   GPU_CHECK_BENCH=0          skip the benchmark
+#   GPU_CHECK_NCU=1            ncu metrics of our kernel on one shape (GPU_CHECK_NCU_SHAPE="M N K")
+#   GPU_CHECK_SANITIZER=1      compute-sanitizer memcheck + racecheck of our kernel on small shapes
+#   GPU_CHECK_TEST_TIMEOUT / GPU_CHECK_BENCH_TIMEOUT   seconds per test binary / for the benchmark
+set -uo pipefail
+
+stage=${1:-build-bench/stage}
+if [[ ! -d $stage/bin || ! -d $stage/lib ]]; then
+  echo "gpu-check: $stage is not a stage folder (expected bin/ and lib/; make one with bench/stage.sh)" >&2
+  exit 2
+fi
+stage=$(cd "$stage" && pwd)
+OUT=${OUT:-$PWD/gpu-check-out}
+mkdir -p "$OUT"
+
+cuda_home=${CUDA_HOME:-/usr/local/cuda}
+export LD_LIBRARY_PATH="$stage/lib:$cuda_home/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PATH="$cuda_home/bin:$PATH"
+# The carried cache may be read-only or shared between calls: work on a copy so the library may
+# add entries, and so that a corrupt entry it rebuilds does not change what travels.
+export DEEPGEMM_CACHE_DIR=$(mktemp -d /tmp/dgemm-cache.XXXXXX)
+if [[ -d $stage/cache ]]; then cp -a "$stage/cache/." "$DEEPGEMM_CACHE_DIR/" 2>/dev/null; fi
+
+summary=()  # lines of the final table
+
+# ---- device -----------------------------------------------------------------------------------
+{
+  date -u +"%Y-%m-%dT%H:%M:%SZ"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.draw,power.limit,temperature.gpu,utilization.gpu --format=csv 2>&1
+  echo "cache entries carried: $(ls "$DEEPGEMM_CACHE_DIR" | wc -l)"
+} > "$OUT/device.txt" 2>&1
+summary+=("device: $(nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null | head -1)")
+
+# ---- GPU tests (label gpu: every staged test_* executable) -------------------------------------
+if [[ ${GPU_CHECK_TESTS:-1} != 0 ]]; then
+  : > "$OUT/tests.log"
+  for t in "$stage"/bin/test_*; do
+    [[ -x $t ]] || continue
+    name=$(basename "$t")
+    echo "===== $name" >> "$OUT/tests.log"
+    start=$SECONDS
+    timeout "${GPU_CHECK_TEST_TIMEOUT:-240}" "$t" --log_level=test_suite --report_level=short >> "$OUT/tests.log" 2>&1
+    rc=$?
+    case $rc in
+      0) verdict=PASS ;; 77) verdict=SKIP ;; 124) verdict="TIMEOUT" ;; *) verdict="FAIL(rc=$rc)" ;;
+    esac
+    echo "===== $name: $verdict in $((SECONDS - start)) s" >> "$OUT/tests.log"
+    summary+=("$(printf 'test  %-32s %s (%d s)' "$name" "$verdict" $((SECONDS - start)))")
+  done
+fi
+
+# ---- benchmark ------------------------------------------------------------------------------------
+bench=$stage/bin/deepgemm-bench
+if [[ ${GPU_CHECK_BENCH:-1} != 0 && -x $bench ]]; then
+  read -r -a bench_args <<< "${GPU_CHECK_BENCH_ARGS:---set all --quick --runner-up}"
+  start=$SECONDS
+  timeout "${GPU_CHECK_BENCH_TIMEOUT:-360}" "$bench" "${bench_args[@]}" --json "$OUT/bench.json" \
+    --summary "$OUT/bench-summary.txt" > "$OUT/bench.log" 2>&1
+  rc=$?
+  summary+=("$(printf 'bench %-32s rc=%d (%d s), full table in bench.log / bench.json' "${bench_args[*]}" $rc $((SECONDS - start)))")
+fi
+
+# ---- profiling and sanitizers (opt-in; our kernel alone through `deepgemm-bench --profile`) ------
+if [[ -x $bench && ( ${GPU_CHECK_NCU:-0} != 0 || ${GPU_CHECK_SANITIZER:-0} != 0 ) ]]; then
+  : > "$OUT/profile.log"
+fi
+if [[ -x $bench && ${GPU_CHECK_NCU:-0} != 0 ]]; then
+  read -r m n k <<< "${GPU_CHECK_NCU_SHAPE:-4096 4096 4096}"
+  # --profile-from-start off: only the launches between cudaProfilerStart/Stop (ours) are profiled.
+  metrics=sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,launch__registers_per_thread,launch__grid_size,gpu__time_duration.sum
+  for dt in bf16; do
+    echo "===== ncu $m x $n x $k $dt" >> "$OUT/profile.log"
+    timeout 180 ncu --clock-control none --profile-from-start off --metrics "$metrics" \
+      "$bench" --profile --m "$m" --n "$n" --k "$k" --dtype "$dt" --layout tn >> "$OUT/profile.log" 2>&1
+    summary+=("ncu   $m x $n x $k $dt rc=$? (profile.log)")
+  done
+fi
+if [[ -x $bench && ${GPU_CHECK_SANITIZER:-0} != 0 ]]; then
+  for tool in memcheck racecheck; do
+    for shape in "256 256 256" "129 65 127"; do
+      read -r m n k <<< "$shape"
+      echo "===== compute-sanitizer --tool $tool $m x $n x $k" >> "$OUT/profile.log"
+      timeout 180 compute-sanitizer --tool "$tool" --error-exitcode 3 \
+        "$bench" --profile --m "$m" --n "$n" --k "$k" --dtype bf16 --layout tn >> "$OUT/profile.log" 2>&1
+      summary+=("$(printf 'san   %-9s %-14s rc=%d' "$tool" "${m}x${n}x${k}" $?)")
+    done
+  done
+fi
+
+rm -rf "$DEEPGEMM_CACHE_DIR"
+
+# ---- short table, last ----------------------------------------------------------------------------
+echo
+echo "==================== gpu-check summary ($(date -u +%H:%M:%SZ)) ===================="
+printf '%s\n' "${summary[@]}"
+if [[ -f $OUT/bench-summary.txt ]]; then
+  echo
+  cat "$OUT/bench-summary.txt"
+fi

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# stage.sh BUILD_DIR STAGE_DIR [CACHE_DIR]
+#
+# Copies exactly what one device run needs into STAGE_DIR, which `run` then carries (64 MiB limit):
+#   STAGE_DIR/lib/    libdeepgemm.so* (the library under test)
+#   STAGE_DIR/bin/    deepgemm-bench, the `deepgemm` tool, and the GPU test executables
+#                     (tests/gpu/test_*.cpp; CPU tests run here, not there)
+#   STAGE_DIR/cache/  a pre-filled kernel cache (DEEPGEMM_CACHE_DIR), so that the device spends its
+#                     minutes running kernels, not compiling them with NVRTC
+# The cache is copied from CACHE_DIR, else $DEEPGEMM_CACHE_DIR, else BUILD_DIR/kernel-cache, when
+# one exists. If STAGE_CACHE_FILL is set, it is run first as a shell command with
+# DEEPGEMM_CACHE_DIR pointing at the stage cache (the way to fill it with NVRTC here, without a GPU).
+# Nothing else travels: no object files, no sources (the checkout travels by itself).
+set -euo pipefail
+
+if [[ $# -lt 2 || $# -gt 3 ]]; then
+  echo "usage: $0 BUILD_DIR STAGE_DIR [CACHE_DIR]" >&2
+  exit 2
+fi
+build=$(cd "$1" && pwd)
+stage=$2
+src=$(cd "$(dirname "$0")/.." && pwd)
+cache_src=${3:-${DEEPGEMM_CACHE_DIR:-$build/kernel-cache}}
+
+# Start clean: a stale binary from an earlier stage must never be measured by mistake.
+rm -rf "$stage"
+mkdir -p "$stage/bin" "$stage/lib" "$stage/cache"
+
+shopt -s nullglob
+libs=("$build"/src/libdeepgemm.so*)
+if [[ ${#libs[@]} -eq 0 ]]; then
+  echo "stage.sh: no libdeepgemm.so in $build/src (build the 'deepgemm' target first)" >&2
+  exit 1
+fi
+cp -a "${libs[@]}" "$stage/lib/"
+
+copied=()
+copy_bin() {  # copy_bin PATH: strip-free copy of one executable, if it was built
+  if [[ -x $1 && -f $1 ]]; then
+    cp "$1" "$stage/bin/"
+    copied+=("$(basename "$1")")
+  fi
+}
+copy_bin "$build/bench/deepgemm-bench"
+copy_bin "$build/src/tools/deepgemm"
+for t in "$src"/tests/gpu/test_*.cpp; do
+  copy_bin "$build/tests/$(basename "$t" .cpp)"
+done
+
+if [[ -n ${STAGE_CACHE_FILL:-} ]]; then
+  echo "stage.sh: filling the kernel cache: $STAGE_CACHE_FILL"
+  DEEPGEMM_CACHE_DIR=$(cd "$stage/cache" && pwd) bash -c "$STAGE_CACHE_FILL"
+fi
+if [[ -d $cache_src ]] && [[ -n $(ls -A "$cache_src" 2>/dev/null) ]]; then
+  cp -a "$cache_src"/. "$stage/cache/"
+fi
+
+# The carry limit is 64 MiB for the whole working tree; leave room for the checkout itself.
+kib=$(du -sk "$stage" | cut -f1)
+echo "stage.sh: $stage: ${copied[*]:-(no executables)}; $(ls "$stage/cache" | wc -l) cache entries; $((kib / 1024)) MiB"
+if (( kib > 56 * 1024 )); then
+  echo "stage.sh: $stage is over 56 MiB: too big to carry with the checkout (limit 64 MiB)" >&2
+  exit 1
+fi
