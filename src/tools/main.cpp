@@ -1,2 +1,43 @@
+// The `deepgemm` command-line tool: dispatches to its subcommands (src/tools/cmd_*.cpp).
 #include <cstdio>
-int main() { std::puts("deepgemm: tool under construction"); return 0; }
+#include <cstring>
+#include <exception>
+
+#include "deepgemm/deepgemm.h"
+#include "tools/commands.hpp"
+
+namespace {
+void usage() {
+  std::printf(
+      "deepgemm %s - GEMM with fused epilogues\n\n"
+      "usage: deepgemm <command> [flags]\n"
+      "  run    plan and execute one GEMM (GPU when present, else CPU); print the plan, time,\n"
+      "         TFLOP/s and the error against the CPU oracle\n"
+      "  plan   print the planner's decision and why, for any machine (--arch)\n"
+      "  gen    write the specialised kernel source for ahead-of-time nvcc builds\n"
+      "  <command> --help for its flags\n",
+      dgemm_version_string());
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    usage();
+    return argc < 2 ? 2 : 0;
+  }
+  if (!std::strcmp(argv[1], "--version")) {
+    std::printf("%s\n", dgemm_version_string());
+    return 0;
+  }
+  try {
+    if (!std::strcmp(argv[1], "run")) return dgemm::tools::cmd_run(argc - 2, argv + 2);
+    if (!std::strcmp(argv[1], "plan")) return dgemm::tools::cmd_plan(argc - 2, argv + 2);
+    if (!std::strcmp(argv[1], "gen")) return dgemm::tools::cmd_gen(argc - 2, argv + 2);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "deepgemm %s: %s\n", argv[1], e.what());
+    return 2;
+  }
+  std::fprintf(stderr, "deepgemm: unknown command '%s'\n", argv[1]);
+  usage();
+  return 2;
+}

@@ -1,0 +1,345 @@
+// `deepgemm run`: plans and executes one GEMM through the public C API (on the GPU when there is
+// one, else on the CPU backend), then prints the plan, the time, TFLOP/s and the relative error
+// against the CPU oracle (a second plan on a CPU context). Large problems are checked on a random
+// sample of rows, gathered into a smaller problem of the same kind.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "api/convert.hpp"
+#include "core/float_convert.hpp"
+#include "deepgemm/deepgemm.h"
+#include "tools/cli_options.hpp"
+#include "tools/commands.hpp"
+
+#ifdef DGEMM_WITH_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace dgemm::tools {
+namespace {
+
+// Throws with the library's status and message when a call fails.
+void check(dgemm_status_t st, const char* what) {
+  if (st != DGEMM_STATUS_SUCCESS) {
+    throw std::runtime_error(std::string(what) + " failed: " + dgemm_status_string(st) + ": " + dgemm_last_error());
+  }
+}
+
+#ifdef DGEMM_WITH_CUDA
+void cuda_check(cudaError_t err, const char* what) {
+  if (err != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(err));
+}
+#endif
+
+// A host buffer of `count` elements of type t.
+struct HostBuffer {
+  DType type = DType::F32;
+  int64_t count = 0;
+  std::vector<unsigned char> bytes;
+  HostBuffer() = default;
+  HostBuffer(DType t, int64_t n) : type(t), count(n), bytes(std::size_t(n) * dtype_size(t)) {}
+  void* data() { return bytes.empty() ? nullptr : bytes.data(); }
+  double get(int64_t i) const { return load_as_double(type, bytes.data(), i); }
+  void set(int64_t i, double v) { store_from_double(type, bytes.data(), i, v, true); }
+};
+
+// Elements spanned by all batches of a stored rows x cols matrix.
+int64_t span(const GemmProblem& p, int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
+  if (rows == 0 || cols == 0) return 0;
+  return (p.batch_count - 1) * stride + p.offset(rows - 1, cols - 1, ld) + 1;
+}
+
+// Random values that are exact in the type: small integers for i8, uniform [-1, 1) otherwise.
+void fill_random(HostBuffer& b, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> uni(-1.0, 1.0);
+  std::uniform_int_distribution<int> ints(-8, 8);
+  for (int64_t i = 0; i < b.count; ++i) b.set(i, b.type == DType::I8 || b.type == DType::I32 ? ints(rng) : uni(rng));
+}
+
+struct Operands {
+  HostBuffer a, b, c, d, bias, scale;
+  std::vector<int32_t> zero_point;
+};
+
+// Relative Frobenius error of D (rows `rows` of every batch) against the oracle's D.
+double relative_error(const GemmProblem& p, const HostBuffer& d, const std::vector<int64_t>& rows,
+                      const GemmProblem& ref_p, const HostBuffer& ref) {
+  double num = 0, den = 0;
+  for (int64_t b = 0; b < p.batch_count; ++b) {
+    for (std::size_t s = 0; s < rows.size(); ++s) {
+      for (int64_t j = 0; j < p.n; ++j) {
+        double got = d.get(b * p.stride_d + p.offset(rows[s], j, p.ldd));
+        double want = ref.get(b * ref_p.stride_d + ref_p.offset(int64_t(s), j, ref_p.ldd));
+        if (std::isnan(got) != std::isnan(want)) return INFINITY;
+        if (std::isnan(want)) continue;
+        num += (got - want) * (got - want);
+        den += want * want;
+      }
+    }
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+
+// Error budget per output type against an oracle that rounds once to f32 (float outputs) or to
+// the same type (fp8 and integer outputs, where both sides round the same exact value).
+double threshold_for(const GemmProblem& p) {
+  switch (p.d_type) {
+    case DType::F32: return p.a_type == DType::F32 ? 1e-6 : 1e-5;
+    case DType::F16: return 2e-3;
+    case DType::BF16: return 1e-2;
+    case DType::F8E4M3: return 5e-2;
+    case DType::F8E5M2: return 1e-1;
+    case DType::I8: return 2e-2;  // ties may round differently in f32 (GPU) and f64 (oracle)
+    case DType::I32: return p.is_integer() ? 1e-6 : 1e-6;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int cmd_run(int argc, char** argv) {
+  Flags f(argc, argv);
+  if (f.get_bool("help")) {
+    std::printf("usage: deepgemm run [flags]\n%s"
+                "  --device auto|cpu|cuda[:N]   where to run (default auto: first GPU, else CPU)\n"
+                "  --reps R --warmup W          timed and untimed executions (default 20, 3)\n"
+                "  --check auto|full|sample|none  oracle comparison (auto: sample rows when large)\n"
+                "  --seed S                     random inputs\n"
+                "  --force-kernel NAME          cpu, sm80, sm90, small_m\n",
+                gemm_options_help());
+    return 0;
+  }
+  GemmOptions opt = parse_gemm_options(f);
+  const std::string device = f.get("device", "auto");
+  const int reps = int(f.get_int("reps", 20));
+  const int warmup = int(f.get_int("warmup", 3));
+  const std::string check_mode = f.get("check", "auto");
+  const uint64_t seed = uint64_t(f.get_int("seed", 1));
+  const std::string force = f.get("force-kernel", "");
+  f.check_all_used();
+  if (reps < 1 || warmup < 0) throw std::invalid_argument("--reps must be >= 1 and --warmup >= 0");
+
+  dgemm_device_kind_t kind = DGEMM_DEVICE_AUTO;
+  int index = 0;
+  if (device == "cpu") kind = DGEMM_DEVICE_CPU;
+  else if (device.rfind("cuda", 0) == 0) {
+    kind = DGEMM_DEVICE_CUDA;
+    if (device.size() > 5) index = std::stoi(device.substr(5));
+  } else if (device != "auto") throw std::invalid_argument("--device = '" + device + "': expected auto, cpu or cuda[:N]");
+
+  dgemm_context_t ctx = nullptr;
+  check(dgemm_context_create(kind, index, &ctx), "dgemm_context_create");
+  dgemm_device_kind_t actual = DGEMM_DEVICE_CPU;
+  dgemm_context_device(ctx, &actual, &index);
+  const bool on_gpu = actual == DGEMM_DEVICE_CUDA;
+
+  dgemm_plan_options_t popt;
+  dgemm_plan_options_init(&popt);
+  if (!force.empty()) popt.force_kernel = force.c_str();
+  dgemm_plan_t plan = nullptr;
+  auto t0 = std::chrono::steady_clock::now();
+  check(dgemm_create_plan(ctx, &opt.problem, &opt.epilogue, &popt, &plan), "dgemm_create_plan");
+  double plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  size_t desc_size = 0;
+  dgemm_plan_describe(plan, nullptr, 0, &desc_size);
+  std::string desc(desc_size, '\0');
+  dgemm_plan_describe(plan, desc.data(), desc.size(), nullptr);
+  desc.resize(desc_size ? desc_size - 1 : 0);
+  std::printf("plan (%.1f ms): %s\n", plan_ms, desc.c_str());
+
+  // The same validation the library did, to size the buffers from resolved leading dimensions.
+  GemmProblem p = api::convert_problem(&opt.problem);
+  Epilogue e = api::convert_epilogue(&opt.epilogue, p);
+
+  std::mt19937_64 rng(seed);
+  Operands h;
+  h.a = HostBuffer(p.a_type, span(p, p.a_rows(), p.a_cols(), p.lda, p.stride_a));
+  h.b = HostBuffer(p.b_type, span(p, p.b_rows(), p.b_cols(), p.ldb, p.stride_b));
+  h.d = HostBuffer(p.d_type, span(p, p.m, p.n, p.ldd, p.stride_d));
+  fill_random(h.a, rng);
+  fill_random(h.b, rng);
+  if (e.reads_c()) {
+    h.c = HostBuffer(p.c_type, span(p, p.m, p.n, p.ldc, p.stride_c));
+    fill_random(h.c, rng);
+  }
+  if (e.bias_mode != VectorMode::None) {
+    h.bias = HostBuffer(e.bias_type, e.bias_mode == VectorMode::PerRow ? p.m : p.n);
+    fill_random(h.bias, rng);
+  }
+  if (e.scale_mode != VectorMode::None) {
+    int64_t len = e.scale_mode == VectorMode::PerTensor ? 1 : e.scale_mode == VectorMode::PerRow ? p.m : p.n;
+    h.scale = HostBuffer(DType::F32, len);
+    std::uniform_real_distribution<double> pos(0.5, 2.0);
+    for (int64_t i = 0; i < len; ++i) h.scale.set(i, pos(rng));
+    if (e.zero_point) {
+      h.zero_point.resize(std::size_t(len));
+      for (auto& z : h.zero_point) z = int32_t(rng() % 9) - 4;
+    }
+  }
+  std::memset(h.d.data(), 0xFF, h.d.bytes.size());  // poison: unwritten elements show up as NaN / -1
+
+  dgemm_args_t args;
+  dgemm_args_init(&args);
+  size_t ws_size = 0;
+  check(dgemm_plan_workspace_size(plan, &ws_size), "dgemm_plan_workspace_size");
+  std::vector<double> times_us;
+
+  if (on_gpu) {
+#ifdef DGEMM_WITH_CUDA
+    cuda_check(cudaSetDevice(index), "cudaSetDevice");
+    auto upload = [](HostBuffer& hb) -> void* {
+      if (hb.bytes.empty()) return nullptr;
+      void* dptr = nullptr;
+      cuda_check(cudaMalloc(&dptr, hb.bytes.size()), "cudaMalloc");
+      cuda_check(cudaMemcpy(dptr, hb.bytes.data(), hb.bytes.size(), cudaMemcpyHostToDevice), "cudaMemcpy");
+      return dptr;
+    };
+    void *da = upload(h.a), *db = upload(h.b), *dc = upload(h.c), *dd = upload(h.d), *dbias = upload(h.bias),
+         *dscale = upload(h.scale), *dzp = nullptr, *dws = nullptr;
+    if (!h.zero_point.empty()) {
+      cuda_check(cudaMalloc(&dzp, h.zero_point.size() * 4), "cudaMalloc");
+      cuda_check(cudaMemcpy(dzp, h.zero_point.data(), h.zero_point.size() * 4, cudaMemcpyHostToDevice), "cudaMemcpy");
+    }
+    if (ws_size) cuda_check(cudaMalloc(&dws, ws_size), "cudaMalloc(workspace)");
+    args.bias = dbias;
+    args.scale = static_cast<const float*>(dscale);
+    args.zero_point = static_cast<const int32_t*>(dzp);
+    cudaStream_t stream;
+    cuda_check(cudaStreamCreate(&stream), "cudaStreamCreate");
+    cudaEvent_t start, stop;
+    cuda_check(cudaEventCreate(&start), "cudaEventCreate");
+    cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
+    for (int i = 0; i < warmup + reps; ++i) {
+      cuda_check(cudaEventRecord(start, stream), "cudaEventRecord");
+      check(dgemm_execute(plan, da, db, dc, dd, &args, dws, ws_size, stream), "dgemm_execute");
+      cuda_check(cudaEventRecord(stop, stream), "cudaEventRecord");
+      cuda_check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+      float ms = 0;
+      cuda_check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+      if (i >= warmup) times_us.push_back(ms * 1e3);
+    }
+    cuda_check(cudaGetLastError(), "kernel");
+    cuda_check(cudaMemcpy(h.d.data(), dd, h.d.bytes.size(), cudaMemcpyDeviceToHost), "cudaMemcpy(D)");
+    for (void* ptr : {da, db, dc, dd, dbias, dscale, dzp, dws}) cudaFree(ptr);
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    cudaStreamDestroy(stream);
+#endif
+  } else {
+    args.bias = h.bias.data();
+    args.scale = static_cast<const float*>(h.scale.data());
+    args.zero_point = h.zero_point.empty() ? nullptr : h.zero_point.data();
+    std::vector<unsigned char> ws(ws_size);
+    int cpu_reps = p.flops() > 1e10 ? 1 : reps;  // the reference backend is slow on big problems
+    for (int i = 0; i < (p.flops() > 1e10 ? 0 : warmup) + cpu_reps; ++i) {
+      auto s = std::chrono::steady_clock::now();
+      check(dgemm_execute(plan, h.a.data(), h.b.data(), h.c.data(), h.d.data(), &args, ws.data(), ws_size, nullptr),
+            "dgemm_execute");
+      double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - s).count();
+      if (i >= (p.flops() > 1e10 ? 0 : warmup)) times_us.push_back(us);
+    }
+  }
+  std::sort(times_us.begin(), times_us.end());
+  double median_us = times_us[times_us.size() / 2];
+  double tflops = p.flops() / (median_us * 1e-6) / 1e12;
+  std::printf("device: %s  time: %.2f us (median of %zu)  %.2f TFLOP/s\n", on_gpu ? "cuda" : "cpu", median_us,
+              times_us.size(), tflops);
+
+  int rc = 0;
+  if (check_mode != "none" && !p.empty_output()) {
+    // Oracle problem: the chosen rows of op(A) (all rows when small) in the same order, op N,
+    // packed; float outputs rounded once to f32 so the error is measured against exact math.
+    std::vector<int64_t> rows;
+    bool sample = check_mode == "sample" || (check_mode == "auto" && p.flops() > 4e9);
+    if (sample) {
+      std::uniform_int_distribution<int64_t> pick(0, p.m - 1);
+      for (int i = 0; i < 64; ++i) rows.push_back(pick(rng));
+      std::sort(rows.begin(), rows.end());
+      rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+    } else {
+      for (int64_t i = 0; i < p.m; ++i) rows.push_back(i);
+    }
+    dgemm_problem_t rp = opt.problem;
+    rp.m = int64_t(rows.size());
+    rp.op_a = DGEMM_OP_N;
+    rp.lda = rp.ldc = rp.ldd = 0;
+    bool float_out = p.d_type == DType::F32 || p.d_type == DType::F16 || p.d_type == DType::BF16;
+    if (float_out) rp.d_type = DGEMM_DTYPE_F32;
+    GemmProblem rq;
+    {
+      dgemm_problem_t tmp = rp;
+      tmp.stride_a = tmp.stride_c = tmp.stride_d = 0;
+      tmp.batch_count = 1;
+      rq = api::convert_problem(&tmp);  // resolves the packed leading dimensions
+      rp.stride_a = rq.a_rows() * rq.a_cols();
+      rp.stride_c = rp.stride_d = rq.m * rq.n;
+      if (p.stride_a == 0) rp.stride_a = 0;  // keep broadcasts
+      if (p.stride_c == 0) rp.stride_c = 0;
+      rq = api::convert_problem(&rp);
+    }
+    HostBuffer ra(p.a_type, span(rq, rq.a_rows(), rq.a_cols(), rq.lda, rq.stride_a));
+    HostBuffer rc_buf(p.c_type, e.reads_c() ? span(rq, rq.m, rq.n, rq.ldc, rq.stride_c) : 0);
+    HostBuffer rbias = h.bias, rscale = h.scale;
+    std::vector<int32_t> rzp = h.zero_point;
+    for (int64_t b = 0; b < p.batch_count; ++b) {
+      for (std::size_t s = 0; s < rows.size(); ++s) {
+        int64_t i = rows[s];
+        if (b == 0 || rq.stride_a != 0) {
+          for (int64_t kk = 0; kk < p.k; ++kk) {
+            int64_t src = b * p.stride_a + (p.op_a == Op::N ? p.offset(i, kk, p.lda) : p.offset(kk, i, p.lda));
+            ra.set(b * rq.stride_a + rq.offset(int64_t(s), kk, rq.lda), h.a.get(src));
+          }
+        }
+        if (e.reads_c() && (b == 0 || rq.stride_c != 0)) {
+          for (int64_t j = 0; j < p.n; ++j)
+            rc_buf.set(b * rq.stride_c + rq.offset(int64_t(s), j, rq.ldc), h.c.get(b * p.stride_c + p.offset(i, j, p.ldc)));
+        }
+      }
+    }
+    if (e.bias_mode == VectorMode::PerRow) {
+      rbias = HostBuffer(e.bias_type, int64_t(rows.size()));
+      for (std::size_t s = 0; s < rows.size(); ++s) rbias.set(int64_t(s), h.bias.get(rows[s]));
+    }
+    if (e.scale_mode == VectorMode::PerRow) {
+      rscale = HostBuffer(DType::F32, int64_t(rows.size()));
+      rzp.assign(rows.size(), 0);
+      for (std::size_t s = 0; s < rows.size(); ++s) {
+        rscale.set(int64_t(s), h.scale.get(rows[s]));
+        if (!h.zero_point.empty()) rzp[s] = h.zero_point[std::size_t(rows[s])];
+      }
+      if (h.zero_point.empty()) rzp.clear();
+    }
+    HostBuffer rd(rq.d_type, span(rq, rq.m, rq.n, rq.ldd, rq.stride_d));
+    dgemm_context_t cpu = nullptr;
+    check(dgemm_context_create(DGEMM_DEVICE_CPU, 0, &cpu), "dgemm_context_create(cpu)");
+    dgemm_plan_t ref_plan = nullptr;
+    check(dgemm_create_plan(cpu, &rp, &opt.epilogue, nullptr, &ref_plan), "dgemm_create_plan(oracle)");
+    dgemm_args_t rargs;
+    dgemm_args_init(&rargs);
+    rargs.bias = rbias.data();
+    rargs.scale = static_cast<const float*>(rscale.data());
+    rargs.zero_point = rzp.empty() ? nullptr : rzp.data();
+    check(dgemm_execute(ref_plan, ra.data(), h.b.data(), rc_buf.data(), rd.data(), &rargs, nullptr, 0, nullptr),
+          "dgemm_execute(oracle)");
+    dgemm_destroy_plan(ref_plan);
+    dgemm_context_destroy(cpu);
+    double err = relative_error(p, h.d, rows, rq, rd);
+    double tol = threshold_for(p);
+    bool ok = err <= tol;
+    std::printf("check: relative Frobenius error %.3e vs CPU oracle over %zu of %lld rows (threshold %.1e): %s\n", err,
+                rows.size(), static_cast<long long>(p.m), tol, ok ? "PASS" : "FAIL");
+    rc = ok ? 0 : 1;
+  }
+  dgemm_destroy_plan(plan);
+  dgemm_context_destroy(ctx);
+  return rc;
+}
+
+}  // namespace dgemm::tools
