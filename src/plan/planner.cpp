@@ -33,6 +33,21 @@ std::string json_escape(const std::string& s) {
   return out;
 }
 
+Candidate make_candidate(const KernelConfig& config, const CostEstimate& estimate) {
+  Candidate c;
+  c.config = config;
+  c.feasible = estimate.feasible;
+  c.has_cost = true;
+  c.cost = estimate;
+  if (estimate.feasible) {
+    c.predicted_us = estimate.predicted_us;
+    c.notes = estimate.notes();
+  } else {
+    c.reject_reason = estimate.reason;
+  }
+  return c;
+}
+
 PlanDecision choose_kernel(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw,
                            const PlanRequest& request) {
   std::vector<Candidate> feasible, rejected;
@@ -69,6 +84,7 @@ void candidate_json(std::ostringstream& os, const Candidate& c) {
     os << ",\"reason\":\"" << json_escape(c.reject_reason) << "\"";
   }
   if (!c.notes.empty()) os << ",\"notes\":\"" << json_escape(c.notes) << "\"";
+  if (c.has_cost && c.feasible) os << ",\"model\":" << c.cost.to_json();
   os << "}";
 }
 }  // namespace

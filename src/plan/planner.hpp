@@ -8,6 +8,7 @@
 
 #include "core/hardware.hpp"
 #include "core/problem.hpp"
+#include "plan/cost_model.hpp"
 #include "plan/kernel_config.hpp"
 
 namespace dgemm {
@@ -18,10 +19,16 @@ struct Candidate {
   std::string reject_reason;   // why it cannot run (when !feasible)
   double predicted_us = 0.0;   // model's time estimate (when feasible)
   std::string notes;           // short explanation of the estimate (bound, waves, conflicts, ...)
+  bool has_cost = false;       // `cost` holds the shared cost model's terms (GPU families)
+  CostEstimate cost;
 };
 
+// A candidate from the shared cost model's estimate: feasible with predicted_us and notes, or
+// rejected with the estimate's reason.
+Candidate make_candidate(const KernelConfig& config, const CostEstimate& estimate);
+
 // One kernel family's knowledge for the planner: its candidates, their feasibility and cost.
-// A new family adds one of these (src/plan/family_<name>.cpp) and registers it in planner.cpp.
+// A new family adds one of these (src/plan/family_<name>.cpp) and registers it in families.cpp.
 class FamilyModel {
  public:
   virtual ~FamilyModel() = default;

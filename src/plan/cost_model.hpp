@@ -1,0 +1,94 @@
+// The cost model every GPU family model shares. A family describes one candidate (tile, stages,
+// threads, which math instruction, its shared-memory layouts and how they are accessed) and gets
+// back its feasibility (shared memory, registers, occupancy, with a reason) and a predicted time
+// from a roofline over: tensor-core math at the instruction's peak, shared-memory wavefronts
+// (bank conflicts simulated by bank_sim), exposed load latency for too few stages, L2->SM
+// traffic, and HBM traffic given the tile order (grouped rasterization); plus wave quantization
+// over the SM count. The planner ranks candidates by predicted_us; the other fields explain it.
+//
+// Typical use in a family_*.cpp:
+//   CostInput in;
+//   in.config = cfg;                       // block_m/n/k, stages, threads, cluster, split_k, raster
+//   in.math = MathInstr::MmaSync;
+//   in.smem = {{"A ldmatrix", a_layout, banksim::TileOp::Ldmatrix, bytes_per_k_tile}, ...};
+//   CostEstimate est = estimate_cost(p, e, hw, in);
+//   out.push_back(make_candidate(cfg, est));   // feasible + predicted_us, or reject_reason
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/hardware.hpp"
+#include "core/problem.hpp"
+#include "plan/bank_sim.hpp"
+#include "plan/kernel_config.hpp"
+
+namespace dgemm {
+
+// Which instruction does the math: sets the peak rate and the register estimate.
+enum class MathInstr : int { Wgmma = 0, MmaSync = 1, Simt = 2 };
+const char* math_instr_name(MathInstr m);
+
+// Dense peak (TFLOP/s, TOP/s for int8) that `instr` reaches on `hw` for inputs of type `a_type`;
+// 0 when the machine cannot do it (no wgmma before sm_90a, no fp8 mma before sm_89, ...).
+// mma.sync on Hopper is rated at ~62% of the wgmma peak (public microbenchmarks).
+double instruction_peak_tflops(const HardwareDesc& hw, DType a_type, MathInstr instr);
+
+// One shared-memory access stream of the kernel: a layout, the instruction that touches it, and
+// how many bytes the whole block moves through it per K tile (e.g. A read by ldmatrix once per
+// warp column: block_m * block_k * 2 * warps_n). 0 bytes = the layout's size (rows * row_bytes).
+struct SmemTraffic {
+  std::string what;  // "A ldmatrix", "B cp.async", ...
+  banksim::TileLayout layout;
+  banksim::TileOp op = banksim::TileOp::Ldmatrix;
+  double bytes_per_k_tile = 0;
+};
+
+struct CostInput {
+  KernelConfig config;              // tile, stages, threads, cluster, split_k, raster_group, packing
+  MathInstr math = MathInstr::MmaSync;
+  int consumer_threads = 0;         // threads that hold accumulators (0 = all threads)
+  int regs_per_thread = 0;          // known count (setmaxnreg, cuobjdump); 0 = the model estimates
+  long smem_extra_bytes = 0;        // beyond the stages x (A + B) ring: epilogue staging, barriers
+  std::vector<SmemTraffic> smem;    // simulated for bank conflicts; empty = conflict free, no term
+  double math_efficiency = 0;       // fraction of the instruction peak the main loop reaches
+                                    // (0 = default: 0.85, measured cuBLAS-class kernels)
+  double extra_fixed_us = 0;        // e.g. a separate split-K reduction or packing launch
+};
+
+// Every term of the estimate, kept so that a plan can say why it was chosen.
+struct CostEstimate {
+  bool feasible = true;
+  std::string reason;               // when !feasible: which limit, the need and the limit
+
+  long smem_bytes = 0;              // per block
+  int regs_per_thread = 0;          // given or estimated
+  int blocks_per_sm = 0;            // occupancy
+  int warps_per_sm = 0;
+  long tiles = 0;                   // output tiles x split_k x batch
+  double waves = 0;                 // tiles / (blocks_per_sm x sm_count), unrounded
+  double wave_efficiency = 0;       // useful share of the last-rounded waves, 0..1
+  double conflict_degree = 1.0;     // traffic-weighted wavefronts / ideal over cfg.smem
+  double hbm_bytes = 0, l2_bytes = 0;
+
+  double compute_us = 0;            // busiest SM's math at the instruction peak x efficiency
+  double smem_us = 0;               // busiest SM's shared-memory wavefronts
+  double latency_us = 0;            // busiest SM's time when load latency is not hidden by stages
+  double sm_us = 0;                 // busiest SM: per K tile the max of the three above
+  double hbm_us = 0, l2_us = 0;
+  double overhead_us = 0;           // launch, prologue, extra launches
+  double predicted_us = 0;          // max(sm_us, hbm_us, l2_us) + overhead_us
+  const char* bound = "";           // "compute", "smem", "latency", "hbm", "l2"
+
+  // "compute-bound 1.21 waves (61%), 1 blk/SM, 168 regs, 98304 B smem, conflicts 1.00, ..."
+  std::string notes() const;
+  // JSON object with every term.
+  std::string to_json() const;
+};
+
+CostEstimate estimate_cost(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw, const CostInput& in);
+
+// Shared-memory ring of a candidate: stages x (block_m x block_k x |A| + block_n x block_k x |B|).
+long operand_ring_bytes(const GemmProblem& p, const KernelConfig& c);
+
+}  // namespace dgemm
