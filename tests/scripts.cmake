@@ -10,3 +10,13 @@ set_tests_properties(abi_symbols PROPERTIES LABELS cpu)
 add_test(NAME runtime_deps
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_runtime_deps.sh $<TARGET_FILE:deepgemm>)
 set_tests_properties(runtime_deps PROPERTIES LABELS cpu)
+
+# --- BEGIN packaging (bindings/packaging engineer; tests/packaging/) -------------------------
+# Stages `cmake --install` of this build, then builds and runs the pkg-config, find_package and
+# dlopen consumers, the ctypes loader and the no-CUDA-toolkit load check against that stage.
+find_package(Python3 COMPONENTS Interpreter)
+add_test(NAME packaging
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/packaging/run_all.sh ${PROJECT_BINARY_DIR} ${PROJECT_BINARY_DIR}/packaging)
+set_tests_properties(packaging PROPERTIES LABELS cpu TIMEOUT 600
+  ENVIRONMENT "CC=${CMAKE_C_COMPILER};PYTHON=${Python3_EXECUTABLE}")
+# --- END packaging ---------------------------------------------------------------------------
