@@ -1,0 +1,49 @@
+// sm90 family: shared-memory addresses and mbarrier operations (init, arrive, expect-tx, parity
+// wait) as inline PTX, so the JIT source needs no toolkit header.
+#pragma once
+
+namespace dgemm_sm90 {
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+// 32-bit shared-window address of a generic pointer to shared memory (what PTX operands take).
+__device__ __forceinline__ u32 smem_addr(const void* p) {
+  u32 r;
+  asm volatile("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
+  return r;
+}
+
+__device__ __forceinline__ void mbar_init(u32 bar, u32 arrive_count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(arrive_count) : "memory");
+}
+
+// Makes initialised barriers visible to the other threads and to the async (TMA) proxy.
+__device__ __forceinline__ void mbar_fence_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+// Arrive once and announce the bytes the TMA loads of this phase will deliver.
+__device__ __forceinline__ void mbar_arrive_expect_tx(u32 bar, u32 bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+__device__ __forceinline__ void mbar_arrive(u32 bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+
+// Spins until the phase with the given parity has completed. A fresh barrier counts its
+// (non-existent) previous phase, parity 1, as complete, which is how "empty" slots start free.
+__device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
+  u32 done;
+  do {
+    asm volatile(
+        "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+}  // namespace dgemm_sm90

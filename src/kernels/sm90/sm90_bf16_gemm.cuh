@@ -1,0 +1,187 @@
+// sm90 family: the Hopper GEMM kernel for f16/bf16 operands with f32 accumulation.
+// Persistent grid (one CTA per SM walks tiles in grouped order); warp specialization: warpgroup 0
+// is the producer (one thread issues TMA loads into a kStages ring of 128-byte-swizzled stages,
+// guarded by full/empty mbarriers) and gives its registers away with setmaxnreg; warpgroups 1..2
+// are consumers issuing wgmma.mma_async m64nNk16 with accumulators in registers, then run the
+// epilogue (a policy class Epi) straight from registers. Tails in M, N and K come from TMA's
+// out-of-bounds zero fill. Operands may be K-major or MN-major (wgmma transpose bits).
+//
+// The generated JIT source instantiates Sm90Gemm<...>::run from a tiny extern "C" __global__
+// wrapper (DGEMM_SM90_DEFINE_KERNEL below) so that the kernel has a stable, unmangled name.
+#pragma once
+
+#include "common/gemm_params.cuh"
+#include "sm90/ptx_mbarrier.cuh"
+#include "sm90/ptx_tma.cuh"
+#include "sm90/ptx_wgmma.cuh"
+
+namespace dgemm_sm90 {
+
+// The kernel's one parameter, passed as __grid_constant__ so the tensor maps stay in parameter
+// space (TMA reads them from there; they are encoded per call on the host stack).
+struct Sm90GemmArgs {
+  TensorMap tma_a;  // A: K-major {K, M, batch} or M-major {M, K, batch}
+  TensorMap tma_b;  // B: K-major {K, N, batch} or N-major {N, K, batch}
+  DgemmParams p;    // pointers, sizes, leading dimensions, scalars (row-major view of the problem)
+  int num_m_blocks, num_n_blocks, num_k_blocks;
+  int raster_group;  // M blocks per rasterization group (consecutive tiles share a B column)
+  int num_tiles;     // num_m_blocks * num_n_blocks * batch
+  int reserved;
+};
+
+template <int kBlockM, int kBlockN, int kStages, int kF16, int kAMajorMN, int kBMajorMN, class Epi>
+struct Sm90Gemm {
+  static constexpr int kBlockK = 64;  // 64 16-bit elements = one 128-byte swizzle span
+  static constexpr int kMathWGs = 2;
+  static constexpr int kThreads = 128 * (kMathWGs + 1);
+  static constexpr int kWGRows = kBlockM / kMathWGs;
+  static constexpr int kMAtoms = kWGRows / 64;  // m64 instructions per consumer warpgroup
+  static constexpr int kAcc = kBlockN / 2;      // f32 accumulators per thread per m64 atom
+  static constexpr u32 kStageA = kBlockM * kBlockK * 2;
+  static constexpr u32 kStageB = kBlockN * kBlockK * 2;
+  static constexpr u32 kBarrierOffset = kStages * (kStageA + kStageB);
+  // +1024: the dynamic shared window is only 16-byte aligned; swizzled stages need 1024.
+  static constexpr u32 kSmemBytes = kBarrierOffset + 2 * kStages * 8 + 1024;
+  static constexpr int kProducerRegs = 40;
+  static constexpr int kConsumerRegs = 232;
+
+  static_assert(kBlockM % 128 == 0 && kBlockM <= 256, "BLOCK_M is 128 or 256 (two consumer warpgroups)");
+  static_assert(kBlockN == 64 || kBlockN == 128 || kBlockN == 256, "BLOCK_N is 64, 128 or 256");
+  static_assert(kMAtoms * kAcc <= 128, "accumulators must fit the consumer register budget");
+  static_assert(kStages >= 2, "need at least two stages");
+
+  __device__ static void tile_coords(const Sm90GemmArgs& a, int tile, int& mb, int& nb, int& batch) {
+    const int per_batch = a.num_m_blocks * a.num_n_blocks;
+    batch = tile / per_batch;
+    const int t = tile - batch * per_batch;
+    const int group_tiles = a.raster_group * a.num_n_blocks;
+    const int group = t / group_tiles;
+    const int first_m = group * a.raster_group;
+    const int rows = min(a.num_m_blocks - first_m, a.raster_group);
+    const int r = t - group * group_tiles;
+    mb = first_m + r % rows;
+    nb = r / rows;
+  }
+
+  __device__ static void run(const Sm90GemmArgs& args) {
+    extern __shared__ unsigned char smem_raw[];
+    const u32 raw = smem_addr(smem_raw);
+    const u32 base = (raw + 1023u) & ~1023u;
+    unsigned char* smem_generic = smem_raw + (base - raw);
+    (void)smem_generic;
+    auto smem_a = [&](int s) { return base + s * kStageA; };
+    auto smem_b = [&](int s) { return base + kStages * kStageA + s * kStageB; };
+    auto full_bar = [&](int s) { return base + kBarrierOffset + s * 8; };
+    auto empty_bar = [&](int s) { return base + kBarrierOffset + (kStages + s) * 8; };
+
+    const int warpgroup = threadIdx.x / 128;
+    if (threadIdx.x == 0) {
+      tma_prefetch_map(&args.tma_a);
+      tma_prefetch_map(&args.tma_b);
+      for (int s = 0; s < kStages; ++s) {
+        mbar_init(full_bar(s), 1);                 // the producer's arrive.expect_tx
+        mbar_init(empty_bar(s), kMathWGs * 4);     // one arrive per consumer warp
+      }
+      mbar_fence_init();
+    }
+    __syncthreads();
+
+    if (warpgroup == 0) {
+      // Producer warpgroup: registers go to the consumers; one thread drives the TMA ring.
+      setmaxnreg_dec<kProducerRegs>();
+      if (threadIdx.x == 0) {
+        int stage = 0;
+        u32 phase = 0;
+        for (int tile = blockIdx.x; tile < args.num_tiles; tile += gridDim.x) {
+          int mb, nb, batch;
+          tile_coords(args, tile, mb, nb, batch);
+          const int m0 = mb * kBlockM, n0 = nb * kBlockN;
+          for (int kb = 0; kb < args.num_k_blocks; ++kb) {
+            const int k0 = kb * kBlockK;
+            mbar_wait(empty_bar(stage), phase ^ 1);
+            mbar_arrive_expect_tx(full_bar(stage), kStageA + kStageB);
+            if constexpr (kAMajorMN) {
+#pragma unroll
+              for (int c = 0; c < kBlockM / 64; ++c)
+                tma_load_3d(smem_a(stage) + c * 8192, &args.tma_a, full_bar(stage), m0 + c * 64, k0, batch);
+            } else {
+              tma_load_3d(smem_a(stage), &args.tma_a, full_bar(stage), k0, m0, batch);
+            }
+            if constexpr (kBMajorMN) {
+#pragma unroll
+              for (int c = 0; c < kBlockN / 64; ++c)
+                tma_load_3d(smem_b(stage) + c * 8192, &args.tma_b, full_bar(stage), n0 + c * 64, k0, batch);
+            } else {
+              tma_load_3d(smem_b(stage), &args.tma_b, full_bar(stage), k0, n0, batch);
+            }
+            if (++stage == kStages) { stage = 0; phase ^= 1; }
+          }
+        }
+      }
+    } else {
+      setmaxnreg_inc<kConsumerRegs>();
+      const int math_wg = warpgroup - 1;
+      const int lane = threadIdx.x & 31;
+      const int warp_in_wg = (threadIdx.x / 32) & 3;
+      float acc[kMAtoms][kAcc];
+      int stage = 0;
+      u32 phase = 0;
+      for (int tile = blockIdx.x; tile < args.num_tiles; tile += gridDim.x) {
+        int mb, nb, batch;
+        tile_coords(args, tile, mb, nb, batch);
+        for (int kb = 0; kb < args.num_k_blocks; ++kb) {
+          mbar_wait(full_bar(stage), phase);
+#pragma unroll
+          for (int ma = 0; ma < kMAtoms; ++ma) fence_regs(acc[ma]);
+          wgmma_fence();
+#pragma unroll
+          for (int k = 0; k < kBlockK / 16; ++k) {
+            // B: K-major steps 32 bytes per 16 K inside the swizzle row; MN-major steps 16 rows.
+            const u64 desc_b = kBMajorMN ? make_desc_sw128(smem_b(stage) + k * 2048, 8192, 1024)
+                                         : make_desc_sw128(smem_b(stage) + k * 32, 16, 1024);
+#pragma unroll
+            for (int ma = 0; ma < kMAtoms; ++ma) {
+              const int chunk = math_wg * kMAtoms + ma;  // which 64-row slice of the A stage
+              const u64 desc_a = kAMajorMN ? make_desc_sw128(smem_a(stage) + chunk * 8192 + k * 2048, 8192, 1024)
+                                           : make_desc_sw128(smem_a(stage) + chunk * 8192 + k * 32, 16, 1024);
+              wgmma_m64k16<kBlockN, kF16, kAMajorMN, kBMajorMN>(acc[ma], desc_a, desc_b, (kb | k) != 0);
+            }
+          }
+          wgmma_commit();
+          wgmma_wait<0>();
+#pragma unroll
+          for (int ma = 0; ma < kMAtoms; ++ma) fence_regs(acc[ma]);
+          if (lane == 0) mbar_arrive(empty_bar(stage));
+          if (++stage == kStages) { stage = 0; phase ^= 1; }
+        }
+
+        // Epilogue from registers. wgmma's f32 accumulator layout: thread (warp w, lane l) holds,
+        // for each 8-column group i, rows w*16 + l/4 (+8) and columns i*8 + (l%4)*2 (+1).
+        const long long row_base = (long long)mb * kBlockM + math_wg * kWGRows + warp_in_wg * 16 + lane / 4;
+        const long long col_base = (long long)nb * kBlockN + (lane % 4) * 2;
+#pragma unroll
+        for (int ma = 0; ma < kMAtoms; ++ma) {
+#pragma unroll
+          for (int i = 0; i < kAcc / 4; ++i) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const long long row = row_base + ma * 64 + h * 8;
+              const long long col = col_base + i * 8;
+              Epi::store_pair(args.p, batch, row, col, acc[ma][i * 4 + h * 2], acc[ma][i * 4 + h * 2 + 1]);
+            }
+          }
+        }
+      }
+    }
+  }
+};
+
+}  // namespace dgemm_sm90
+
+// Defines the extern "C" kernel entry NAME for one instantiation (used by the JIT prelude and by
+// ahead-of-time users of `deepgemm gen`).
+#define DGEMM_SM90_DEFINE_KERNEL(NAME, GEMM)                                                     \
+  extern "C" __global__ void __launch_bounds__(GEMM::kThreads, 1)                                \
+      NAME(const __grid_constant__ dgemm_sm90::Sm90GemmArgs args) {                              \
+    GEMM::run(args);                                                                             \
+  }
