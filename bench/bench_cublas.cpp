@@ -1,0 +1,178 @@
+// The cuBLAS side of deepgemm-bench (see bench_cublas.hpp for the row-major to column-major map).
+#include "bench_cublas.hpp"
+
+#include <cublasLt.h>
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstring>
+
+namespace bench {
+
+namespace {
+
+constexpr size_t kWorkspaceBytes = size_t(64) << 20;
+
+cudaDataType_t cuda_type(ElemType t) {
+  switch (t) {
+    case ElemType::F16: return CUDA_R_16F;
+    case ElemType::BF16: return CUDA_R_16BF;
+    default: return CUDA_R_32F;
+  }
+}
+
+std::string cublas_error(const char* what, cublasStatus_t st) {
+  if (st == CUBLAS_STATUS_SUCCESS) return "";
+  return std::string(what) + ": " + cublasGetStatusName(st) + " (" + cublasGetStatusString(st) + ")";
+}
+
+// cuBLAS's view of the problem: D^T (n x m) = opB(B^T) (n x k) * A^T (k x m).
+struct ColMajor {
+  cublasOperation_t trans_first;  // transpose of cuBLAS's first operand (our B)
+  int64_t ld_first;               // its leading dimension
+  int64_t ld_second;              // A^T: k x m, ld k
+  int64_t ld_out;                 // D^T: n x m, ld n
+};
+
+ColMajor col_major(const GemmShape& s) {
+  ColMajor c;
+  c.trans_first = s.b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  c.ld_first = s.b_transposed ? s.k : s.n;
+  c.ld_second = s.k;
+  c.ld_out = s.n;
+  return c;
+}
+
+std::string gemm_ex_typed(void* handle, const GemmShape& s, const void* A, const void* B, void* D,
+                          cudaDataType_t out_type, void* stream) {
+  cublasHandle_t h = static_cast<cublasHandle_t>(handle);
+  std::string e = cublas_error("cublasSetStream", cublasSetStream(h, static_cast<cudaStream_t>(stream)));
+  if (!e.empty()) return e;
+  ColMajor c = col_major(s);
+  const float alpha = 1.0f, beta = 0.0f;
+  cudaDataType_t in = cuda_type(s.type);
+  return cublas_error(
+      "cublasGemmEx",
+      cublasGemmEx(h, c.trans_first, CUBLAS_OP_N, static_cast<int>(s.n), static_cast<int>(s.m), static_cast<int>(s.k),
+                   &alpha, B, in, static_cast<int>(c.ld_first), A, in, static_cast<int>(c.ld_second), &beta, D,
+                   out_type, static_cast<int>(c.ld_out), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+}  // namespace
+
+struct Cublas::LtState {
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t first = nullptr, second = nullptr, out = nullptr;
+  cublasLtMatmulAlgo_t algo;
+  bool ready = false;
+};
+
+Cublas::Cublas() : lt_state_(new LtState) {
+  cublasHandle_t h = nullptr;
+  error_ = cublas_error("cublasCreate", cublasCreate(&h));
+  if (!error_.empty()) return;
+  handle_ = h;
+  cublasLtHandle_t lt = nullptr;
+  error_ = cublas_error("cublasLtCreate", cublasLtCreate(&lt));
+  if (!error_.empty()) return;
+  lt_ = lt;
+  if (cudaMalloc(&workspace_, kWorkspaceBytes) != cudaSuccess || cudaMalloc(&lt_workspace_, kWorkspaceBytes) != cudaSuccess) {
+    error_ = "cudaMalloc of the cuBLAS workspaces failed";
+    return;
+  }
+  workspace_size_ = kWorkspaceBytes;
+  error_ = cublas_error("cublasSetWorkspace", cublasSetWorkspace(h, workspace_, workspace_size_));
+}
+
+Cublas::~Cublas() {
+  release_lt();
+  delete lt_state_;
+  if (lt_) cublasLtDestroy(static_cast<cublasLtHandle_t>(lt_));
+  if (handle_) cublasDestroy(static_cast<cublasHandle_t>(handle_));
+  if (workspace_) cudaFree(workspace_);
+  if (lt_workspace_) cudaFree(lt_workspace_);
+}
+
+std::string Cublas::gemm_ex(const GemmShape& s, const void* A, const void* B, void* D, void* stream) {
+  return gemm_ex_typed(handle_, s, A, B, D, cuda_type(s.type), stream);
+}
+
+std::string Cublas::gemm_ex_f32(const GemmShape& s, const void* A, const void* B, float* D, void* stream) {
+  return gemm_ex_typed(handle_, s, A, B, D, CUDA_R_32F, stream);
+}
+
+void Cublas::release_lt() {
+  if (lt_state_->desc) cublasLtMatmulDescDestroy(lt_state_->desc);
+  if (lt_state_->first) cublasLtMatrixLayoutDestroy(lt_state_->first);
+  if (lt_state_->second) cublasLtMatrixLayoutDestroy(lt_state_->second);
+  if (lt_state_->out) cublasLtMatrixLayoutDestroy(lt_state_->out);
+  *lt_state_ = LtState();
+}
+
+std::string Cublas::prepare_lt(const GemmShape& s, const void* bias) {
+  release_lt();
+  LtState& st = *lt_state_;
+  ColMajor c = col_major(s);
+  cudaDataType_t t = cuda_type(s.type);
+  std::string e = cublas_error("cublasLtMatmulDescCreate", cublasLtMatmulDescCreate(&st.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  cublasOperation_t trans_second = CUBLAS_OP_N;
+  if (e.empty())
+    e = cublas_error("CUBLASLT_MATMUL_DESC_TRANSA", cublasLtMatmulDescSetAttribute(st.desc, CUBLASLT_MATMUL_DESC_TRANSA,
+                                                                                  &c.trans_first, sizeof c.trans_first));
+  if (e.empty())
+    e = cublas_error("CUBLASLT_MATMUL_DESC_TRANSB", cublasLtMatmulDescSetAttribute(st.desc, CUBLASLT_MATMUL_DESC_TRANSB,
+                                                                                  &trans_second, sizeof trans_second));
+  if (e.empty() && s.bias_gelu) {
+    // Lt's bias is per row of its (column-major) output D^T, i.e. per column j of our D: the
+    // same vector, in D's type (Lt's default bias type for 16-bit outputs).
+    cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_GELU_BIAS;
+    e = cublas_error("CUBLASLT_MATMUL_DESC_EPILOGUE",
+                     cublasLtMatmulDescSetAttribute(st.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
+    if (e.empty())
+      e = cublas_error("CUBLASLT_MATMUL_DESC_BIAS_POINTER",
+                       cublasLtMatmulDescSetAttribute(st.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
+  }
+  // The first operand as stored: n x k (no transpose) is k x n stored when transposed.
+  uint64_t first_rows = s.b_transposed ? s.k : s.n, first_cols = s.b_transposed ? s.n : s.k;
+  if (e.empty())
+    e = cublas_error("cublasLtMatrixLayoutCreate(B)", cublasLtMatrixLayoutCreate(&st.first, t, first_rows, first_cols, c.ld_first));
+  if (e.empty())
+    e = cublas_error("cublasLtMatrixLayoutCreate(A)", cublasLtMatrixLayoutCreate(&st.second, t, s.k, s.m, c.ld_second));
+  if (e.empty())
+    e = cublas_error("cublasLtMatrixLayoutCreate(D)", cublasLtMatrixLayoutCreate(&st.out, t, s.n, s.m, c.ld_out));
+  cublasLtMatmulPreference_t pref = nullptr;
+  if (e.empty()) e = cublas_error("cublasLtMatmulPreferenceCreate", cublasLtMatmulPreferenceCreate(&pref));
+  if (e.empty()) {
+    uint64_t ws = workspace_size_;
+    e = cublas_error("CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES",
+                     cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+  }
+  if (e.empty()) {
+    cublasLtMatmulHeuristicResult_t result;
+    std::memset(&result, 0, sizeof result);
+    int found = 0;
+    e = cublas_error("cublasLtMatmulAlgoGetHeuristic",
+                     cublasLtMatmulAlgoGetHeuristic(static_cast<cublasLtHandle_t>(lt_), st.desc, st.first, st.second,
+                                                    st.out, st.out, pref, 1, &result, &found));
+    if (e.empty() && found == 0) e = "cublasLtMatmulAlgoGetHeuristic found no algorithm";
+    if (e.empty()) {
+      st.algo = result.algo;
+      st.ready = true;
+    }
+  }
+  if (pref) cublasLtMatmulPreferenceDestroy(pref);
+  if (!e.empty()) release_lt();
+  return e;
+}
+
+std::string Cublas::run_lt(const void* A, const void* B, void* D, void* stream) {
+  LtState& st = *lt_state_;
+  if (!st.ready) return "cuBLASLt not prepared";
+  const float alpha = 1.0f, beta = 0.0f;
+  return cublas_error("cublasLtMatmul",
+                      cublasLtMatmul(static_cast<cublasLtHandle_t>(lt_), st.desc, &alpha, B, st.first, A, st.second,
+                                     &beta, D, st.out, D, st.out, &st.algo, lt_workspace_, workspace_size_,
+                                     static_cast<cudaStream_t>(stream)));
+}
+
+}  // namespace bench

@@ -1,0 +1,60 @@
+// The cuBLAS side of deepgemm-bench: one row-major GEMM of the benchmark expressed for
+// cublasGemmEx and for cublasLtMatmul (column-major), plus the f32 reference product.
+//
+// Row-major D (m x n) = A (m x k) * op(B) is, read column-major, D^T (n x m) = op(B)^T * A^T: cuBLAS
+// gets B as its first operand and A as its second, with m and n swapped. A row-major m x k array is
+// the column-major k x m array A^T (ld k); B of layout "nn" (row-major k x n) is the column-major
+// n x k array B^T (ld n, no transpose); B of layout "tn" (row-major n x k, D = A B^T) is the
+// column-major k x n array B^T (ld k), so cuBLAS transposes it (CUBLAS_OP_T: its fastest "TN" case).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "bench_device.hpp"
+
+namespace bench {
+
+struct GemmShape {
+  int64_t m = 0, n = 0, k = 0;
+  bool b_transposed = true;  // layout "tn": B stored n x k (D = A B^T); false: "nn", B stored k x n
+  ElemType type = ElemType::BF16;  // A, B, C and D
+  bool bias_gelu = false;          // epilogue: D = gelu_tanh(A op(B) + bias[col])
+};
+
+class Cublas {
+ public:
+  // Creates the handles and workspaces on the current device; check ok() / error().
+  Cublas();
+  ~Cublas();
+  Cublas(const Cublas&) = delete;
+  Cublas& operator=(const Cublas&) = delete;
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+
+  // cublasGemmEx, CUBLAS_COMPUTE_32F, default algorithm; D of the shape's type. Plain GEMMs only.
+  // Returns "" or the error.
+  std::string gemm_ex(const GemmShape& s, const void* A, const void* B, void* D, void* stream);
+  // The same product with an f32 output: the reference every result is compared with.
+  std::string gemm_ex_f32(const GemmShape& s, const void* A, const void* B, float* D, void* stream);
+
+  // cublasLtMatmul with the heuristic's first algorithm and a workspace; the bias + GELU epilogue
+  // fused when the shape asks for it. prepare_lt chooses the algorithm (once per shape); run_lt
+  // launches. prepare_lt returns "" or why Lt cannot run it (then skip Lt for that row).
+  std::string prepare_lt(const GemmShape& s, const void* bias);
+  std::string run_lt(const void* A, const void* B, void* D, void* stream);
+
+ private:
+  void release_lt();
+
+  std::string error_;
+  void* handle_ = nullptr;     // cublasHandle_t
+  void* lt_ = nullptr;         // cublasLtHandle_t
+  void* workspace_ = nullptr;  // for cublasGemmEx (cublasSetWorkspace: required for graph capture)
+  void* lt_workspace_ = nullptr;
+  size_t workspace_size_ = 0;
+  struct LtState;
+  LtState* lt_state_ = nullptr;
+};
+
+}  // namespace bench

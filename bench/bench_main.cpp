@@ -1,0 +1,953 @@
+// deepgemm-bench: times DeepGEMM plans (public C API only: what users get) against cublasGemmEx and
+// cublasLtMatmul on the same device buffers, interleaved, and checks the planner's predictions
+// against the measurements. See bench/README.md for the options and the method.
+#include <cuda_profiler_api.h>
+#include <cuda_runtime.h>
+#include <deepgemm/deepgemm.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench_cublas.hpp"
+#include "bench_device.hpp"
+#include "bench_util.hpp"
+
+namespace bench {
+namespace {
+
+const double kNaN = std::nan("");
+
+// ---- options --------------------------------------------------------------------------------------
+struct Options {
+  std::vector<std::string> sets{"seed"};
+  std::vector<std::string> dtypes{"bf16", "f16"};
+  std::vector<std::string> layouts{"tn", "nn"};
+  std::string shapes_file;
+  int64_t m = 0, n = 0, k = 0;
+  std::string epilogue = "plain";  // for --m/--n/--k
+  int reps = 20;
+  double target_us = 2000;  // length of one timed graph replay
+  bool runner_up = false;
+  bool use_graph = true;
+  bool use_lt = true;
+  bool profile = false;
+  int device = 0;
+  std::string json_file, summary_file;
+};
+
+const char* kUsage =
+    "usage: deepgemm-bench [options]\n"
+    "  --set LIST        shape sets, comma-separated: seed square llm unaligned epilogue all (default seed)\n"
+    "  --shapes FILE     a shape file instead (lines 'M N K [plain|bias_gelu]')\n"
+    "  --m M --n N --k K one shape instead (with --epilogue plain|bias_gelu)\n"
+    "  --dtype LIST      bf16,f16 (default both)\n"
+    "  --layout LIST     tn (row-major D = A B^T), nn (D = A B) (default both)\n"
+    "  --reps R          timed repetitions per contender, median reported (default 20)\n"
+    "  --quick           5 repetitions of ~1 ms each\n"
+    "  --runner-up       also time the planner's best candidate of another kernel family\n"
+    "  --no-graph        back-to-back launches between events instead of CUDA-graph replays\n"
+    "  --no-lt           skip cuBLASLt\n"
+    "  --json FILE       write every row and the summary as JSON\n"
+    "  --summary FILE    write the short summary table (also printed last)\n"
+    "  --device I        CUDA device ordinal (default 0)\n"
+    "  --profile         our kernel alone, one launch inside cudaProfilerStart/Stop (for ncu\n"
+    "                    --profile-from-start off and compute-sanitizer); no cuBLAS, no timing\n"
+    "  --list            print the shape sets and exit\n"
+    "  --self-test       check the JSON reader, shape files and statistics (no GPU) and exit\n"
+    "exit status: 0 all right, 1 a failure or a result mismatch, 2 bad usage, 77 no GPU\n";
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (!item.empty()) out.push_back(item);
+  }
+  return out;
+}
+
+[[noreturn]] void usage_error(const std::string& msg) {
+  std::fprintf(stderr, "deepgemm-bench: %s\n%s", msg.c_str(), kUsage);
+  std::exit(2);
+}
+
+int64_t parse_size(const char* flag, const char* text) {
+  char* end = nullptr;
+  long long v = std::strtoll(text, &end, 10);
+  if (end == text || *end != '\0' || v <= 0) usage_error(std::string(flag) + " needs a positive integer, got '" + text + "'");
+  return v;
+}
+
+Options parse_options(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> const char* {
+      if (i + 1 >= argc) usage_error(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else if (a == "--set") {
+      o.sets = split_list(value());
+    } else if (a == "--shapes") {
+      o.shapes_file = value();
+    } else if (a == "--m") {
+      o.m = parse_size("--m", value());
+    } else if (a == "--n") {
+      o.n = parse_size("--n", value());
+    } else if (a == "--k") {
+      o.k = parse_size("--k", value());
+    } else if (a == "--epilogue") {
+      o.epilogue = value();
+      if (o.epilogue != "plain" && o.epilogue != "bias_gelu") usage_error("--epilogue is plain or bias_gelu");
+    } else if (a == "--dtype") {
+      o.dtypes = split_list(value());
+    } else if (a == "--layout") {
+      o.layouts = split_list(value());
+    } else if (a == "--reps") {
+      o.reps = static_cast<int>(parse_size("--reps", value()));
+    } else if (a == "--quick") {
+      o.reps = 5;
+      o.target_us = 1000;
+    } else if (a == "--runner-up") {
+      o.runner_up = true;
+    } else if (a == "--no-graph") {
+      o.use_graph = false;
+    } else if (a == "--no-lt") {
+      o.use_lt = false;
+    } else if (a == "--json") {
+      o.json_file = value();
+    } else if (a == "--summary") {
+      o.summary_file = value();
+    } else if (a == "--device") {
+      char* end = nullptr;
+      const char* v = value();
+      o.device = static_cast<int>(std::strtol(v, &end, 10));
+      if (end == v || *end || o.device < 0) usage_error("--device needs a non-negative integer");
+    } else if (a == "--profile") {
+      o.profile = true;
+    } else {
+      usage_error("unknown option '" + a + "'");
+    }
+  }
+  for (const std::string& d : o.dtypes)
+    if (d != "bf16" && d != "f16") usage_error("--dtype: unknown type '" + d + "' (bf16, f16)");
+  for (const std::string& l : o.layouts)
+    if (l != "tn" && l != "nn") usage_error("--layout: unknown layout '" + l + "' (tn, nn)");
+  if ((o.m || o.n || o.k) && !(o.m && o.n && o.k)) usage_error("--m, --n and --k go together");
+  if (o.dtypes.empty() || o.layouts.empty()) usage_error("empty --dtype or --layout");
+  return o;
+}
+
+std::vector<Shape> collect_shapes(const Options& o) {
+  std::vector<Shape> shapes;
+  std::string error;
+  if (o.m) {
+    Shape s;
+    s.m = o.m;
+    s.n = o.n;
+    s.k = o.k;
+    s.epilogue = o.epilogue == "bias_gelu" ? EpilogueKind::BiasGelu : EpilogueKind::Plain;
+    s.set = "cli";
+    shapes.push_back(s);
+    return shapes;
+  }
+  if (!o.shapes_file.empty()) {
+    std::ifstream in(o.shapes_file);
+    if (!in) usage_error("cannot read --shapes file '" + o.shapes_file + "'");
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!parse_shapes(text.str(), o.shapes_file, &shapes, &error)) usage_error(error);
+    return shapes;
+  }
+  const auto& sets = embedded_shape_sets();
+  std::vector<std::string> names;
+  for (const std::string& s : o.sets) {
+    if (s == "all") {
+      for (const char* n : {"seed", "square", "llm", "unaligned", "epilogue"}) names.push_back(n);
+    } else {
+      names.push_back(s);
+    }
+  }
+  for (const std::string& name : names) {
+    auto it = sets.find(name);
+    if (it == sets.end()) usage_error("unknown shape set '" + name + "'");
+    if (!parse_shapes(it->second, name, &shapes, &error)) usage_error(error);
+  }
+  return shapes;
+}
+
+// ---- CUDA helpers -------------------------------------------------------------------------------
+struct CudaFailure {
+  std::string what;
+};
+
+void check_cuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw CudaFailure{std::string(what) + ": " + cudaGetErrorString(e)};
+}
+
+void check_int(int e, const char* what) { check_cuda(static_cast<cudaError_t>(e), what); }
+
+// Device memory owned by the benchmark; freed when the row's buffers go.
+struct DeviceBuffer {
+  void* ptr = nullptr;
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t bytes) { check_cuda(cudaMalloc(&ptr, bytes ? bytes : 1), "cudaMalloc"); }
+  ~DeviceBuffer() {
+    if (ptr) cudaFree(ptr);
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr(o.ptr) { o.ptr = nullptr; }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    std::swap(ptr, o.ptr);
+    return *this;
+  }
+};
+
+// ---- our side: a plan made through the public API ----------------------------------------------
+struct OurPlan {
+  dgemm_plan_t plan = nullptr;
+  DeviceBuffer workspace;
+  size_t workspace_size = 0;
+  std::string error;        // why there is no plan
+  std::string description;  // dgemm_plan_describe's JSON
+  std::string kernel;       // chosen.config.name
+  std::string family;       // chosen.config.family
+  double predicted_us = kNaN;
+  double plan_ms = kNaN;    // dgemm_create_plan's wall time (includes compiling on a cache miss)
+  // The best runner-up of another family, from the description (to force with --runner-up).
+  std::string other_family;
+  double other_predicted_us = kNaN;
+  double first_runner_up_us = kNaN;  // runners_up[0].predicted_us, whatever its family
+
+  OurPlan() = default;
+  OurPlan(const OurPlan&) = delete;
+  OurPlan& operator=(const OurPlan&) = delete;
+  ~OurPlan() { dgemm_destroy_plan(plan); }
+};
+
+dgemm_dtype_t dgemm_type(ElemType t) { return t == ElemType::F16 ? DGEMM_DTYPE_F16 : DGEMM_DTYPE_BF16; }
+
+void make_plan(dgemm_context_t ctx, const GemmShape& s, const char* force_family, OurPlan* out) {
+  dgemm_problem_t p;
+  dgemm_problem_init(&p);
+  p.m = s.m;
+  p.n = s.n;
+  p.k = s.k;
+  p.a_type = p.b_type = p.c_type = p.d_type = dgemm_type(s.type);
+  p.compute_type = DGEMM_DTYPE_F32;
+  p.op_a = DGEMM_OP_N;
+  p.op_b = s.b_transposed ? DGEMM_OP_T : DGEMM_OP_N;
+  p.order = DGEMM_ORDER_ROW_MAJOR;
+  dgemm_epilogue_t e;
+  dgemm_epilogue_init(&e);
+  if (s.bias_gelu) {
+    e.bias_mode = DGEMM_VECTOR_PER_COLUMN;
+    e.bias_type = dgemm_type(s.type);
+    e.activation = DGEMM_ACT_GELU_TANH;
+  }
+  dgemm_plan_options_t opts;
+  dgemm_plan_options_init(&opts);
+  opts.force_kernel = force_family;
+
+  auto t0 = std::chrono::steady_clock::now();
+  dgemm_status_t st = dgemm_create_plan(ctx, &p, &e, &opts, &out->plan);
+  out->plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (st != DGEMM_STATUS_SUCCESS) {
+    out->plan = nullptr;
+    out->error = std::string("dgemm_create_plan: ") + dgemm_status_string(st) + ": " + dgemm_last_error();
+    return;
+  }
+  st = dgemm_plan_workspace_size(out->plan, &out->workspace_size);
+  if (st != DGEMM_STATUS_SUCCESS) {
+    out->error = std::string("dgemm_plan_workspace_size: ") + dgemm_last_error();
+    return;
+  }
+  if (out->workspace_size) out->workspace = DeviceBuffer(out->workspace_size);
+
+  size_t required = 0;
+  dgemm_plan_describe(out->plan, nullptr, 0, &required);
+  std::vector<char> text(required + 1, '\0');
+  dgemm_plan_describe(out->plan, text.data(), text.size(), &required);
+  out->description = text.data();
+  Json j;
+  std::string err;
+  if (!parse_json(out->description, &j, &err)) {
+    out->kernel = "(unreadable description: " + err + ")";
+    return;
+  }
+  if (const Json* v = j.path("chosen.config.name")) out->kernel = v->string;
+  if (const Json* v = j.path("chosen.config.family")) out->family = v->string;
+  if (const Json* v = j.path("chosen.predicted_us")) out->predicted_us = v->number;
+  if (const Json* ru = j.get("runners_up")) {
+    for (size_t i = 0; i < ru->array.size(); ++i) {
+      const Json& c = ru->array[i];
+      const Json* pred = c.get("predicted_us");
+      const Json* fam = c.path("config.family");
+      if (i == 0 && pred) out->first_runner_up_us = pred->number;
+      if (fam && fam->string != out->family && out->other_family.empty()) {
+        out->other_family = fam->string;
+        out->other_predicted_us = pred ? pred->number : kNaN;
+      }
+    }
+  }
+}
+
+// ---- timing -------------------------------------------------------------------------------------
+// One contender: a launcher of one GEMM on input set `set`, timed as N launches per sample.
+struct Contender {
+  std::string name;  // "ours", "runner_up", "cublas", "cublaslt"
+  std::function<std::string(int set)> launch;  // "" or the error
+  void* out = nullptr;                         // its D buffer
+  cudaGraphExec_t graph = nullptr;
+  std::vector<double> samples_us;  // per launch
+  std::string error;
+  Comparison check;
+  bool checked = false;
+  ~Contender() {
+    if (graph) cudaGraphExecDestroy(graph);
+  }
+};
+
+// Captures `count` launches rotating over `sets` into a graph; nullptr if capture is not possible
+// (then the contender is timed with back-to-back launches).
+cudaGraphExec_t capture(Contender& c, cudaStream_t stream, int count, int sets) {
+  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) return nullptr;
+  std::string err;
+  for (int i = 0; i < count && err.empty(); ++i) err = c.launch(i % sets);
+  cudaGraph_t graph = nullptr;
+  cudaError_t e = cudaStreamEndCapture(stream, &graph);
+  cudaGetLastError();  // a failed capture leaves a sticky-free error behind; clear it
+  cudaGraphExec_t exec = nullptr;
+  if (err.empty() && e == cudaSuccess && graph) {
+    if (cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) exec = nullptr;
+  }
+  if (graph) cudaGraphDestroy(graph);
+  cudaGetLastError();
+  return exec;
+}
+
+void run_batch(Contender& c, cudaStream_t stream, int count, int sets) {
+  if (c.graph) {
+    check_cuda(cudaGraphLaunch(c.graph, stream), "cudaGraphLaunch");
+    return;
+  }
+  for (int i = 0; i < count; ++i) {
+    std::string err = c.launch(i % sets);
+    if (!err.empty()) throw CudaFailure{c.name + ": " + err};
+  }
+}
+
+// ---- one row of the table -----------------------------------------------------------------------
+struct Row {
+  Shape shape;
+  std::string dtype, layout;
+  double flops = 0, bytes = 0;
+  bool memory_bound = false;
+  std::string kernel, family;
+  double predicted_us = kNaN, plan_ms = kNaN, first_runner_up_predicted_us = kNaN;
+  double ours_us = kNaN, ours_p25 = kNaN, ours_p75 = kNaN;
+  double cublas_us = kNaN, lt_us = kNaN;
+  std::string ru_kernel;
+  double ru_predicted_us = kNaN, ru_us = kNaN;
+  double err_ours = kNaN, err_cublas = kNaN, err_lt = kNaN, err_ru = kNaN;
+  unsigned long long nonfinite_ours = 0;
+  bool mismatch = false;
+  int sets = 1, launches = 0;
+  std::string timing;  // "graph" or "stream"
+  std::string error;   // a failure of our side
+  std::string notes;   // cuBLAS-side problems, informational
+
+  double best_cublas_us() const {
+    double b = kNaN;
+    for (double t : {cublas_us, lt_us})
+      if (!std::isnan(t) && (std::isnan(b) || t < b)) b = t;
+    return b;
+  }
+  double ratio() const { return best_cublas_us() / ours_us; }
+};
+
+double tolerance(ElemType t) { return t == ElemType::F16 ? 2e-3 : 1e-2; }
+
+struct Bench {
+  Options opt;
+  dgemm_context_t ctx = nullptr;
+  std::unique_ptr<Cublas> cublas;
+  cudaStream_t stream = nullptr;
+  cudaEvent_t ev_start = nullptr, ev_stop = nullptr;
+  cudaDeviceProp prop{};
+  uint64_t seed = 0x5eed;
+  std::vector<Row> rows;
+};
+
+// Buffers shared by every layout and contender of one (shape, dtype): the same device memory
+// feeds ours and cuBLAS.
+struct Operands {
+  std::vector<DeviceBuffer> a, b;
+  DeviceBuffer bias, ref;
+  int sets = 1;
+};
+
+Operands make_operands(Bench& B, const Shape& s, ElemType t) {
+  Operands ops;
+  size_t es = elem_size(t);
+  size_t a_bytes = size_t(s.m) * s.k * es, b_bytes = size_t(s.n) * s.k * es;
+  // Rotate input sets when the operands would stay in L2 between launches: a benchmark must read
+  // them from HBM as a real layer does.
+  double l2 = double(B.prop.l2CacheSize);
+  double operand_bytes = double(a_bytes + b_bytes);
+  ops.sets = operand_bytes < 3.0 * l2 ? std::min(8, int(std::ceil(3.0 * l2 / operand_bytes))) : 1;
+  for (int i = 0; i < ops.sets; ++i) {
+    ops.a.emplace_back(a_bytes);
+    ops.b.emplace_back(b_bytes);
+    check_int(fill_random(ops.a.back().ptr, size_t(s.m) * s.k, t, B.seed++, 1.0f, B.stream), "fill A");
+    check_int(fill_random(ops.b.back().ptr, size_t(s.n) * s.k, t, B.seed++, 1.0f, B.stream), "fill B");
+  }
+  ops.bias = DeviceBuffer(size_t(s.n) * es);
+  check_int(fill_random(ops.bias.ptr, size_t(s.n), t, B.seed++, 1.0f, B.stream), "fill bias");
+  ops.ref = DeviceBuffer(size_t(s.m) * s.n * sizeof(float));
+  return ops;
+}
+
+std::string execute(const OurPlan& p, const Operands& ops, const void* A, const void* Bm, void* D, cudaStream_t stream) {
+  dgemm_args_t args;
+  dgemm_args_init(&args);
+  args.bias = ops.bias.ptr;
+  dgemm_status_t st = dgemm_execute(p.plan, A, Bm, nullptr, D, &args, p.workspace.ptr, p.workspace_size, stream);
+  if (st != DGEMM_STATUS_SUCCESS) return std::string("dgemm_execute: ") + dgemm_status_string(st) + ": " + dgemm_last_error();
+  cudaError_t e = cudaGetLastError();
+  return e == cudaSuccess ? "" : std::string("after dgemm_execute: ") + cudaGetErrorString(e);
+}
+
+void run_row(Bench& B, const Shape& shape, ElemType type, const std::string& dtype, const std::string& layout,
+             Operands& ops) {
+  Row row;
+  row.shape = shape;
+  row.dtype = dtype;
+  row.layout = layout;
+  row.sets = ops.sets;
+  GemmShape gs;
+  gs.m = shape.m;
+  gs.n = shape.n;
+  gs.k = shape.k;
+  gs.b_transposed = layout == "tn";
+  gs.type = type;
+  gs.bias_gelu = shape.epilogue == EpilogueKind::BiasGelu;
+  size_t es = elem_size(type);
+  size_t d_count = size_t(shape.m) * shape.n;
+  row.flops = 2.0 * double(shape.m) * double(shape.n) * double(shape.k);
+  row.bytes = double(es) * (double(shape.m) * shape.k + double(shape.n) * shape.k + double(shape.m) * shape.n +
+                            (gs.bias_gelu ? double(shape.n) : 0.0));
+  row.memory_bound = shape.m <= 64 || shape.n <= 64;
+
+  // The reference: cuBLAS's f32 product on set 0, the epilogue applied in double precision.
+  std::string err = B.cublas->gemm_ex_f32(gs, ops.a[0].ptr, ops.b[0].ptr, static_cast<float*>(ops.ref.ptr), B.stream);
+  if (!err.empty()) throw CudaFailure{"reference " + err};
+  if (gs.bias_gelu)
+    check_int(apply_bias_gelu(static_cast<float*>(ops.ref.ptr), ops.bias.ptr, type, shape.m, shape.n, B.stream),
+              "reference epilogue");
+
+  OurPlan ours;
+  make_plan(B.ctx, gs, nullptr, &ours);
+  row.kernel = ours.kernel;
+  row.family = ours.family;
+  row.predicted_us = ours.predicted_us;
+  row.plan_ms = ours.plan_ms;
+  row.first_runner_up_predicted_us = ours.first_runner_up_us;
+
+  std::vector<std::unique_ptr<Contender>> contenders;
+  std::vector<std::unique_ptr<DeviceBuffer>> outputs;
+  auto add = [&](const std::string& name, std::function<std::string(void* D, int set)> fn) {
+    outputs.push_back(std::make_unique<DeviceBuffer>(d_count * es));
+    auto c = std::make_unique<Contender>();
+    c->name = name;
+    c->out = outputs.back()->ptr;
+    void* D = c->out;
+    c->launch = [fn, D](int set) { return fn(D, set); };
+    contenders.push_back(std::move(c));
+  };
+  if (ours.plan) {
+    add("ours", [&](void* D, int set) { return execute(ours, ops, ops.a[set].ptr, ops.b[set].ptr, D, B.stream); });
+  } else {
+    row.error = ours.error;
+  }
+  OurPlan other;
+  if (B.opt.runner_up && ours.plan && !ours.other_family.empty()) {
+    make_plan(B.ctx, gs, ours.other_family.c_str(), &other);
+    if (other.plan) {
+      row.ru_kernel = other.kernel;
+      row.ru_predicted_us = other.predicted_us;
+      add("runner_up", [&](void* D, int set) { return execute(other, ops, ops.a[set].ptr, ops.b[set].ptr, D, B.stream); });
+    } else {
+      row.notes += "runner-up (" + ours.other_family + ") not planned: " + other.error + "; ";
+    }
+  }
+  if (!gs.bias_gelu) {  // cublasGemmEx has no fused epilogue: Lt alone stands for cuBLAS there
+    add("cublas", [&](void* D, int set) { return B.cublas->gemm_ex(gs, ops.a[set].ptr, ops.b[set].ptr, D, B.stream); });
+  }
+  if (B.opt.use_lt) {
+    std::string why = B.cublas->prepare_lt(gs, ops.bias.ptr);
+    if (why.empty()) {
+      add("cublaslt", [&](void* D, int set) { return B.cublas->run_lt(ops.a[set].ptr, ops.b[set].ptr, D, B.stream); });
+    } else {
+      row.notes += "cuBLASLt: " + why + "; ";
+    }
+  }
+
+  // Verify every contender once, before timing: poisoned output (0xFF bytes: NaN in f16 and bf16),
+  // one launch on set 0, compared with the reference.
+  for (auto& c : contenders) {
+    check_cuda(cudaMemsetAsync(c->out, 0xFF, d_count * es, B.stream), "poison D");
+    c->error = c->launch(0);
+    if (!c->error.empty()) continue;
+    check_int(compare(c->out, type, static_cast<const float*>(ops.ref.ptr), d_count, B.stream, &c->check), "compare");
+    c->checked = true;
+  }
+  for (auto& c : contenders) {
+    double e = c->checked ? c->check.rel_error : kNaN;
+    bool bad = !c->checked || c->check.nonfinite > 0 || !(e <= tolerance(type));
+    if (c->name == "ours") {
+      row.err_ours = e;
+      row.nonfinite_ours = c->check.nonfinite;
+      if (!c->error.empty()) row.error = c->error;
+      if (bad) row.mismatch = true;
+    } else if (c->name == "runner_up") {
+      row.err_ru = e;
+      if (bad) row.notes += "runner-up MISMATCH (err " + std::to_string(e) + ") " + c->error + "; ";
+    } else {
+      (c->name == "cublas" ? row.err_cublas : row.err_lt) = e;
+      if (bad) row.notes += c->name + " disagrees with the reference (err " + std::to_string(e) + ") " + c->error + "; ";
+    }
+  }
+  contenders.erase(std::remove_if(contenders.begin(), contenders.end(), [](const auto& c) { return !c->error.empty(); }),
+                   contenders.end());
+
+  if (!contenders.empty()) {
+    // Launches per sample: enough for ~target_us of work, a multiple of the input sets.
+    Contender& first = *contenders.front();
+    for (int i = 0; i < 3; ++i) run_batch(first, B.stream, 1, 1);  // warm-up (module load, clocks)
+    check_cuda(cudaEventRecord(B.ev_start, B.stream), "cudaEventRecord");
+    run_batch(first, B.stream, 5, ops.sets);
+    check_cuda(cudaEventRecord(B.ev_stop, B.stream), "cudaEventRecord");
+    check_cuda(cudaEventSynchronize(B.ev_stop), "cudaEventSynchronize");
+    float ms = 0;
+    check_cuda(cudaEventElapsedTime(&ms, B.ev_start, B.ev_stop), "cudaEventElapsedTime");
+    double est_us = std::max(1.0, 1000.0 * ms / 5);
+    int count = static_cast<int>(std::ceil(B.opt.target_us / est_us));
+    count = std::max(count, 2);
+    count = std::min(count, 2000);
+    count = (count + ops.sets - 1) / ops.sets * ops.sets;
+    row.launches = count;
+    bool all_graphs = true;
+    for (auto& c : contenders) {
+      if (B.opt.use_graph) c->graph = capture(*c, B.stream, count, ops.sets);
+      if (!c->graph) all_graphs = false;
+      run_batch(*c, B.stream, count, ops.sets);  // warm-up at the timed length
+    }
+    check_cuda(cudaStreamSynchronize(B.stream), "warm-up");
+    row.timing = all_graphs ? "graph" : (B.opt.use_graph ? "mixed" : "stream");
+
+    // Interleaved: each repetition times every contender once, starting with a different one, so
+    // that clock or thermal drift affects all alike.
+    size_t nc = contenders.size();
+    for (int r = 0; r < B.opt.reps; ++r) {
+      for (size_t i = 0; i < nc; ++i) {
+        Contender& c = *contenders[(i + r) % nc];
+        check_cuda(cudaEventRecord(B.ev_start, B.stream), "cudaEventRecord");
+        run_batch(c, B.stream, count, ops.sets);
+        check_cuda(cudaEventRecord(B.ev_stop, B.stream), "cudaEventRecord");
+        check_cuda(cudaEventSynchronize(B.ev_stop), "cudaEventSynchronize");
+        check_cuda(cudaEventElapsedTime(&ms, B.ev_start, B.ev_stop), "cudaEventElapsedTime");
+        c.samples_us.push_back(1000.0 * ms / count);
+      }
+    }
+    check_cuda(cudaGetLastError(), "timing");
+    for (auto& c : contenders) {
+      double med = median(c->samples_us);
+      if (c->name == "ours") {
+        row.ours_us = med;
+        row.ours_p25 = percentile(c->samples_us, 0.25);
+        row.ours_p75 = percentile(c->samples_us, 0.75);
+      } else if (c->name == "runner_up") {
+        row.ru_us = med;
+      } else if (c->name == "cublas") {
+        row.cublas_us = med;
+      } else {
+        row.lt_us = med;
+      }
+    }
+  }
+  B.rows.push_back(row);
+}
+
+// ---- printing -----------------------------------------------------------------------------------
+std::string shape_name(const Shape& s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+}
+const char* epi_name(const Shape& s) { return s.epilogue == EpilogueKind::BiasGelu ? "bias_gelu" : "plain"; }
+
+std::string fmt(const char* f, double v) {
+  if (std::isnan(v)) return "-";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+void print_header() {
+  std::printf("%-9s %-17s %-9s %-4s %-3s %9s %7s %9s %7s %9s %6s %7s %8s %-28s %9s %9s\n", "set", "MxNxK", "epilogue",
+              "type", "lay", "ours_us", "TFLOPs", "cublas_us", "TFLOPs", "lt_us", "ratio", "GB/s", "err", "kernel",
+              "pred_us", "ru_meas");
+}
+
+void print_row(const Row& r) {
+  std::string ru = r.ru_kernel.empty() ? "-" : fmt("%.1f", r.ru_us);
+  std::printf("%-9s %-17s %-9s %-4s %-3s %9s %7s %9s %7s %9s %6s %7s %8s %-28s %9s %9s%s%s\n", r.shape.set.c_str(),
+              shape_name(r.shape).c_str(), epi_name(r.shape), r.dtype.c_str(), r.layout.c_str(),
+              fmt("%.1f", r.ours_us).c_str(), fmt("%.1f", r.flops / r.ours_us * 1e-6).c_str(),
+              fmt("%.1f", r.cublas_us).c_str(), fmt("%.1f", r.flops / r.cublas_us * 1e-6).c_str(),
+              fmt("%.1f", r.lt_us).c_str(), fmt("%.3f", r.ratio()).c_str(),
+              r.memory_bound ? fmt("%.0f", r.bytes / r.ours_us * 1e-3).c_str() : "-", fmt("%.1e", r.err_ours).c_str(),
+              r.kernel.empty() ? "-" : r.kernel.c_str(), fmt("%.1f", r.predicted_us).c_str(), ru.c_str(),
+              r.mismatch ? "  MISMATCH" : "", r.error.empty() ? "" : ("  ERROR " + r.error).c_str());
+  if (!r.notes.empty()) std::printf("    note: %s\n", r.notes.c_str());
+  std::fflush(stdout);
+}
+
+struct Correlations {
+  double chosen = kNaN;    // over rows: predicted vs measured time of the chosen plan
+  double with_ru = kNaN;   // the same with the runner-up measurements added as extra points
+  int chosen_points = 0, ru_points = 0;
+  int ru_pairs = 0, ru_pairs_right = 0;  // rows where the chosen plan measured faster than the runner-up
+};
+
+Correlations correlations(const std::vector<Row>& rows) {
+  Correlations c;
+  std::vector<double> px, mx;
+  for (const Row& r : rows)
+    if (!std::isnan(r.predicted_us) && !std::isnan(r.ours_us)) {
+      px.push_back(r.predicted_us);
+      mx.push_back(r.ours_us);
+    }
+  c.chosen_points = static_cast<int>(px.size());
+  c.chosen = spearman(px, mx);
+  for (const Row& r : rows)
+    if (!std::isnan(r.ru_predicted_us) && !std::isnan(r.ru_us)) {
+      px.push_back(r.ru_predicted_us);
+      mx.push_back(r.ru_us);
+      ++c.ru_points;
+      if (!std::isnan(r.ours_us)) {
+        ++c.ru_pairs;
+        if (r.ours_us <= r.ru_us) ++c.ru_pairs_right;
+      }
+    }
+  c.with_ru = spearman(px, mx);
+  return c;
+}
+
+// The rows the targets of the issues name, compactly: printed last and written to --summary.
+bool is_key_row(const Row& r) {
+  const Shape& s = r.shape;
+  if (s.set == "seed" || s.set == "unaligned" || s.set == "epilogue" || s.set == "cli") return true;
+  if (s.set == "square") return s.m == 4096 || s.m == 8192;
+  if (s.set == "llm") return s.m == 1 || s.m == 4096;
+  return true;  // a --shapes file: every row
+}
+
+std::string summary_text(const Bench& B) {
+  std::ostringstream os;
+  char line[512];
+  os << "deepgemm-bench summary: " << B.prop.name << ", " << B.rows.size() << " rows, ratio = best cuBLAS time / ours (>1: we are faster)\n";
+  std::snprintf(line, sizeof line, "%-9s %-16s %-9s %-4s %-3s %8s %8s %6s %8s %8s %s\n", "set", "MxNxK", "epilogue", "type",
+                "lay", "ours_TF", "cublasTF", "ratio", "pred_us", "meas_us", "kernel");
+  os << line;
+  int hidden = 0;
+  for (const Row& r : B.rows) {
+    if (!is_key_row(r)) {
+      ++hidden;
+      continue;
+    }
+    std::snprintf(line, sizeof line, "%-9s %-16s %-9s %-4s %-3s %8s %8s %6s %8s %8s %s%s%s\n", r.shape.set.c_str(),
+                  shape_name(r.shape).c_str(), epi_name(r.shape), r.dtype.c_str(), r.layout.c_str(),
+                  fmt("%.1f", r.flops / r.ours_us * 1e-6).c_str(), fmt("%.1f", r.flops / r.best_cublas_us() * 1e-6).c_str(),
+                  fmt("%.3f", r.ratio()).c_str(), fmt("%.1f", r.predicted_us).c_str(), fmt("%.1f", r.ours_us).c_str(),
+                  r.kernel.c_str(), r.mismatch ? " MISMATCH" : "", r.error.empty() ? "" : " ERROR");
+    os << line;
+  }
+  if (hidden) os << "(" << hidden << " more rows in the full table)\n";
+
+  // Geometric mean and minimum of the ratio per set, type and layout.
+  struct Agg {
+    double log_sum = 0;
+    int n = 0;
+    double min = kNaN;
+  };
+  std::vector<std::pair<std::string, Agg>> aggs;
+  for (const Row& r : B.rows) {
+    double q = r.ratio();
+    if (std::isnan(q)) continue;
+    std::string key = r.shape.set + " " + r.dtype + " " + r.layout;
+    auto it = std::find_if(aggs.begin(), aggs.end(), [&](const auto& a) { return a.first == key; });
+    if (it == aggs.end()) {
+      aggs.push_back({key, Agg{}});
+      it = aggs.end() - 1;
+    }
+    it->second.log_sum += std::log(q);
+    it->second.n++;
+    it->second.min = std::isnan(it->second.min) ? q : std::min(it->second.min, q);
+  }
+  for (const auto& a : aggs) {
+    std::snprintf(line, sizeof line, "ratio %-22s geomean %.3f  min %.3f  (%d rows)\n", a.first.c_str(),
+                  std::exp(a.second.log_sum / a.second.n), a.second.min, a.second.n);
+    os << line;
+  }
+  // Epilogue overhead: ours with bias+GELU over ours plain, same shape, type and layout.
+  for (const Row& e : B.rows) {
+    if (e.shape.epilogue != EpilogueKind::BiasGelu) continue;
+    for (const Row& p : B.rows)
+      if (p.shape.epilogue == EpilogueKind::Plain && p.shape.m == e.shape.m && p.shape.n == e.shape.n &&
+          p.shape.k == e.shape.k && p.dtype == e.dtype && p.layout == e.layout && p.shape.set == e.shape.set) {
+        std::snprintf(line, sizeof line, "epilogue %s %s %s: bias+gelu / plain = %.3f\n", shape_name(e.shape).c_str(),
+                      e.dtype.c_str(), e.layout.c_str(), e.ours_us / p.ours_us);
+        os << line;
+        break;
+      }
+  }
+  Correlations c = correlations(B.rows);
+  std::snprintf(line, sizeof line, "spearman(predicted, measured): chosen plans %s over %d rows; with runners-up %s over %d points\n",
+                fmt("%.3f", c.chosen).c_str(), c.chosen_points, fmt("%.3f", c.with_ru).c_str(),
+                c.chosen_points + c.ru_points);
+  os << line;
+  if (c.ru_pairs) {
+    std::snprintf(line, sizeof line, "chosen plan measured no slower than the runner-up in %d of %d rows\n", c.ru_pairs_right,
+                  c.ru_pairs);
+    os << line;
+  }
+  int mismatches = 0, errors = 0;
+  for (const Row& r : B.rows) {
+    mismatches += r.mismatch;
+    errors += !r.error.empty();
+  }
+  os << "mismatches: " << mismatches << ", failed rows: " << errors << "\n";
+  return os.str();
+}
+
+// ---- JSON output --------------------------------------------------------------------------------
+std::string jstr(const std::string& s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
+
+std::string jnum(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+void write_json(const Bench& B, const std::string& file) {
+  std::ofstream out(file);
+  if (!out) {
+    std::fprintf(stderr, "deepgemm-bench: cannot write %s\n", file.c_str());
+    return;
+  }
+  std::time_t now = std::time(nullptr);
+  char date[64];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  Correlations c = correlations(B.rows);
+  out << "{\n  \"date\": " << jstr(date) << ",\n  \"device\": " << jstr(B.prop.name) << ",\n  \"sms\": "
+      << B.prop.multiProcessorCount << ",\n  \"l2_bytes\": " << B.prop.l2CacheSize << ",\n  \"library\": "
+      << jstr(dgemm_version_string()) << ",\n  \"reps\": " << B.opt.reps << ",\n  \"target_us\": " << jnum(B.opt.target_us)
+      << ",\n  \"spearman_chosen\": " << jnum(c.chosen) << ",\n  \"spearman_with_runner_up\": " << jnum(c.with_ru)
+      << ",\n  \"runner_up_pairs\": " << c.ru_pairs << ",\n  \"runner_up_pairs_chosen_faster\": " << c.ru_pairs_right
+      << ",\n  \"rows\": [";
+  for (size_t i = 0; i < B.rows.size(); ++i) {
+    const Row& r = B.rows[i];
+    out << (i ? ",\n" : "\n") << "    {\"set\": " << jstr(r.shape.set) << ", \"m\": " << r.shape.m << ", \"n\": " << r.shape.n
+        << ", \"k\": " << r.shape.k << ", \"epilogue\": " << jstr(epi_name(r.shape)) << ", \"dtype\": " << jstr(r.dtype)
+        << ", \"layout\": " << jstr(r.layout) << ", \"ours_us\": " << jnum(r.ours_us) << ", \"ours_p25_us\": "
+        << jnum(r.ours_p25) << ", \"ours_p75_us\": " << jnum(r.ours_p75) << ", \"ours_tflops\": "
+        << jnum(r.flops / r.ours_us * 1e-6) << ", \"cublas_us\": " << jnum(r.cublas_us) << ", \"cublaslt_us\": "
+        << jnum(r.lt_us) << ", \"cublas_tflops\": " << jnum(r.flops / r.best_cublas_us() * 1e-6)
+        << ", \"ratio\": " << jnum(r.ratio()) << ", \"ours_gbps\": " << jnum(r.bytes / r.ours_us * 1e-3)
+        << ", \"memory_bound\": " << (r.memory_bound ? "true" : "false") << ", \"kernel\": " << jstr(r.kernel)
+        << ", \"family\": " << jstr(r.family) << ", \"predicted_us\": " << jnum(r.predicted_us)
+        << ", \"runners_up0_predicted_us\": " << jnum(r.first_runner_up_predicted_us) << ", \"plan_ms\": "
+        << jnum(r.plan_ms) << ", \"runner_up_kernel\": " << jstr(r.ru_kernel) << ", \"runner_up_predicted_us\": "
+        << jnum(r.ru_predicted_us) << ", \"runner_up_us\": " << jnum(r.ru_us) << ", \"err_ours\": " << jnum(r.err_ours)
+        << ", \"err_cublas\": " << jnum(r.err_cublas) << ", \"err_cublaslt\": " << jnum(r.err_lt)
+        << ", \"err_runner_up\": " << jnum(r.err_ru) << ", \"nonfinite_ours\": " << r.nonfinite_ours
+        << ", \"mismatch\": " << (r.mismatch ? "true" : "false") << ", \"input_sets\": " << r.sets
+        << ", \"launches_per_sample\": " << r.launches << ", \"timing\": " << jstr(r.timing) << ", \"error\": "
+        << jstr(r.error) << ", \"notes\": " << jstr(r.notes) << "}";
+  }
+  out << "\n  ]\n}\n";
+}
+
+// ---- --profile: our kernel alone, for ncu and compute-sanitizer ---------------------------------
+int profile_one(Bench& B, const Shape& shape, ElemType type, const std::string& layout) {
+  GemmShape gs;
+  gs.m = shape.m;
+  gs.n = shape.n;
+  gs.k = shape.k;
+  gs.b_transposed = layout == "tn";
+  gs.type = type;
+  gs.bias_gelu = shape.epilogue == EpilogueKind::BiasGelu;
+  Operands ops;
+  size_t es = elem_size(type);
+  ops.a.emplace_back(size_t(shape.m) * shape.k * es);
+  ops.b.emplace_back(size_t(shape.n) * shape.k * es);
+  ops.bias = DeviceBuffer(size_t(shape.n) * es);
+  check_int(fill_random(ops.a[0].ptr, size_t(shape.m) * shape.k, type, 1, 1.0f, B.stream), "fill A");
+  check_int(fill_random(ops.b[0].ptr, size_t(shape.n) * shape.k, type, 2, 1.0f, B.stream), "fill B");
+  check_int(fill_random(ops.bias.ptr, size_t(shape.n), type, 3, 1.0f, B.stream), "fill bias");
+  DeviceBuffer d(size_t(shape.m) * shape.n * es);
+  OurPlan ours;
+  make_plan(B.ctx, gs, nullptr, &ours);
+  if (!ours.plan) {
+    std::fprintf(stderr, "deepgemm-bench: %s\n", ours.error.c_str());
+    return 1;
+  }
+  std::printf("profile %s %s %s: kernel %s, predicted %.1f us\n", shape_name(shape).c_str(), layout.c_str(),
+              type == ElemType::F16 ? "f16" : "bf16", ours.kernel.c_str(), ours.predicted_us);
+  std::string err = execute(ours, ops, ops.a[0].ptr, ops.b[0].ptr, d.ptr, B.stream);  // warm-up, outside the range
+  check_cuda(cudaStreamSynchronize(B.stream), "warm-up");
+  check_cuda(cudaProfilerStart(), "cudaProfilerStart");
+  if (err.empty()) err = execute(ours, ops, ops.a[0].ptr, ops.b[0].ptr, d.ptr, B.stream);
+  check_cuda(cudaStreamSynchronize(B.stream), "profiled launch");
+  check_cuda(cudaProfilerStop(), "cudaProfilerStop");
+  if (!err.empty()) {
+    std::fprintf(stderr, "deepgemm-bench: %s\n", err.c_str());
+    return 1;
+  }
+  return 0;
+}
+
+int run(int argc, char** argv) {
+  Bench B;
+  B.opt = parse_options(argc, argv);
+  std::vector<Shape> shapes = collect_shapes(B.opt);
+
+  int devices = 0;
+  cudaError_t e = cudaGetDeviceCount(&devices);
+  if (e != cudaSuccess || devices == 0) {
+    std::printf("deepgemm-bench: no CUDA device (%s): nothing to measure, skipped\n",
+                e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+    return 77;
+  }
+  if (B.opt.device >= devices) usage_error("--device " + std::to_string(B.opt.device) + ": only " + std::to_string(devices) + " devices");
+  check_cuda(cudaSetDevice(B.opt.device), "cudaSetDevice");
+  check_cuda(cudaGetDeviceProperties(&B.prop, B.opt.device), "cudaGetDeviceProperties");
+  dgemm_status_t st = dgemm_context_create(DGEMM_DEVICE_CUDA, B.opt.device, &B.ctx);
+  if (st != DGEMM_STATUS_SUCCESS) {
+    std::fprintf(stderr, "deepgemm-bench: a GPU is here but DeepGEMM cannot use it: %s: %s\n", dgemm_status_string(st),
+                 dgemm_last_error());
+    return 1;
+  }
+  check_cuda(cudaStreamCreateWithFlags(&B.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  check_cuda(cudaEventCreate(&B.ev_start), "cudaEventCreate");
+  check_cuda(cudaEventCreate(&B.ev_stop), "cudaEventCreate");
+
+  if (B.opt.profile) {
+    int rc = profile_one(B, shapes.front(), B.opt.dtypes.front() == "f16" ? ElemType::F16 : ElemType::BF16,
+                         B.opt.layouts.front());
+    dgemm_context_destroy(B.ctx);
+    return rc;
+  }
+
+  B.cublas = std::make_unique<Cublas>();
+  if (!B.cublas->ok()) {
+    std::fprintf(stderr, "deepgemm-bench: %s\n", B.cublas->error().c_str());
+    return 1;
+  }
+  std::printf("deepgemm-bench: %s (%d SMs, L2 %d MB), libdeepgemm %s, %d reps, ~%.0f us per sample, %s\n", B.prop.name,
+              B.prop.multiProcessorCount, B.prop.l2CacheSize >> 20, dgemm_version_string(), B.opt.reps, B.opt.target_us,
+              B.opt.use_graph ? "CUDA-graph replays" : "back-to-back launches");
+  std::printf("ratio = best of (cublasGemmEx, cublasLt) time / our time: > 1 means DeepGEMM is faster\n");
+  print_header();
+
+  int failures = 0;
+  bool broken = false;
+  for (const Shape& shape : shapes) {
+    for (const std::string& dtype : B.opt.dtypes) {
+      if (broken) break;
+      ElemType type = dtype == "f16" ? ElemType::F16 : ElemType::BF16;
+      try {
+        Operands ops = make_operands(B, shape, type);
+        for (const std::string& layout : B.opt.layouts) {
+          run_row(B, shape, type, dtype, layout, ops);
+          print_row(B.rows.back());
+        }
+      } catch (const CudaFailure& f) {
+        // A CUDA error may leave the context unusable (a sticky error): report and stop.
+        std::fprintf(stderr, "deepgemm-bench: %s %s: CUDA failure: %s\n", shape_name(shape).c_str(), dtype.c_str(),
+                     f.what.c_str());
+        ++failures;
+        cudaError_t sticky = cudaDeviceSynchronize();
+        if (sticky != cudaSuccess) {
+          std::fprintf(stderr, "deepgemm-bench: the CUDA context is broken (%s): stopping\n", cudaGetErrorString(sticky));
+          broken = true;
+        }
+      }
+    }
+  }
+  for (const Row& r : B.rows) failures += r.mismatch || !r.error.empty();
+  std::string summary = summary_text(B);
+  if (!B.opt.json_file.empty()) write_json(B, B.opt.json_file);
+  if (!B.opt.summary_file.empty()) {
+    std::ofstream out(B.opt.summary_file);
+    out << summary;
+  }
+  std::printf("\n%s", summary.c_str());
+  B.cublas.reset();
+  cudaEventDestroy(B.ev_start);
+  cudaEventDestroy(B.ev_stop);
+  cudaStreamDestroy(B.stream);
+  dgemm_context_destroy(B.ctx);
+  return failures ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace bench
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--self-test") == 0) return bench::self_test() ? 1 : 0;
+    if (std::strcmp(argv[i], "--list") == 0) {
+      for (const auto& kv : bench::embedded_shape_sets()) std::printf("== %s\n%s\n", kv.first.c_str(), kv.second.c_str());
+      return 0;
+    }
+  }
+  try {
+    return bench::run(argc, argv);
+  } catch (const bench::CudaFailure& f) {
+    std::fprintf(stderr, "deepgemm-bench: CUDA failure: %s\n", f.what.c_str());
+    return 1;
+  }
+}
