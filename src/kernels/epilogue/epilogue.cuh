@@ -84,6 +84,7 @@ struct EpilogueOp {
     if (Epi::kZeroPoint) {
       // i8: round to nearest even, add the zero point, saturate (double: exact for any int32 zp).
       long long idx = Epi::kScaleMode == kVecPerRow ? row : Epi::kScaleMode == kVecPerColumn ? col : 0;
+      if (x != x) return from_float<DType>(0.0f, Epi::kSaturate);  // NaN stores 0, as the oracle does
       double t = double(rintf(x)) + double(zero_point[idx]);
       return from_float<DType>(float(fmin(fmax(t, -128.0), 127.0)), Epi::kSaturate);
     }

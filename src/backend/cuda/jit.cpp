@@ -1,0 +1,370 @@
+// NVRTC loading (dlopen), compilation and the two-level kernel cache. See jit.hpp.
+#include "backend/cuda/jit.hpp"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <nvrtc.h>  // types and prototypes only: every function is reached through dlsym
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "core/error.hpp"
+
+namespace dgemm {
+namespace jit {
+namespace {
+
+// ---- NVRTC through dlopen ------------------------------------------------------------------
+struct Nvrtc {
+  void* handle = nullptr;
+  std::string error;  // why loading failed
+  std::string path;
+  int major = 0, minor = 0;
+  decltype(&nvrtcVersion) version = nullptr;
+  decltype(&nvrtcGetErrorString) error_string = nullptr;
+  decltype(&nvrtcCreateProgram) create = nullptr;
+  decltype(&nvrtcCompileProgram) compile = nullptr;
+  decltype(&nvrtcDestroyProgram) destroy = nullptr;
+  decltype(&nvrtcGetProgramLogSize) log_size = nullptr;
+  decltype(&nvrtcGetProgramLog) log = nullptr;
+  decltype(&nvrtcGetCUBINSize) cubin_size = nullptr;
+  decltype(&nvrtcGetCUBIN) cubin = nullptr;
+};
+
+const Nvrtc& nvrtc() {
+  static const Nvrtc lib = [] {
+    Nvrtc n;
+    std::vector<std::string> candidates;
+    for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
+      if (const char* home = std::getenv(var); home && *home) {
+        candidates.push_back(std::string(home) + "/lib64/libnvrtc.so.13");
+        candidates.push_back(std::string(home) + "/lib64/libnvrtc.so.12");
+        candidates.push_back(std::string(home) + "/lib64/libnvrtc.so");
+      }
+    }
+    for (const char* soname : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}) candidates.push_back(soname);
+    candidates.push_back("/usr/local/cuda/lib64/libnvrtc.so.13");
+    candidates.push_back("/usr/local/cuda/lib64/libnvrtc.so.12");
+    std::string tried;
+    for (const std::string& c : candidates) {
+      n.handle = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (n.handle) {
+        n.path = c;
+        break;
+      }
+      const char* e = dlerror();
+      tried += "\n  " + c + ": " + (e ? e : "not found");
+    }
+    if (!n.handle) {
+      n.error = "NVRTC (libnvrtc.so.13) could not be loaded; install the CUDA toolkit's NVRTC or set "
+                "CUDA_HOME. Tried:" + tried;
+      return n;
+    }
+    auto sym = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(n.handle, name));
+      if (!fn && n.error.empty()) n.error = std::string("NVRTC at ") + n.path + " lacks " + name;
+    };
+    sym(n.version, "nvrtcVersion");
+    sym(n.error_string, "nvrtcGetErrorString");
+    sym(n.create, "nvrtcCreateProgram");
+    sym(n.compile, "nvrtcCompileProgram");
+    sym(n.destroy, "nvrtcDestroyProgram");
+    sym(n.log_size, "nvrtcGetProgramLogSize");
+    sym(n.log, "nvrtcGetProgramLog");
+    sym(n.cubin_size, "nvrtcGetCUBINSize");
+    sym(n.cubin, "nvrtcGetCUBIN");
+    if (n.error.empty() && n.version(&n.major, &n.minor) != NVRTC_SUCCESS) n.error = "nvrtcVersion failed";
+    return n;
+  }();
+  return lib;
+}
+
+const Nvrtc& require_nvrtc() {
+  const Nvrtc& n = nvrtc();
+  if (!n.error.empty()) fail(Status::NotSupported, n.error);
+  return n;
+}
+
+// ---- hashing -------------------------------------------------------------------------------
+struct Hasher {
+  std::uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull;
+  void add(const void* data, std::size_t size) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (std::size_t i = 0; i < size; ++i) {
+      a = (a ^ p[i]) * 0x100000001b3ull;
+      b = (b ^ p[i]) * 0x00000100000001b3ull + 0x9e3779b97f4a7c15ull;
+    }
+  }
+  void add(const std::string& s) {
+    std::uint64_t n = s.size();
+    add(&n, sizeof n);  // length-prefixed so that concatenations cannot collide
+    add(s.data(), s.size());
+  }
+  std::string hex() const {
+    char buf[33];
+    std::snprintf(buf, sizeof buf, "%016llx%016llx", (unsigned long long)a, (unsigned long long)b);
+    return buf;
+  }
+};
+
+std::uint64_t checksum(const char* data, std::size_t size) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (std::size_t i = 0; i < size; ++i) h = (h ^ static_cast<unsigned char>(data[i])) * 0x100000001b3ull;
+  return h;
+}
+
+// ---- disk entries ----------------------------------------------------------------------------
+// Layout: Header, then payload = u64 cubin size, cubin bytes, log bytes.
+constexpr char kMagic[8] = {'D', 'G', 'E', 'M', 'M', 'J', 'I', 'T'};
+constexpr std::uint32_t kFormat = 1;
+struct Header {
+  char magic[8];
+  std::uint32_t format;
+  std::uint32_t reserved;
+  char key[32];
+  std::uint64_t payload_size;
+  std::uint64_t payload_checksum;
+};
+static_assert(sizeof(Header) == 64, "fixed header layout");
+
+bool read_entry(const std::string& path, const std::string& key, CompiledCode* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  in.seekg(0, std::ios::end);
+  const std::streamoff file_size = in.tellg();
+  in.seekg(0);
+  Header h{};
+  auto bad = [&] {
+    in.close();
+    std::remove(path.c_str());  // corrupt or truncated: drop it, the caller rebuilds
+    return false;
+  };
+  if (file_size < std::streamoff(sizeof h) || !in.read(reinterpret_cast<char*>(&h), sizeof h)) return bad();
+  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.format != kFormat ||
+      std::memcmp(h.key, key.data(), 32) != 0 || h.payload_size != std::uint64_t(file_size) - sizeof h ||
+      h.payload_size < 8)
+    return bad();
+  std::vector<char> payload(h.payload_size);
+  if (!in.read(payload.data(), std::streamsize(payload.size()))) return bad();
+  if (checksum(payload.data(), payload.size()) != h.payload_checksum) return bad();
+  std::uint64_t cubin_size;
+  std::memcpy(&cubin_size, payload.data(), 8);
+  if (cubin_size == 0 || cubin_size > payload.size() - 8) return bad();
+  out->cubin.assign(payload.begin() + 8, payload.begin() + 8 + std::ptrdiff_t(cubin_size));
+  out->log.assign(payload.begin() + 8 + std::ptrdiff_t(cubin_size), payload.end());
+  return true;
+}
+
+bool make_dirs(const std::string& dir) {
+  std::string partial;
+  std::stringstream ss(dir);
+  std::string part;
+  if (!dir.empty() && dir[0] == '/') partial = "/";
+  while (std::getline(ss, part, '/')) {
+    if (part.empty()) continue;
+    partial += part + "/";
+    if (mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) return false;
+  }
+  return true;
+}
+
+// Best effort: a cache that cannot be written only costs a recompile next time.
+void write_entry(const std::string& dir, const std::string& path, const std::string& key, const CompiledCode& code) {
+  if (!make_dirs(dir)) return;
+  std::vector<char> payload(8 + code.cubin.size() + code.log.size());
+  std::uint64_t cubin_size = code.cubin.size();
+  std::memcpy(payload.data(), &cubin_size, 8);
+  std::memcpy(payload.data() + 8, code.cubin.data(), code.cubin.size());
+  std::memcpy(payload.data() + 8 + code.cubin.size(), code.log.data(), code.log.size());
+  Header h{};
+  std::memcpy(h.magic, kMagic, sizeof kMagic);
+  h.format = kFormat;
+  std::memcpy(h.key, key.data(), 32);
+  h.payload_size = payload.size();
+  h.payload_checksum = checksum(payload.data(), payload.size());
+
+  static std::atomic<unsigned> counter{0};
+  std::ostringstream tmp;
+  tmp << path << ".tmp." << getpid() << "." << std::hash<std::thread::id>()(std::this_thread::get_id()) << "."
+      << counter.fetch_add(1);
+  const std::string tmp_path = tmp.str();
+  {
+    std::ofstream out(tmp_path, std::ios::binary | std::ios::trunc);
+    if (!out) return;
+    out.write(reinterpret_cast<const char*>(&h), sizeof h);
+    out.write(payload.data(), std::streamsize(payload.size()));
+    out.flush();
+    if (!out) {
+      out.close();
+      std::remove(tmp_path.c_str());
+      return;
+    }
+  }
+  if (std::rename(tmp_path.c_str(), path.c_str()) != 0) std::remove(tmp_path.c_str());
+}
+
+// ---- memory cache ------------------------------------------------------------------------------
+std::mutex& memory_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::string, std::shared_ptr<const CompiledCode>>& memory_cache() {
+  static std::map<std::string, std::shared_ptr<const CompiledCode>> cache;
+  return cache;
+}
+
+std::string program_log(const Nvrtc& n, nvrtcProgram prog) {
+  std::size_t size = 0;
+  if (n.log_size(prog, &size) != NVRTC_SUCCESS || size <= 1) return "";
+  std::string log(size, '\0');
+  if (n.log(prog, log.data()) != NVRTC_SUCCESS) return "";
+  log.resize(size - 1);
+  return log;
+}
+
+CompiledCode run_nvrtc(const CompileRequest& r) {
+  const Nvrtc& n = require_nvrtc();
+  const auto& files = embedded_kernel_files();
+  std::vector<const char*> header_texts, header_names;
+  for (const EmbeddedFile& f : files) {
+    header_texts.push_back(f.text);
+    header_names.push_back(f.name);
+  }
+  nvrtcProgram prog = nullptr;
+  nvrtcResult rc = n.create(&prog, r.source.c_str(), (r.name + ".cu").c_str(), int(files.size()),
+                            header_texts.data(), header_names.data());
+  if (rc != NVRTC_SUCCESS)
+    fail(Status::CompileError, "nvrtcCreateProgram(", r.name, "): ", n.error_string(rc));
+  struct Guard {
+    const Nvrtc& n;
+    nvrtcProgram* p;
+    ~Guard() { n.destroy(p); }
+  } guard{n, &prog};
+
+  std::vector<std::string> options = default_options(r.arch);
+  options.insert(options.end(), r.extra_options.begin(), r.extra_options.end());
+  std::vector<const char*> opts;
+  for (const std::string& o : options) opts.push_back(o.c_str());
+  rc = n.compile(prog, int(opts.size()), opts.data());
+  CompiledCode code;
+  code.log = program_log(n, prog);
+  if (rc != NVRTC_SUCCESS) {
+    std::ostringstream os;
+    for (const std::string& o : options) os << " " << o;
+    fail(Status::CompileError, "NVRTC ", n.major, ".", n.minor, " failed to compile ", r.name, " for ", r.arch,
+         " (", n.error_string(rc), "), options:", os.str(), "\n", code.log);
+  }
+  std::size_t size = 0;
+  if (n.cubin_size(prog, &size) != NVRTC_SUCCESS || size == 0)
+    fail(Status::CompileError, "NVRTC produced no cubin for ", r.name, " (", r.arch, ")");
+  code.cubin.resize(size);
+  if (n.cubin(prog, code.cubin.data()) != NVRTC_SUCCESS)
+    fail(Status::CompileError, "nvrtcGetCUBIN failed for ", r.name);
+  return code;
+}
+
+}  // namespace
+
+std::string arch_for_cc(int cc_major, int cc_minor) {
+  std::ostringstream os;
+  os << "sm_" << cc_major << cc_minor;
+  // Architecture-specific features (wgmma, setmaxnreg, tcgen05) need the "a" target.
+  if (cc_major == 9 && cc_minor == 0) os << "a";
+  if (cc_major >= 10 && cc_minor == 0) os << "a";
+  return os.str();
+}
+
+std::vector<std::string> default_options(const std::string& arch) {
+  return {"--gpu-architecture=" + arch, "-std=c++17", "-default-device", "--ptxas-options=-v",
+          "-DDGEMM_JIT=1"};
+}
+
+std::string cache_key(const CompileRequest& r) {
+  const Nvrtc& n = require_nvrtc();
+  Hasher h;
+  h.add(std::string("deepgemm-jit-v1"));
+  h.add(r.source);
+  h.add(r.arch);
+  for (const std::string& o : default_options(r.arch)) h.add(o);
+  for (const std::string& o : r.extra_options) h.add(o);
+  h.add(&n.major, sizeof n.major);
+  h.add(&n.minor, sizeof n.minor);
+  for (const EmbeddedFile& f : embedded_kernel_files()) {
+    h.add(std::string(f.name));
+    h.add(std::string(f.text, f.size));
+  }
+  return h.hex();
+}
+
+std::string cache_dir() {
+  if (const char* env = std::getenv("DEEPGEMM_CACHE_DIR"); env && *env) {
+    if (std::strcmp(env, "off") == 0) return "";
+    return env;
+  }
+  if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/deepgemm";
+  return "";
+}
+
+std::string cache_entry_path(const std::string& key) {
+  const std::string dir = cache_dir();
+  return dir.empty() ? "" : dir + "/" + key + ".cubin";
+}
+
+void clear_memory_cache() {
+  std::lock_guard<std::mutex> lock(memory_mutex());
+  memory_cache().clear();
+}
+
+std::shared_ptr<const CompiledCode> compile(const CompileRequest& request) {
+  const std::string key = cache_key(request);
+  {
+    std::lock_guard<std::mutex> lock(memory_mutex());
+    auto it = memory_cache().find(key);
+    if (it != memory_cache().end()) {
+      auto hit = std::make_shared<CompiledCode>(*it->second);
+      hit->origin = Origin::MemoryCache;
+      return hit;
+    }
+  }
+  auto code = std::make_shared<CompiledCode>();
+  const std::string dir = cache_dir();
+  const std::string path = cache_entry_path(key);
+  if (!path.empty() && read_entry(path, key, code.get())) {
+    code->origin = Origin::DiskCache;
+  } else {
+    *code = run_nvrtc(request);
+    code->origin = Origin::Compiled;
+    if (!path.empty()) write_entry(dir, path, key, *code);
+  }
+  code->key = key;
+  std::lock_guard<std::mutex> lock(memory_mutex());
+  memory_cache().emplace(key, code);
+  return code;
+}
+
+bool nvrtc_available(std::string* why) {
+  const Nvrtc& n = nvrtc();
+  if (why) *why = n.error;
+  return n.error.empty();
+}
+
+std::string nvrtc_version() {
+  const Nvrtc& n = require_nvrtc();
+  return std::to_string(n.major) + "." + std::to_string(n.minor);
+}
+
+}  // namespace jit
+}  // namespace dgemm

@@ -1,0 +1,286 @@
+// NVRTC compile tests (label cpu: they need NVRTC, not a GPU). Every sm80 kernel variant the
+// planner can choose by default compiles for sm_80 and sm_90a without register spills (ptxas -v in
+// the NVRTC log, and `cuobjdump -res-usage` on the cubin when cuobjdump is installed); the
+// on-disk kernel cache detects truncated and corrupted entries and rebuilds them; without a GPU
+// the CUDA backend declines with a reason instead of failing.
+#include <boost/test/unit_test.hpp>
+
+#if DGEMM_WITH_CUDA
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "backend/cuda/jit.hpp"
+#include "backend/cuda/sm80_gemm.hpp"
+#include "plan/families.hpp"
+
+namespace {
+
+using namespace dgemm;
+
+// A private cache folder (unless the caller chose one, e.g. to fill a cache to carry to a GPU).
+struct CacheDirFixture {
+  CacheDirFixture() {
+    if (std::getenv("DEEPGEMM_CACHE_DIR")) return;
+    const char* bin = std::getenv("DEEPGEMM_TEST_BINARY_DIR");
+    std::string dir = std::string(bin ? bin : ".") + "/jit-cache-test";
+    setenv("DEEPGEMM_CACHE_DIR", dir.c_str(), 1);
+  }
+};
+BOOST_TEST_GLOBAL_FIXTURE(CacheDirFixture);
+
+bool have_nvrtc() {
+  std::string why;
+  if (jit::nvrtc_available(&why)) return true;
+  BOOST_TEST_MESSAGE("SKIPPED: NVRTC cannot be loaded: " << why);
+  return false;
+}
+
+// A planning description of a GPU of the given compute capability (enough for enumerate()).
+HardwareDesc gpu(int major, int minor) {
+  HardwareDesc hw;
+  hw.name = "test-gpu";
+  hw.vendor = Vendor::Nvidia;
+  hw.cc_major = major;
+  hw.cc_minor = minor;
+  hw.sm_count = 132;
+  hw.smem_per_sm = 233472;
+  hw.smem_per_block_optin = 232448;
+  hw.l2_bytes = 50 << 20;
+  hw.mem_bandwidth_gbs = 3350;
+  hw.clock_mhz = 1755;
+  hw.peak_tflops_bf16 = hw.peak_tflops_f16 = 989;
+  hw.can_run_kernels = true;
+  return hw;
+}
+
+std::string find_cuobjdump() {
+  std::vector<std::string> c;
+  if (const char* h = std::getenv("CUDA_HOME")) c.push_back(std::string(h) + "/bin/cuobjdump");
+  c.push_back("/usr/local/cuda/bin/cuobjdump");
+  for (const std::string& p : c)
+    if (access(p.c_str(), X_OK) == 0) return p;
+  return "";
+}
+
+// Fails the test on any spill the ptxas log or cuobjdump reports; returns the registers used.
+std::string check_no_spills(const std::string& what, const jit::CompiledCode& code) {
+  std::regex spill(R"((\d+) bytes spill stores, (\d+) bytes spill loads)");
+  std::regex regs(R"(Used (\d+) registers)");
+  int found = 0;
+  std::string reg_list;
+  for (std::sregex_iterator it(code.log.begin(), code.log.end(), spill), end; it != end; ++it) {
+    ++found;
+    BOOST_CHECK_MESSAGE((*it)[1] == "0" && (*it)[2] == "0", what << ": ptxas reports spills: " << it->str());
+  }
+  for (std::sregex_iterator it(code.log.begin(), code.log.end(), regs), end; it != end; ++it)
+    reg_list += (reg_list.empty() ? "" : "/") + (*it)[1].str();
+  BOOST_CHECK_MESSAGE(found == 2, what << ": expected ptxas statistics for 2 kernels in the log, found " << found
+                                       << "\n" << code.log);
+  static const std::string cuobjdump = find_cuobjdump();
+  if (!cuobjdump.empty()) {
+    char tmpl[] = "/tmp/dgemm_cubin_XXXXXX";
+    int fd = mkstemp(tmpl);
+    BOOST_REQUIRE(fd >= 0);
+    FILE* f = fdopen(fd, "wb");
+    fwrite(code.cubin.data(), 1, code.cubin.size(), f);
+    fclose(f);
+    std::string cmd = cuobjdump + " -res-usage " + tmpl + " 2>&1";
+    std::string out;
+    if (FILE* p = popen(cmd.c_str(), "r")) {
+      char buf[512];
+      while (fgets(buf, sizeof buf, p)) out += buf;
+      pclose(p);
+    }
+    std::remove(tmpl);
+    BOOST_CHECK_MESSAGE(out.find("REG:") != std::string::npos, what << ": cuobjdump gave no resource usage: " << out);
+    std::regex stack(R"(STACK:(\d+))"), local(R"(LOCAL:(\d+))");
+    for (const std::regex* r : {&stack, &local})
+      for (std::sregex_iterator it(out.begin(), out.end(), *r), end; it != end; ++it)
+        BOOST_CHECK_MESSAGE((*it)[1] == "0", what << ": cuobjdump reports " << it->str());
+  }
+  return reg_list;
+}
+
+GemmProblem layout_problem(DType t, Op op_a, Op op_b) {
+  GemmProblem p;
+  p.m = p.n = p.k = 4096;
+  p.a_type = p.b_type = t;
+  p.c_type = p.d_type = t;
+  p.op_a = op_a;
+  p.op_b = op_b;
+  p.resolve_and_validate();
+  return p;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(cuda_backend_declines_without_gpu_or_gives_hardware) {
+  std::string why;
+  std::unique_ptr<Backend> b = make_cuda_backend(0, &why);
+  if (!b) {
+    BOOST_TEST_MESSAGE("no CUDA device here: " << why);
+    BOOST_CHECK(!why.empty());
+  } else {
+    BOOST_CHECK(b->hardware().sm_count > 0);
+    BOOST_CHECK(b->hardware().cc() >= 70);
+  }
+  BOOST_CHECK(!make_cuda_backend(100000, &why));
+}
+
+BOOST_AUTO_TEST_CASE(sm80_default_menu_compiles_without_spills_for_sm80_and_sm90a) {
+  if (!have_nvrtc()) return;
+  BOOST_TEST_MESSAGE("NVRTC " << jit::nvrtc_version() << ", cuobjdump: "
+                              << (find_cuobjdump().empty() ? "not found (ptxas log only)" : find_cuobjdump()));
+  int compiled = 0;
+  for (auto [major, minor] : {std::pair{8, 0}, std::pair{9, 0}}) {
+    const HardwareDesc hw = gpu(major, minor);
+    const std::string arch = jit::arch_for_cc(major, minor);
+    for (DType t : {DType::BF16, DType::F16}) {
+      // Row-major NN, NT, TN, TT give the four (A, B) storage layouts of the kernel; column-major
+      // problems map onto the same four.
+      for (Op op_a : {Op::N, Op::T}) {
+        for (Op op_b : {Op::N, Op::T}) {
+          GemmProblem p = layout_problem(t, op_a, op_b);
+          Epilogue e;
+          std::vector<Candidate> cands = sm80_family_model().enumerate(p, e, hw);
+          BOOST_REQUIRE(!cands.empty());
+          for (const Candidate& c : cands) {
+            jit::CompileRequest r = cuda::sm80_compile_request(p, e, c.config, arch);
+            auto code = jit::compile(r);
+            std::string regs = check_no_spills(r.name + " " + arch, *code);
+            BOOST_TEST_MESSAGE(arch << " " << r.name << " regs " << regs << " (" << code->cubin.size() << " B cubin)");
+            ++compiled;
+          }
+        }
+      }
+    }
+  }
+  BOOST_CHECK(compiled >= 2 * 2 * 4 * 4);
+}
+
+BOOST_AUTO_TEST_CASE(sm80_epilogue_variants_compile_without_spills) {
+  if (!have_nvrtc()) return;
+  struct Variant {
+    DType c, d, bias_type;
+    VectorMode bias, scale;
+    Activation act;
+    bool zero_point;
+    Order order;
+  };
+  const Variant variants[] = {
+      {DType::F32, DType::F32, DType::F32, VectorMode::PerColumn, VectorMode::None, Activation::GeluErf, false, Order::RowMajor},
+      {DType::BF16, DType::BF16, DType::BF16, VectorMode::PerRow, VectorMode::PerTensor, Activation::GeluTanh, false, Order::ColMajor},
+      {DType::F16, DType::F16, DType::F16, VectorMode::PerColumn, VectorMode::PerRow, Activation::Silu, false, Order::RowMajor},
+      {DType::I8, DType::I8, DType::F32, VectorMode::PerRow, VectorMode::PerColumn, Activation::Relu, true, Order::RowMajor},
+      {DType::F32, DType::F8E4M3, DType::F32, VectorMode::None, VectorMode::PerTensor, Activation::None, false, Order::RowMajor},
+      {DType::F8E5M2, DType::F8E5M2, DType::BF16, VectorMode::PerColumn, VectorMode::PerColumn, Activation::GeluErf, false, Order::ColMajor},
+  };
+  for (const Variant& v : variants) {
+    GemmProblem p = layout_problem(DType::BF16, Op::N, Op::T);
+    p.c_type = v.c;
+    p.d_type = v.d;
+    p.order = v.order;
+    p.lda = p.ldb = p.ldc = p.ldd = 0;
+    p.resolve_and_validate();
+    Epilogue e;
+    e.alpha = 1.5f;
+    e.beta = 0.5f;
+    e.bias_mode = v.bias;
+    e.bias_type = v.bias_type;
+    e.scale_mode = v.scale;
+    e.activation = v.act;
+    e.zero_point = v.zero_point;
+    e.validate(p);
+    for (auto [major, minor] : {std::pair{8, 0}, std::pair{9, 0}}) {
+      std::vector<Candidate> cands = sm80_family_model().enumerate(p, e, gpu(major, minor));
+      jit::CompileRequest r = cuda::sm80_compile_request(p, e, cands.at(0).config, jit::arch_for_cc(major, minor));
+      auto code = jit::compile(r);
+      check_no_spills(r.name + " " + e.to_string(), *code);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(disk_cache_rebuilds_truncated_and_corrupted_entries) {
+  if (!have_nvrtc()) return;
+  GemmProblem p = layout_problem(DType::BF16, Op::N, Op::N);
+  Epilogue e;
+  KernelConfig c = sm80_family_model().enumerate(p, e, gpu(8, 0)).back().config;
+  jit::CompileRequest r = cuda::sm80_compile_request(p, e, c, "sm_80");
+  auto first = jit::compile(r);
+  const std::string path = jit::cache_entry_path(first->key);
+  BOOST_REQUIRE(!path.empty());
+  struct stat st{};
+  BOOST_REQUIRE_MESSAGE(stat(path.c_str(), &st) == 0, "cache entry " << path << " was not written");
+  const off_t full_size = st.st_size;
+
+  // A fresh process (memory cache empty) loads the valid entry from disk.
+  jit::clear_memory_cache();
+  auto from_disk = jit::compile(r);
+  BOOST_CHECK(from_disk->origin == jit::Origin::DiskCache);
+  BOOST_CHECK(from_disk->cubin == first->cubin);
+
+  // Truncated: detected, removed, rebuilt (never loaded).
+  BOOST_REQUIRE(truncate(path.c_str(), full_size / 2) == 0);
+  jit::clear_memory_cache();
+  auto rebuilt = jit::compile(r);
+  BOOST_CHECK(rebuilt->origin == jit::Origin::Compiled);
+  BOOST_CHECK(rebuilt->cubin == first->cubin);
+  BOOST_REQUIRE(stat(path.c_str(), &st) == 0);
+  BOOST_CHECK_EQUAL(st.st_size, full_size);
+
+  // One flipped byte in the payload: the checksum catches it.
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(full_size - 100);
+    char ch = 0;
+    f.read(&ch, 1);
+    ch = char(ch ^ 0x5a);
+    f.seekp(full_size - 100);
+    f.write(&ch, 1);
+  }
+  jit::clear_memory_cache();
+  auto rebuilt2 = jit::compile(r);
+  BOOST_CHECK(rebuilt2->origin == jit::Origin::Compiled);
+  BOOST_CHECK(rebuilt2->cubin == first->cubin);
+
+  // Garbage header: same.
+  { std::ofstream(path, std::ios::binary | std::ios::trunc) << "not a cache entry"; }
+  jit::clear_memory_cache();
+  BOOST_CHECK(jit::compile(r)->origin == jit::Origin::Compiled);
+  jit::clear_memory_cache();
+  BOOST_CHECK(jit::compile(r)->origin == jit::Origin::DiskCache);
+  BOOST_CHECK(jit::compile(r)->origin == jit::Origin::MemoryCache);
+}
+
+BOOST_AUTO_TEST_CASE(cache_key_depends_on_source_and_arch_not_on_m) {
+  if (!have_nvrtc()) return;
+  GemmProblem p = layout_problem(DType::BF16, Op::N, Op::N);
+  Epilogue e;
+  KernelConfig c = sm80_family_model().enumerate(p, e, gpu(8, 0)).front().config;
+  GemmProblem p2 = p;
+  p2.m = 17;  // a new M reuses the kernel
+  p2.lda = p2.ldd = p2.ldc = p2.ldb = 0;
+  p2.resolve_and_validate();
+  BOOST_CHECK_EQUAL(jit::cache_key(cuda::sm80_compile_request(p, e, c, "sm_80")),
+                    jit::cache_key(cuda::sm80_compile_request(p2, e, c, "sm_80")));
+  BOOST_CHECK_NE(jit::cache_key(cuda::sm80_compile_request(p, e, c, "sm_80")),
+                 jit::cache_key(cuda::sm80_compile_request(p, e, c, "sm_90a")));
+  Epilogue e2 = e;
+  e2.activation = Activation::Relu;
+  BOOST_CHECK_NE(jit::cache_key(cuda::sm80_compile_request(p, e, c, "sm_80")),
+                 jit::cache_key(cuda::sm80_compile_request(p, e2, c, "sm_80")));
+}
+
+#else
+BOOST_AUTO_TEST_CASE(nvrtc_tests_need_a_cuda_build) { BOOST_TEST_MESSAGE("built without CUDA: nothing to test"); }
+#endif
