@@ -27,12 +27,12 @@ rm -rf "$stage"
 mkdir -p "$stage/bin" "$stage/lib" "$stage/cache"
 
 shopt -s nullglob
-libs=("$build"/src/libdeepgemm.so*)
-if [[ ${#libs[@]} -eq 0 ]]; then
-  echo "stage.sh: no libdeepgemm.so in $build/src (build the 'deepgemm' target first)" >&2
+if [[ ! -e $build/src/libdeepgemm.so.1 ]]; then
+  echo "stage.sh: no libdeepgemm.so.1 in $build/src (build the 'deepgemm' target first)" >&2
   exit 1
 fi
-cp -a "${libs[@]}" "$stage/lib/"
+# Only the soname the executables ask for, as a plain file: links may not survive the carry.
+cp -L "$build/src/libdeepgemm.so.1" "$stage/lib/libdeepgemm.so.1"
 
 copied=()
 copy_bin() {  # copy_bin PATH: strip-free copy of one executable, if it was built
