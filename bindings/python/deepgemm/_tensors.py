@@ -1,0 +1,239 @@
+"""Array adapters: turn NumPy arrays, objects with ``__cuda_array_interface__`` and DLPack producers
+(PyTorch, CuPy, JAX, ...) into a plain description (address, shape, strides in elements, dtype
+name, device, stream) that the plan code can check and pass to the C library.
+
+Nothing here imports torch or cupy: their objects are recognised by the protocols they implement.
+PyTorch is only consulted, when the object is a torch tensor (torch is then already imported), for
+the current CUDA stream.
+"""
+import ctypes
+import sys
+from typing import NamedTuple, Optional, Tuple
+
+from . import capi
+
+# Element types the library knows, by the names NumPy/ml_dtypes and PyTorch give them.
+DTYPE_CODES = {
+    "float32": capi.DGEMM_DTYPE_F32,
+    "float16": capi.DGEMM_DTYPE_F16,
+    "bfloat16": capi.DGEMM_DTYPE_BF16,
+    "float8_e4m3fn": capi.DGEMM_DTYPE_F8_E4M3,
+    "float8_e5m2": capi.DGEMM_DTYPE_F8_E5M2,
+    "int8": capi.DGEMM_DTYPE_I8,
+    "int32": capi.DGEMM_DTYPE_I32,
+}
+ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "float8_e4m3fn": 1, "float8_e5m2": 1, "int8": 1, "int32": 4}
+FLOAT_TYPES = ("float32", "float16", "bfloat16")
+
+
+def dtype_name(dtype) -> str:
+    """The library's name for a NumPy / ml_dtypes / torch dtype, a dtype name, or a capi code."""
+    if isinstance(dtype, int):
+        for name, code in DTYPE_CODES.items():
+            if code == dtype:
+                return name
+        raise ValueError(f"dtype code {dtype} is not a dgemm_dtype_t")
+    name = getattr(dtype, "name", None)  # numpy.dtype, ml_dtypes
+    if not isinstance(name, str):
+        name = str(dtype)
+    name = name.replace("torch.", "")
+    if name not in DTYPE_CODES:
+        try:  # numpy scalar types (numpy.float32) and strings NumPy understands ("f4")
+            import numpy
+
+            name = numpy.dtype(dtype).name
+        except Exception:
+            pass
+    if name not in DTYPE_CODES:
+        raise TypeError(f"dtype {dtype!r} is not supported by DeepGEMM (supported: {', '.join(DTYPE_CODES)})")
+    return name
+
+
+class View(NamedTuple):
+    ptr: int
+    shape: Tuple[int, ...]
+    strides: Tuple[int, ...]  # in elements
+    dtype: str
+    device: str  # "cpu" or "cuda:N"
+    stream: Optional[int]  # the producer's stream (CUDA), None when unknown
+    owner: object  # keeps the memory (and a DLPack capsule) alive while the view is used
+
+
+# ---------------------------------------------------------------------------------------------
+# DLPack (https://dmlc.github.io/dlpack): the C structs of its stable ABI, needed to read a capsule.
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", _DLDevice),
+        ("ndim", ctypes.c_int32),
+        ("dtype", _DLDataType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+_DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
+_DL_DTYPES = {  # (code, bits) -> name
+    (2, 32): "float32", (2, 16): "float16", (4, 16): "bfloat16", (10, 8): "float8_e4m3fn",
+    (12, 8): "float8_e5m2", (0, 8): "int8", (0, 32): "int32",
+}
+_capsule_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_get_pointer.restype = ctypes.c_void_p
+_capsule_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def _from_dlpack(obj, stream_hint: Optional[int]) -> View:
+    device_type, device_id = obj.__dlpack_device__()
+    if device_type in (_DL_CUDA, _DL_CUDA_MANAGED):
+        device = f"cuda:{device_id}"
+        # Ask the producer to make its work visible to the stream we are going to use (DLPack:
+        # 1 = the legacy default stream; 0 is not allowed).
+        s = stream_hint if stream_hint else 1
+        try:
+            capsule = obj.__dlpack__(stream=s)
+        except TypeError:
+            capsule = obj.__dlpack__()
+    elif device_type in (_DL_CPU, _DL_CUDA_HOST):
+        device = "cpu"
+        capsule = obj.__dlpack__()
+    else:
+        raise TypeError(f"DLPack device type {device_type} is neither CPU nor CUDA")
+    # The capsule is not consumed (not renamed): its destructor releases the producer's memory
+    # reference when the capsule, kept in View.owner, goes away.
+    t = _DLTensor.from_address(_capsule_get_pointer(capsule, b"dltensor"))
+    key = (t.dtype.code, t.dtype.bits)
+    if key not in _DL_DTYPES or t.dtype.lanes != 1:
+        raise TypeError(f"DLPack dtype (code {t.dtype.code}, bits {t.dtype.bits}, lanes {t.dtype.lanes}) not supported")
+    name = _DL_DTYPES[key]
+    shape = tuple(t.shape[i] for i in range(t.ndim))
+    if t.strides:
+        strides = tuple(t.strides[i] for i in range(t.ndim))
+    else:
+        strides = _packed_strides(shape)
+    ptr = (t.data or 0) + t.byte_offset
+    return View(ptr, shape, strides, name, device, stream_hint, (obj, capsule))
+
+
+def _packed_strides(shape) -> Tuple[int, ...]:
+    strides, acc = [], 1
+    for extent in reversed(shape):
+        strides.append(acc)
+        acc *= max(extent, 1)
+    return tuple(reversed(strides))
+
+
+_TYPESTR = {"<f4": "float32", "<f2": "float16", "|i1": "int8", "<i4": "int32", "<i1": "int8"}
+
+
+def _from_cai(obj, cai: dict) -> View:
+    typestr = cai["typestr"]
+    if typestr not in _TYPESTR:
+        raise TypeError(f"__cuda_array_interface__ typestr {typestr!r} not supported")
+    name = _TYPESTR[typestr]
+    shape = tuple(cai["shape"])
+    if cai.get("strides") is None:
+        strides = _packed_strides(shape)
+    else:
+        item = ITEMSIZE[name]
+        if any(s % item for s in cai["strides"]):
+            raise ValueError("strides are not multiples of the element size")
+        strides = tuple(s // item for s in cai["strides"])
+    # CAI v3: 'stream' is the stream the data is ready on (1 = legacy default, 2 = per-thread
+    # default, None = no synchronization needed); we enqueue our work on it.
+    return View(cai["data"][0], shape, strides, name, f"cuda:{_cuda_device_of(obj, cai['data'][0])}",
+                cai.get("stream"), obj)
+
+
+def _cuda_device_of(obj, ptr: int) -> int:
+    device = getattr(obj, "device", None)
+    for attr in ("index", "id"):  # torch.device.index, cupy.cuda.Device.id
+        value = getattr(device, attr, None)
+        if isinstance(value, int):
+            return value
+    # Ask the driver which device owns the pointer (CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9).
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+        ordinal = ctypes.c_int(0)
+        cuda.cuInit(0)
+        if ptr and cuda.cuPointerGetAttribute(ctypes.byref(ordinal), 9, ctypes.c_void_p(ptr)) == 0:
+            return ordinal.value
+    except OSError:
+        pass
+    return 0
+
+
+def _torch_stream(obj) -> Optional[int]:
+    """The current stream of a torch CUDA tensor's device, or None for anything else."""
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(obj, torch.Tensor) or not obj.is_cuda:
+        return None
+    return torch.cuda.current_stream(obj.device).cuda_stream
+
+
+def as_view(obj) -> View:
+    """Describe an array-like operand. Raises TypeError for objects we cannot read."""
+    if isinstance(obj, View):
+        return obj
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(obj, numpy.ndarray):
+        name = dtype_name(obj.dtype)
+        item = obj.dtype.itemsize
+        if any(s % item for s in obj.strides):
+            raise ValueError("array strides are not multiples of its element size")
+        return View(obj.__array_interface__["data"][0], obj.shape, tuple(s // item for s in obj.strides), name,
+                    "cpu", None, obj)
+    torch_stream = _torch_stream(obj)
+    cai = None
+    try:
+        cai = obj.__cuda_array_interface__
+    except (AttributeError, TypeError):  # torch raises TypeError for bf16 / fp8: use DLPack
+        cai = None
+    if cai is not None and cai.get("typestr") in _TYPESTR:
+        view = _from_cai(obj, cai)
+        return view._replace(stream=torch_stream) if torch_stream is not None else view
+    if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
+        return _from_dlpack(obj, torch_stream)
+    if numpy is None:
+        try:
+            import numpy  # noqa: F811  lists and scalars need NumPy
+        except ImportError:
+            raise TypeError(f"cannot use a {type(obj).__name__} as a matrix (install numpy)") from None
+    if hasattr(obj, "__array_interface__") or isinstance(obj, (list, tuple)):
+        return as_view(numpy.asarray(obj))
+    raise TypeError(f"cannot use a {type(obj).__name__} as a matrix: expected a NumPy array or an object with "
+                    "__cuda_array_interface__ or __dlpack__")
+
+
+def matrix_layout(view: View):
+    """How the last two dimensions are stored: (transposed, ld) where transposed means the matrix
+    is the transpose of a row-major matrix with leading dimension ld, or None when neither
+    dimension is contiguous."""
+    rows, cols = view.shape[-2], view.shape[-1]
+    rs, cs = view.strides[-2], view.strides[-1]
+    if cs == 1 or cols == 1:
+        ld = rs if rows > 1 else cols
+        if ld >= max(cols, 1):
+            return False, ld
+    if rs == 1 or rows == 1:
+        ld = cs if cols > 1 else rows
+        if ld >= max(rows, 1):
+            return True, ld
+    return None
+
+
+def batch_stride(view: View, batch: int) -> int:
+    """Element stride between matrices of a batch (0 broadcasts one matrix)."""
+    if len(view.shape) == 2 or view.shape[0] == 1:
+        return 0
+    if view.shape[0] != batch:
+        raise ValueError(f"batch of {view.shape[0]} where {batch} was expected")
+    return view.strides[0]

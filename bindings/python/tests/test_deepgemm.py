@@ -1,0 +1,278 @@
+"""pytest tests of the Python binding on the CPU backend: every result is compared with NumPy in
+float64 (relative Frobenius error, per-dtype thresholds), on fresh random inputs, with outputs
+poisoned beforehand. Run with the built package on PYTHONPATH (CTest test `bindings_python`)."""
+import json
+import math
+import threading
+
+import numpy as np
+import pytest
+
+import deepgemm
+
+RNG = np.random.default_rng()
+_erf = np.vectorize(math.erf)
+
+# Relative Frobenius error allowed, by output dtype (the output rounding dominates).
+TOLERANCE = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1.5e-2}
+
+
+def rand(*shape, dtype=np.float32):
+    return RNG.uniform(-1.0, 1.0, size=shape).astype(dtype)
+
+
+def reference(a, b, *, bias=None, activation=None, alpha=1.0, beta=0.0, c=None, trans_a=False, trans_b=False):
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if trans_a:
+        a = np.swapaxes(a, -1, -2)
+    if trans_b:
+        b = np.swapaxes(b, -1, -2)
+    x = alpha * (a @ b)
+    if beta:
+        x = x + beta * np.asarray(c, dtype=np.float64)
+    if bias is not None:
+        x = x + np.asarray(bias, dtype=np.float64)
+    if activation == "relu":
+        return np.maximum(x, 0)
+    if activation in ("gelu", "gelu_erf"):
+        return 0.5 * x * (1 + _erf(x / math.sqrt(2)))
+    if activation == "gelu_tanh":
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+    if activation == "silu":
+        return x / (1 + np.exp(-x))
+    return x
+
+
+def rel_error(got, ref):
+    got = np.asarray(got, dtype=np.float64)
+    assert got.shape == ref.shape
+    assert np.all(np.isfinite(got)), "non-finite output (an element was not written?)"
+    return np.linalg.norm(got - ref) / max(np.linalg.norm(ref), 1e-30)
+
+
+@pytest.mark.parametrize("m,n,k", [(1, 1, 1), (7, 15, 16), (17, 63, 65), (64, 1, 129), (33, 17, 1)])
+@pytest.mark.parametrize("trans_a", [False, True])
+@pytest.mark.parametrize("trans_b", [False, True])
+def test_f32_shapes_and_transposes(m, n, k, trans_a, trans_b):
+    a = rand(*((k, m) if trans_a else (m, k)))
+    b = rand(*((n, k) if trans_b else (k, n)))
+    got = deepgemm.matmul(a, b, trans_a=trans_a, trans_b=trans_b)
+    assert got.dtype == np.float32 and got.shape == (m, n)
+    assert rel_error(got, reference(a, b, trans_a=trans_a, trans_b=trans_b)) < TOLERANCE["float32"]
+
+
+@pytest.mark.parametrize("activation", [None, "relu", "gelu", "gelu_tanh", "silu"])
+def test_bias_and_activations(activation):
+    m, n, k = 19, 23, 37
+    a, w, bias = rand(m, k), rand(n, k), rand(n)
+    out = np.full((m, n), np.nan, dtype=np.float32)  # poisoned
+    got = deepgemm.matmul(a, w, trans_b=True, bias=bias, activation=activation, out=out)
+    assert got is out
+    ref = reference(a, w, trans_b=True, bias=bias, activation=activation)
+    assert rel_error(got, ref) < TOLERANCE["float32"]
+
+
+def test_alpha_beta_c():
+    m, n, k = 31, 9, 40
+    a, b, c = rand(m, k), rand(k, n), rand(m, n)
+    bias = rand(n)
+    got = deepgemm.matmul(a, b, alpha=0.5, beta=-1.25, c=c, bias=bias, activation="relu")
+    ref = reference(a, b, alpha=0.5, beta=-1.25, c=c, bias=bias, activation="relu")
+    assert rel_error(got, ref) < TOLERANCE["float32"]
+    # The cached plan reads alpha/beta at execute time: new values, same plan.
+    got = deepgemm.matmul(a, b, alpha=2.0, beta=0.5, c=c)
+    assert rel_error(got, reference(a, b, alpha=2.0, beta=0.5, c=c)) < TOLERANCE["float32"]
+
+
+def test_non_contiguous_views():
+    base_a, base_b = rand(40, 50), rand(60, 80)
+    a = base_a[3:20, 5:30]          # row stride 50: a leading dimension larger than needed
+    b = np.asfortranarray(rand(25, 11))  # column-major storage: passed as a transposed operand
+    got = deepgemm.matmul(a, b)
+    assert rel_error(got, reference(a, b)) < TOLERANCE["float32"]
+    c = base_b[::2, ::3][:17, :25]   # neither dimension contiguous: copied
+    got = deepgemm.matmul(c, b)
+    assert rel_error(got, reference(c, b)) < TOLERANCE["float32"]
+
+
+def test_batched_and_broadcast():
+    batch, m, n, k = 3, 12, 10, 21
+    a, b = rand(batch, m, k), rand(k, n)  # b is shared by the batch
+    got = deepgemm.matmul(a, b)
+    assert got.shape == (batch, m, n)
+    assert rel_error(got, reference(a, b)) < TOLERANCE["float32"]
+    b3 = rand(batch, n, k)
+    got = deepgemm.matmul(a, b3, trans_b=True, activation="silu")
+    assert rel_error(got, reference(a, b3, trans_b=True, activation="silu")) < TOLERANCE["float32"]
+
+
+def test_f16():
+    m, n, k = 33, 48, 70
+    a, b, bias = rand(m, k, dtype=np.float16), rand(k, n, dtype=np.float16), rand(n, dtype=np.float16)
+    got = deepgemm.matmul(a, b, bias=bias, activation="gelu")
+    assert got.dtype == np.float16
+    assert rel_error(got, reference(a, b, bias=bias, activation="gelu")) < TOLERANCE["float16"]
+    got = deepgemm.matmul(a, b, out_dtype=np.float32)
+    assert got.dtype == np.float32
+    assert rel_error(got, reference(a, b)) < TOLERANCE["float32"]
+
+
+def test_bf16_with_ml_dtypes():
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    m, n, k = 29, 31, 64
+    a = rand(m, k).astype(ml_dtypes.bfloat16)
+    w = rand(n, k).astype(ml_dtypes.bfloat16)
+    bias = rand(n).astype(ml_dtypes.bfloat16)
+    got = deepgemm.matmul(a, w, trans_b=True, bias=bias, activation="gelu")
+    assert got.dtype == ml_dtypes.bfloat16
+    ref = reference(a.astype(np.float64), w.astype(np.float64), trans_b=True, bias=bias.astype(np.float64),
+                    activation="gelu")
+    assert rel_error(got.astype(np.float64), ref) < TOLERANCE["bfloat16"]
+
+
+@pytest.mark.parametrize("fp8", ["float8_e4m3fn", "float8_e5m2"])
+def test_fp8_with_ml_dtypes(fp8):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    t = getattr(ml_dtypes, fp8)
+    m, n, k = 16, 24, 48
+    a, b = rand(m, k).astype(t), rand(k, n).astype(t)
+    got = deepgemm.matmul(a, b)  # fp8 inputs default to a bf16 output
+    assert got.dtype == ml_dtypes.bfloat16
+    ref = reference(a.astype(np.float64), b.astype(np.float64))
+    assert rel_error(got.astype(np.float64), ref) < TOLERANCE["bfloat16"]
+
+
+def test_int8():
+    m, n, k = 9, 13, 77
+    a = RNG.integers(-128, 128, size=(m, k), dtype=np.int8)
+    b = RNG.integers(-128, 128, size=(k, n), dtype=np.int8)
+    got = deepgemm.matmul(a, b)
+    assert got.dtype == np.int32
+    np.testing.assert_array_equal(got, a.astype(np.int64) @ b.astype(np.int64))  # exact
+
+
+def test_dlpack_producer_on_cpu():
+    """An object that only speaks DLPack (no NumPy type) goes through the capsule reader."""
+    class OnlyDLPack:
+        def __init__(self, array):
+            self._array = array
+
+        def __dlpack__(self, stream=None):
+            return self._array.__dlpack__()
+
+        def __dlpack_device__(self):
+            return self._array.__dlpack_device__()
+
+    a, b = rand(11, 14), rand(20, 14)
+    out = np.full((11, 20), np.nan, dtype=np.float32)
+    deepgemm.matmul(OnlyDLPack(a), OnlyDLPack(b[:, :]), trans_b=True, out=out)
+    assert rel_error(out, reference(a, b, trans_b=True)) < TOLERANCE["float32"]
+    view = deepgemm._tensors.as_view(OnlyDLPack(b[2:, 1:]))
+    assert view.shape == (18, 13) and view.strides == (14, 1) and view.dtype == "float32"
+
+
+def test_plan_once_execute_many_and_threads():
+    m, n, k = 24, 40, 56
+    with deepgemm.Context("cpu") as ctx:
+        assert ctx.device == "cpu"
+        with ctx.plan(m, n, k, "float32", trans_b=True, bias="float32", activation="gelu_tanh") as plan:
+            assert plan.shape == (m, n, k) and plan.workspace_size >= 0
+            info = plan.describe()
+            assert info["backend"] == "cpu"
+            json.dumps(info)
+            inputs = [(rand(m, k), rand(n, k), rand(n)) for _ in range(8)]
+            outs = [np.full((m, n), np.nan, dtype=np.float32) for _ in inputs]
+            errors = []
+
+            def work(i):
+                try:
+                    a, b, bias = inputs[i]
+                    plan.execute(a, b, outs[i], bias=bias)
+                except Exception as e:  # pragma: no cover - reported below
+                    errors.append(e)
+
+            threads = [threading.Thread(target=work, args=(i,)) for i in range(len(inputs))]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert not errors, errors
+            for (a, b, bias), d in zip(inputs, outs):
+                ref = reference(a, b, trans_b=True, bias=bias, activation="gelu_tanh")
+                assert rel_error(d, ref) < TOLERANCE["float32"]
+            # The plan checks what it is given.
+            with pytest.raises(ValueError, match="shape"):
+                plan.execute(rand(m, k + 1), inputs[0][1], outs[0], bias=inputs[0][2])
+            with pytest.raises(TypeError, match="dtype"):
+                plan.execute(inputs[0][0].astype(np.float16), inputs[0][1], outs[0], bias=inputs[0][2])
+        assert plan._handle is None
+
+
+def test_library_errors_carry_status_and_message():
+    with deepgemm.Context("cpu") as ctx:
+        with pytest.raises(deepgemm.Error) as info:
+            ctx.plan(8, 8, 8, "float32", lda=3)
+        assert info.value.status == deepgemm.Status.INVALID_ARGUMENT
+        assert "lda" in info.value.message
+        assert "INVALID_ARGUMENT" in str(info.value)
+        with pytest.raises(deepgemm.Error) as info:
+            ctx.plan(8, 8, 8, "float32", b_dtype="float16")
+        assert info.value.status == deepgemm.Status.NOT_SUPPORTED
+        # A plan missing its bias at execute: INVALID_ARGUMENT, output untouched.
+        plan = ctx.plan(4, 5, 6, "float32", bias="float32")
+        d = np.full((4, 5), np.nan, dtype=np.float32)
+        with pytest.raises(deepgemm.Error) as info:
+            plan.execute(rand(4, 6), rand(6, 5), d)
+        assert info.value.status == deepgemm.Status.INVALID_ARGUMENT
+        assert np.all(np.isnan(d))
+        # The context refuses to go while a plan is alive.
+        with pytest.raises(deepgemm.Error) as info:
+            capi_status = deepgemm.capi.dgemm_context_destroy(ctx.handle)
+            deepgemm._api._check(capi_status)
+        assert info.value.status == deepgemm.Status.INVALID_ARGUMENT
+        plan.close()
+    with pytest.raises(deepgemm.Error) as info:
+        deepgemm.Context(4096)  # no machine has that many GPUs
+    assert info.value.status == deepgemm.Status.NO_DEVICE
+
+
+def test_python_side_errors():
+    with pytest.raises(ValueError, match="inner dimensions"):
+        deepgemm.matmul(rand(3, 4), rand(5, 6))
+    with pytest.raises(ValueError, match="beta"):
+        deepgemm.matmul(rand(3, 4), rand(4, 6), beta=1.0)
+    with pytest.raises(TypeError):
+        deepgemm.matmul(rand(3, 4).astype(np.float64), rand(4, 6).astype(np.float64))
+    with pytest.raises(ValueError, match="activation"):
+        deepgemm.Context("cpu").plan(2, 2, 2, activation="tanh")
+    with pytest.raises(ValueError, match="device"):
+        deepgemm.Context("tpu")
+
+
+def test_gpu_objects_are_routed_to_a_cuda_context():
+    """Without a GPU, an object exposing __cuda_array_interface__ must reach the library's CUDA
+    path and fail there with NO_DEVICE (not be read as host memory)."""
+    with deepgemm.Context("auto") as ctx:
+        if ctx.device != "cpu":
+            pytest.skip("a GPU is present")
+
+    class FakeCuda:
+        def __init__(self, shape):
+            self.__cuda_array_interface__ = {"shape": shape, "typestr": "<f4", "data": (0x1000, False),
+                                             "version": 3, "strides": None, "stream": 1}
+
+    with pytest.raises(deepgemm.Error) as info:
+        deepgemm.matmul(FakeCuda((4, 8)), FakeCuda((8, 2)), out=FakeCuda((4, 2)))
+    assert info.value.status == deepgemm.Status.NO_DEVICE
+    view = deepgemm._tensors.as_view(FakeCuda((4, 8)))
+    assert view.device == "cuda:0" and view.stream == 1 and view.strides == (8, 1)
+
+
+def test_low_level_capi():
+    capi = deepgemm.capi
+    assert capi.dgemm_version() == capi.DGEMM_VERSION_NUMBER
+    assert capi.dgemm_status_string(capi.DGEMM_STATUS_NO_DEVICE) == "DGEMM_STATUS_NO_DEVICE"
+    p = capi.dgemm_problem_t()
+    assert capi.dgemm_problem_init(p) == 0
+    assert (p.m, p.n, p.k, p.a_type, p.batch_count) == (1, 1, 1, capi.DGEMM_DTYPE_BF16, 1)
