@@ -81,13 +81,21 @@ fi
 if [[ -x $bench && ${GPU_CHECK_NCU:-0} != 0 ]]; then
   read -r m n k <<< "${GPU_CHECK_NCU_SHAPE:-4096 4096 4096}"
   # --profile-from-start off: only the launches between cudaProfilerStart/Stop (ours) are profiled.
-  metrics=sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,sm__throughput.avg.pct_of_peak_sustained_elapsed,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,launch__registers_per_thread,launch__grid_size,gpu__time_duration.sum
+  # Sections have stable names across ncu versions (a metric name unknown to this ncu would fail the
+  # whole command): speed of light (SM, tensor pipe, DRAM throughput), pipe utilisation, warp stall
+  # reasons, launch statistics; plus the two shared-memory bank-conflict counters of issue 3.
+  metrics=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
   for dt in bf16; do
     echo "===== ncu $m x $n x $k $dt" >> "$OUT/profile.log"
-    timeout 180 ncu --clock-control none --profile-from-start off --metrics "$metrics" \
+    timeout 180 ncu --clock-control none --profile-from-start off --section SpeedOfLight \
+      --section ComputeWorkloadAnalysis --section WarpStateStats --section LaunchStats --metrics "$metrics" \
       "$bench" --profile --m "$m" --n "$n" --k "$k" --dtype "$dt" --layout tn >> "$OUT/profile.log" 2>&1
     summary+=("ncu   $m x $n x $k $dt rc=$? (profile.log)")
   done
+  # The few numbers a reader wants first, from the last ncu report.
+  while IFS= read -r line; do summary+=("ncu   ${line}"); done < <(grep -E \
+    "bank_conflicts|Compute \(SM\) Throughput|DRAM Throughput|Duration|Registers Per Thread" "$OUT/profile.log" \
+    | sed -E 's/ +/ /g' | tail -n 8)
 fi
 if [[ -x $bench && ${GPU_CHECK_SANITIZER:-0} != 0 ]]; then
   for tool in memcheck racecheck; do
