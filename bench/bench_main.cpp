@@ -43,6 +43,7 @@ struct Options {
   bool use_lt = true;
   bool profile = false;
   double time_limit_s = 0;  // 0: none; else start no new shape after this many seconds
+  uint64_t seed = 0;        // 0: from the clock (fresh inputs every run); printed, for --seed
   int device = 0;
   std::string json_file, summary_file;
 };
@@ -62,6 +63,7 @@ const char* kUsage =
     "  --json FILE       write every row and the summary as JSON\n"
     "  --summary FILE    write the short summary table (also printed last)\n"
     "  --device I        CUDA device ordinal (default 0)\n"
+    "  --seed S          seed of the random inputs (default: from the clock; printed to repeat a run)\n"
     "  --time-limit S    start no new shape after S seconds (the rows done are still reported)\n"
     "  --profile         our kernel alone, one launch inside cudaProfilerStart/Stop (for ncu\n"
     "                    --profile-from-start off and compute-sanitizer); no cuBLAS, no timing\n"
@@ -139,6 +141,8 @@ Options parse_options(int argc, char** argv) {
       const char* v = value();
       o.device = static_cast<int>(std::strtol(v, &end, 10));
       if (end == v || *end || o.device < 0) usage_error("--device needs a non-negative integer");
+    } else if (a == "--seed") {
+      o.seed = static_cast<uint64_t>(parse_size("--seed", value()));
     } else if (a == "--time-limit") {
       o.time_limit_s = double(parse_size("--time-limit", value()));
     } else if (a == "--profile") {
@@ -306,7 +310,8 @@ void make_plan(dgemm_context_t ctx, const GemmShape& s, const char* force_family
       const Json* pred = c.get("predicted_us");
       const Json* fam = c.path("config.family");
       if (i == 0 && pred) out->first_runner_up_us = pred->number;
-      if (fam && fam->string != out->family && out->other_family.empty()) {
+      // The CPU family never runs on device memory: it is no runner-up of a GPU plan.
+      if (fam && fam->string != out->family && fam->string != "cpu" && out->other_family.empty()) {
         out->other_family = fam->string;
         out->other_predicted_us = pred ? pred->number : kNaN;
       }
@@ -397,7 +402,8 @@ struct Bench {
   cudaStream_t stream = nullptr;
   cudaEvent_t ev_start = nullptr, ev_stop = nullptr;
   cudaDeviceProp prop{};
-  uint64_t seed = 0x5eed;
+  uint64_t seed = 1;        // next seed of the input generator
+  uint64_t first_seed = 1;  // what --seed repeats
   std::vector<Row> rows;
   size_t shapes_not_run = 0;  // cut by --time-limit
 };
@@ -791,7 +797,7 @@ void write_json(const Bench& B, const std::string& file) {
   Correlations c = correlations(B.rows);
   out << "{\n  \"date\": " << jstr(date) << ",\n  \"device\": " << jstr(B.prop.name) << ",\n  \"sms\": "
       << B.prop.multiProcessorCount << ",\n  \"l2_bytes\": " << B.prop.l2CacheSize << ",\n  \"library\": "
-      << jstr(dgemm_version_string()) << ",\n  \"reps\": " << B.opt.reps << ",\n  \"target_us\": " << jnum(B.opt.target_us)
+      << jstr(dgemm_version_string()) << ",\n  \"seed\": " << B.first_seed << ",\n  \"reps\": " << B.opt.reps << ",\n  \"target_us\": " << jnum(B.opt.target_us)
       << ",\n  \"spearman_chosen\": " << jnum(c.chosen) << ",\n  \"spearman_with_runner_up\": " << jnum(c.with_ru)
       << ",\n  \"shapes_not_run\": " << B.shapes_not_run << ",\n  \"runner_up_pairs\": " << c.ru_pairs << ",\n  \"runner_up_pairs_chosen_faster\": " << c.ru_pairs_right
       << ",\n  \"rows\": [";
@@ -860,6 +866,10 @@ int profile_one(Bench& B, const Shape& shape, ElemType type, const std::string& 
 int run(int argc, char** argv) {
   Bench B;
   B.opt = parse_options(argc, argv);
+  B.seed = B.opt.seed ? B.opt.seed
+                      : static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) % 1000000007u + 1;
+  B.first_seed = B.seed;
+  const uint64_t first_seed = B.seed;
   std::vector<Shape> shapes = collect_shapes(B.opt);
 
   int devices = 0;
@@ -894,9 +904,10 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "deepgemm-bench: %s\n", B.cublas->error().c_str());
     return 1;
   }
-  std::printf("deepgemm-bench: %s (%d SMs, L2 %d MB), libdeepgemm %s, %d reps, ~%.0f us per sample, %s\n", B.prop.name,
-              B.prop.multiProcessorCount, B.prop.l2CacheSize >> 20, dgemm_version_string(), B.opt.reps, B.opt.target_us,
-              B.opt.use_graph ? "CUDA-graph replays" : "back-to-back launches");
+  std::printf("deepgemm-bench: %s (%d SMs, L2 %d MB), libdeepgemm %s, %d reps, ~%.0f us per sample, %s, --seed %llu\n",
+              B.prop.name, B.prop.multiProcessorCount, B.prop.l2CacheSize >> 20, dgemm_version_string(), B.opt.reps,
+              B.opt.target_us, B.opt.use_graph ? "CUDA-graph replays" : "back-to-back launches",
+              static_cast<unsigned long long>(first_seed));
   std::printf("ratio = best of (cublasGemmEx, cublasLt) time / our time: > 1 means DeepGEMM is faster\n");
   print_header();
 
