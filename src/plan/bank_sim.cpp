@@ -2,7 +2,10 @@
 #include "plan/bank_sim.hpp"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <sstream>
+#include <tuple>
 
 namespace dgemm {
 namespace banksim {
@@ -108,7 +111,9 @@ const char* tile_op_name(TileOp op) {
   return "?";
 }
 
-double tile_conflict_degree(const TileLayout& t, TileOp op) {
+namespace {
+
+double tile_conflict_degree_uncached(const TileLayout& t, TileOp op) {
   long waves = 0, ideal = 0;
   auto add = [&](const WarpAccess& a) {
     ConflictResult r = simulate(a);
@@ -140,6 +145,27 @@ double tile_conflict_degree(const TileLayout& t, TileOp op) {
     }
   }
   return ideal ? double(waves) / double(ideal) : 1.0;
+}
+
+}  // namespace
+
+double tile_conflict_degree(const TileLayout& t, TileOp op) {
+  // Families describe the same few layouts for every candidate and every problem: remember them,
+  // so that planning stays far below a millisecond (a 256-row tile is ~100 simulated instructions).
+  using Key = std::tuple<int, int, int, int, int, int, uint32_t, int>;
+  static std::mutex mutex;
+  static std::map<Key, double> memo;
+  const Key key{t.rows, t.row_bytes, t.pitch_bytes, t.swizzle.bits, t.swizzle.base, t.swizzle.shift, t.base_addr, int(op)};
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = memo.find(key);
+    if (it != memo.end()) return it->second;
+  }
+  const double degree = tile_conflict_degree_uncached(t, op);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (memo.size() > 65536) memo.clear();
+  memo.emplace(key, degree);
+  return degree;
 }
 
 }  // namespace banksim

@@ -26,7 +26,9 @@ constexpr double kHbmEfficiency = 0.88;
 
 long ceil_div(long a, long b) { return b > 0 ? (a + b - 1) / b : 0; }
 
-double peak_for_type(const HardwareDesc& hw, DType t) {
+}  // namespace
+
+double peak_tflops_for(const HardwareDesc& hw, DType t) {
   switch (t) {
     case DType::BF16: return hw.peak_tflops_bf16;
     case DType::F16: return hw.peak_tflops_f16;
@@ -37,6 +39,8 @@ double peak_for_type(const HardwareDesc& hw, DType t) {
   }
   return 0;
 }
+
+namespace {
 
 int estimate_registers(const CostInput& in, const GemmProblem& p) {
   const KernelConfig& c = in.config;
@@ -86,11 +90,11 @@ double instruction_peak_tflops(const HardwareDesc& hw, DType a_type, MathInstr i
   switch (instr) {
     case MathInstr::Wgmma:
       if (!hw.has_wgmma || a_type == DType::F32) return 0;
-      return peak_for_type(hw, a_type);
+      return peak_tflops_for(hw, a_type);
     case MathInstr::MmaSync: {
       if (a_type == DType::F32 || hw.cc() < 80) return 0;
       if (dtype_is_fp8(a_type) && hw.cc() < 89) return 0;
-      double peak = peak_for_type(hw, a_type);
+      double peak = peak_tflops_for(hw, a_type);
       // Hopper's tensor cores reach full rate only through wgmma; mma.sync measures ~62%.
       if (hw.has_wgmma) peak *= 0.62;
       return peak;
@@ -232,15 +236,17 @@ CostEstimate estimate_cost(const GemmProblem& p, const Epilogue& e, const Hardwa
   operand_hbm = std::clamp(operand_hbm, a_bytes + b_bytes, std::max(a_bytes + b_bytes, est.l2_bytes));
   double extra = 0;
   if (split > 1) extra += 2.0 * double(split) * double(p.m) * p.n * 4.0 * batch;  // fp32 partials out + in
-  if (c.pack_a) extra += 2.0 * a_bytes;
-  if (c.pack_b) extra += 2.0 * b_bytes;
-  est.hbm_bytes = operand_hbm + d_bytes + c_bytes + extra;
   const double hbm_bw = hw.mem_bandwidth_gbs * 1e3 * kHbmEfficiency;  // bytes per us
+  // Packing is a copy kernel before the GEMM (read + write the operand): serial, not overlapped.
+  const double pack_bytes = (c.pack_a ? 2.0 * a_bytes : 0.0) + (c.pack_b ? 2.0 * b_bytes : 0.0);
+  const double pack_us = pack_bytes > 0 && hbm_bw > 0 ? pack_bytes / hbm_bw + kLaunchUs : 0.0;
+  est.hbm_bytes = operand_hbm + d_bytes + c_bytes + extra;
   const double l2_bw = (hw.l2_bandwidth_gbs > 0 ? hw.l2_bandwidth_gbs : 3.0 * hw.mem_bandwidth_gbs) * 1e3;
   est.hbm_us = hbm_bw > 0 ? est.hbm_bytes / hbm_bw : 0.0;
   est.l2_us = l2_bw > 0 ? est.l2_bytes / l2_bw : 0.0;
 
-  est.overhead_us = kLaunchUs + latency_us + std::max(0.0, in.extra_fixed_us);
+  est.overhead_us = kLaunchUs + latency_us + pack_us + std::max(0.0, in.extra_fixed_us);
+  est.hbm_bytes += pack_bytes;
   const double body = std::max({est.sm_us, est.hbm_us, est.l2_us});
   est.predicted_us = body + est.overhead_us;
   if (body == est.hbm_us) est.bound = "hbm";

@@ -33,6 +33,8 @@ const char* math_instr_name(MathInstr m);
 // 0 when the machine cannot do it (no wgmma before sm_90a, no fp8 mma before sm_89, ...).
 // mma.sync on Hopper is rated at ~62% of the wgmma peak (public microbenchmarks).
 double instruction_peak_tflops(const HardwareDesc& hw, DType a_type, MathInstr instr);
+// The machine's dense peak for inputs of `a_type` (any vendor, any instruction): the roofline.
+double peak_tflops_for(const HardwareDesc& hw, DType a_type);
 
 // One shared-memory access stream of the kernel: a layout, the instruction that touches it, and
 // how many bytes the whole block moves through it per K tile (e.g. A read by ldmatrix once per

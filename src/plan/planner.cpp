@@ -2,8 +2,13 @@
 #include "plan/planner.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <mutex>
+#include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include "core/error.hpp"
 #include "plan/families.hpp"
@@ -40,39 +45,196 @@ Candidate make_candidate(const KernelConfig& config, const CostEstimate& estimat
   c.has_cost = true;
   c.cost = estimate;
   if (estimate.feasible) {
-    c.predicted_us = estimate.predicted_us;
-    c.notes = estimate.notes();
+    c.predicted_us = estimate.predicted_us;  // notes are written for the candidates a plan shows
   } else {
     c.reject_reason = estimate.reason;
   }
   return c;
 }
 
-PlanDecision choose_kernel(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw,
-                           const PlanRequest& request) {
-  std::vector<Candidate> feasible, rejected;
-  for (const FamilyModel* model : family_models()) {
+bool uses_tma(const KernelConfig& c) { return c.family == Family::Sm90; }
+
+Roofline problem_roofline(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw) {
+  Roofline r;
+  r.flops = p.flops();
+  const double batch = double(std::max<int64_t>(1, p.batch_count));
+  r.min_bytes = batch * (double(p.m) * p.k * dtype_size(p.a_type) + double(p.n) * p.k * dtype_size(p.b_type) +
+                         double(p.m) * p.n * dtype_size(p.d_type) +
+                         (e.reads_c() ? double(p.m) * p.n * dtype_size(p.c_type) : 0.0));
+  const double peak = peak_tflops_for(hw, p.a_type);
+  r.compute_floor_us = peak > 0 ? r.flops / (peak * 1e6) : 0.0;
+  r.memory_floor_us = hw.mem_bandwidth_gbs > 0 ? r.min_bytes / (hw.mem_bandwidth_gbs * 1e3) : 0.0;
+  return r;
+}
+
+std::string hardware_key(const HardwareDesc& hw) {
+  std::ostringstream os;
+  os.precision(17);
+  os << hw.name << "|" << int(hw.vendor) << "|" << hw.cc_major << "." << hw.cc_minor << "|" << hw.sm_count << "|"
+     << hw.warp_size << "|" << hw.max_warps_per_sm << "|" << hw.max_blocks_per_sm << "|" << hw.max_threads_per_block
+     << "|" << hw.regs_per_sm << "|" << hw.max_regs_per_thread << "|" << hw.smem_per_sm << "|"
+     << hw.smem_per_block_optin << "|" << hw.smem_banks << "|" << hw.smem_bank_bytes << "|" << hw.l1_bytes << "|"
+     << hw.l2_bytes << "|" << hw.mem_bandwidth_gbs << "|" << hw.l2_bandwidth_gbs << "|" << hw.clock_mhz << "|"
+     << hw.peak_tflops_f32 << "|" << hw.peak_tflops_f16 << "|" << hw.peak_tflops_bf16 << "|" << hw.peak_tflops_fp8
+     << "|" << hw.peak_tops_i8 << "|" << hw.has_tma << hw.has_wgmma << hw.can_run_kernels;
+  for (const MmaShape& s : hw.mma_shapes)
+    os << "|" << int(s.a_type) << "," << int(s.acc_type) << "," << s.m << "," << s.n << "," << s.k << "," << s.instruction;
+  return os.str();
+}
+
+namespace {
+
+// Bytes between consecutive rows (or columns) of a stored operand, and between batch entries.
+bool tma_aligned(int64_t ld, int64_t stride, int64_t batch, DType t) {
+  const int64_t esz = int64_t(dtype_size(t));
+  if ((ld * esz) % 16 != 0) return false;
+  return batch <= 1 || (stride * esz) % 16 == 0;
+}
+
+// The planner's checks on top of the families': a candidate a family calls feasible is still
+// rejected when it breaks a limit of the machine. A family's bug must not become a launch failure.
+void planner_checks(Candidate& c, const GemmProblem& p, const HardwareDesc& hw) {
+  if (!c.feasible) return;
+  std::ostringstream why;
+  if (!hw.can_run_kernels) {
+    why << hw.name << " is a planning-only description (can_run_kernels: false)";
+  } else if (c.has_cost && c.cost.smem_bytes > hw.smem_per_block_optin) {
+    why << "planner check: " << c.cost.smem_bytes << " B shared memory per block > smem_per_block_optin "
+        << hw.smem_per_block_optin << " B";
+  } else if (c.has_cost && c.cost.regs_per_thread > hw.max_regs_per_thread) {
+    why << "planner check: " << c.cost.regs_per_thread << " registers/thread > max_regs_per_thread "
+        << hw.max_regs_per_thread;
+  } else if (c.config.threads > hw.max_threads_per_block) {
+    why << "planner check: " << c.config.threads << " threads > max_threads_per_block " << hw.max_threads_per_block;
+  } else if (uses_tma(c.config) && !c.config.pack_a && !tma_aligned(p.lda, p.stride_a, p.batch_count, p.a_type)) {
+    why << "TMA needs 16-byte-aligned strides of A (lda = " << p.lda << " x " << dtype_size(p.a_type)
+        << " B) unless A is packed";
+  } else if (uses_tma(c.config) && !c.config.pack_b && !tma_aligned(p.ldb, p.stride_b, p.batch_count, p.b_type)) {
+    why << "TMA needs 16-byte-aligned strides of B (ldb = " << p.ldb << " x " << dtype_size(p.b_type)
+        << " B) unless B is packed";
+  } else if (!(c.predicted_us >= 0.0) || !std::isfinite(c.predicted_us)) {
+    why << "planner check: no usable time estimate (" << c.predicted_us << ")";
+  } else {
+    return;
+  }
+  c.feasible = false;
+  c.reject_reason = why.str();
+}
+
+// Up to `limit` rejected candidates, distinct reasons first.
+std::vector<Candidate> pick_rejected(const std::vector<Candidate>& rejected, std::size_t limit) {
+  std::vector<bool> taken(rejected.size(), false);
+  std::vector<Candidate> out;
+  std::set<std::string> reasons;
+  for (std::size_t i = 0; i < rejected.size() && out.size() < limit; ++i) {
+    if (reasons.insert(rejected[i].reject_reason).second) {
+      out.push_back(rejected[i]);
+      taken[i] = true;
+    }
+  }
+  for (std::size_t i = 0; i < rejected.size() && out.size() < limit; ++i)
+    if (!taken[i]) out.push_back(rejected[i]);
+  return out;
+}
+
+std::mutex g_cache_mutex;
+std::unordered_map<std::string, PlanDecision> g_cache;
+constexpr std::size_t kCacheLimit = 4096;  // a process planning more distinct problems starts over
+
+}  // namespace
+
+CandidateSet evaluate_candidates(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw,
+                                 const PlanRequest& request, const std::vector<const FamilyModel*>& models) {
+  CandidateSet set;
+  for (const FamilyModel* model : models) {
     if (request.force && model->family() != *request.force) continue;
     for (Candidate& c : model->enumerate(p, e, hw)) {
-      (c.feasible ? feasible : rejected).push_back(std::move(c));
+      planner_checks(c, p, hw);
+      (c.feasible ? set.feasible : set.rejected).push_back(std::move(c));
     }
   }
-  if (feasible.empty()) {
-    std::string why = rejected.empty() ? std::string("no kernel family applies") : rejected.front().reject_reason;
+  std::stable_sort(set.feasible.begin(), set.feasible.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.predicted_us < b.predicted_us; });
+  if (set.feasible.empty()) {
+    std::ostringstream why;
+    if (!hw.can_run_kernels) {
+      why << hw.name << " is a planning-only description (can_run_kernels: false): DeepGEMM has kernels only for "
+          << "NVIDIA GPUs of compute capability 8.0 and newer, and the host CPU";
+    } else if (set.rejected.empty()) {
+      why << "no kernel family applies";
+    } else {
+      std::set<std::string> seen;
+      for (const Candidate& c : set.rejected) {
+        if (seen.size() >= 3) break;
+        if (seen.insert(c.reject_reason).second)
+          why << (seen.size() > 1 ? "; " : "") << family_name(c.config.family) << ": " << c.reject_reason;
+      }
+    }
+    set.why_none = why.str();
+  }
+  return set;
+}
+
+PlanDecision choose_kernel_from(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw,
+                                const PlanRequest& request, const std::vector<const FamilyModel*>& models) {
+  const auto t0 = std::chrono::steady_clock::now();
+  CandidateSet set = evaluate_candidates(p, e, hw, request, models);
+  if (set.feasible.empty()) {
     if (request.force) {
       fail(Status::NotSupported, "force_kernel = \"", family_name(*request.force), "\" cannot run ",
-           p.to_string(), " on ", hw.name, ": ", why);
+           p.to_string(), " on ", hw.name, ": ", set.why_none);
     }
-    fail(Status::NotSupported, "no kernel can run ", p.to_string(), " on ", hw.name, ": ", why);
+    fail(Status::NotSupported, "no kernel can run ", p.to_string(), " on ", hw.name, ": ", set.why_none);
   }
-  std::stable_sort(feasible.begin(), feasible.end(),
-                   [](const Candidate& a, const Candidate& b) { return a.predicted_us < b.predicted_us; });
   PlanDecision d;
-  d.chosen = feasible.front();
+  d.considered = int(set.feasible.size() + set.rejected.size());
+  d.chosen = set.feasible.front();
   constexpr std::size_t kShown = 4;
-  for (std::size_t i = 1; i < feasible.size() && d.runners_up.size() < kShown; ++i) d.runners_up.push_back(feasible[i]);
-  for (std::size_t i = 0; i < rejected.size() && d.rejected.size() < kShown; ++i) d.rejected.push_back(rejected[i]);
+  for (std::size_t i = 1; i < set.feasible.size() && d.runners_up.size() < kShown; ++i)
+    d.runners_up.push_back(set.feasible[i]);
+  d.rejected = pick_rejected(set.rejected, kShown + 2);
+  // Formatting is most of a candidate's cost: only the shown ones get their explanation.
+  auto explain = [](Candidate& c) {
+    if (c.has_cost && c.feasible && c.notes.empty()) c.notes = c.cost.notes();
+  };
+  explain(d.chosen);
+  for (Candidate& c : d.runners_up) explain(c);
+  d.plan_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
   return d;
+}
+
+PlanDecision choose_kernel(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw,
+                           const PlanRequest& request) {
+  if (!request.use_cache) return choose_kernel_from(p, e, hw, request, family_models());
+  const std::string key = p.to_string() + "|" + e.to_string() + "|" +
+                          (request.force ? family_name(*request.force) : "auto") + "|" + hardware_key(hw);
+  {
+    std::lock_guard<std::mutex> lock(g_cache_mutex);
+    auto it = g_cache.find(key);
+    if (it != g_cache.end()) {
+      PlanDecision d = it->second;
+      d.from_cache = true;
+      d.plan_us = 0;
+      return d;
+    }
+  }
+  // Planned outside the lock: two threads may plan the same problem once each; both get the same
+  // answer, since planning is deterministic.
+  PlanDecision d = choose_kernel_from(p, e, hw, request, family_models());
+  std::lock_guard<std::mutex> lock(g_cache_mutex);
+  if (g_cache.size() >= kCacheLimit) g_cache.clear();
+  g_cache.emplace(key, d);
+  return d;
+}
+
+std::size_t plan_cache_size() {
+  std::lock_guard<std::mutex> lock(g_cache_mutex);
+  return g_cache.size();
+}
+
+void clear_plan_cache() {
+  std::lock_guard<std::mutex> lock(g_cache_mutex);
+  g_cache.clear();
 }
 
 namespace {
@@ -94,7 +256,12 @@ std::string PlanDecision::to_json(const GemmProblem& p, const Epilogue& e, const
   os << "{\"problem\":\"" << json_escape(p.to_string()) << "\",\"epilogue\":\"" << json_escape(e.to_string())
      << "\",\"hardware\":\"" << json_escape(hw.name) << "\",\"backend\":\""
      << (chosen.config.family == Family::Cpu ? "cpu" : "cuda") << "\",\"family\":\""
-     << family_name(chosen.config.family) << "\",\"chosen\":";
+     << family_name(chosen.config.family) << "\"";
+  const Roofline r = problem_roofline(p, e, hw);
+  os << ",\"roofline\":{\"flops\":" << r.flops << ",\"min_bytes\":" << r.min_bytes
+     << ",\"compute_floor_us\":" << r.compute_floor_us << ",\"memory_floor_us\":" << r.memory_floor_us << "}";
+  os << ",\"considered\":" << considered << ",\"plan_us\":" << plan_us
+     << ",\"from_cache\":" << (from_cache ? "true" : "false") << ",\"chosen\":";
   candidate_json(os, chosen);
   os << ",\"runners_up\":[";
   for (std::size_t i = 0; i < runners_up.size(); ++i) {

@@ -2,6 +2,7 @@
 // with a reason, predicts the time of the rest and picks the cheapest. It never launches anything.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,8 +24,8 @@ struct Candidate {
   CostEstimate cost;
 };
 
-// A candidate from the shared cost model's estimate: feasible with predicted_us and notes, or
-// rejected with the estimate's reason.
+// A candidate from the shared cost model's estimate: feasible with predicted_us (the planner writes
+// the notes of the candidates it shows), or rejected with the estimate's reason.
 Candidate make_candidate(const KernelConfig& config, const CostEstimate& estimate);
 
 // One kernel family's knowledge for the planner: its candidates, their feasibility and cost.
@@ -41,20 +42,57 @@ class FamilyModel {
 
 struct PlanRequest {
   std::optional<Family> force;  // only this family may be chosen
+  bool use_cache = true;        // reuse this process's decision for the same problem, epilogue, hardware
 };
 
 struct PlanDecision {
   Candidate chosen;
   std::vector<Candidate> runners_up;  // best other feasible candidates, cheapest first
-  std::vector<Candidate> rejected;    // a few infeasible ones with their reasons
-  // JSON: problem, epilogue, hardware name, chosen (config, predicted time, notes), runners_up,
-  // rejected.
+  std::vector<Candidate> rejected;    // a few infeasible ones with their reasons (distinct reasons first)
+  int considered = 0;                 // candidates evaluated
+  double plan_us = 0;                 // time the decision took (0 when it came from the cache)
+  bool from_cache = false;
+  // JSON: problem, epilogue, hardware name, the problem's roofline floors, chosen (config,
+  // predicted time, the model's terms), runners_up, rejected.
   std::string to_json(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw) const;
 };
 
-// Throws Error(NotSupported) when no family can run the problem on this hardware.
+// Throws Error(NotSupported) when no family can run the problem on this hardware; the message
+// gives the reasons (a planning-only description such as MI300X says so).
 PlanDecision choose_kernel(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw,
                            const PlanRequest& request);
+
+// Every candidate of the given families, ranked, with the planner's own checks applied on top of
+// the families' (shared memory and registers within the machine's limits, TMA paths only with
+// 16-byte-aligned operand strides unless the operand is packed, nothing on a planning-only
+// description). Never throws for "nothing runs": `deepgemm plan` prints this even then.
+struct CandidateSet {
+  std::vector<Candidate> feasible;  // cheapest first
+  std::vector<Candidate> rejected;  // in enumeration order
+  std::string why_none;             // when feasible is empty: the distinct reasons, joined
+};
+CandidateSet evaluate_candidates(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw,
+                                 const PlanRequest& request, const std::vector<const FamilyModel*>& models);
+// choose_kernel over an explicit list of families (tests use synthetic ones); never cached.
+PlanDecision choose_kernel_from(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw,
+                                const PlanRequest& request, const std::vector<const FamilyModel*>& models);
+
+// The best-case time of the problem on the machine: FLOPs at the dtype's peak, and the bytes of
+// A, B, C (when read) and D at the memory bandwidth. What no plan can beat.
+struct Roofline {
+  double flops = 0, min_bytes = 0;
+  double compute_floor_us = 0, memory_floor_us = 0;
+};
+Roofline problem_roofline(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw);
+
+// Whether a configuration loads operands with TMA (needs 16-byte-aligned strides and base).
+bool uses_tma(const KernelConfig& c);
+
+// The per-process decision cache (choose_kernel with use_cache): entries and a reset for tests.
+std::size_t plan_cache_size();
+void clear_plan_cache();
+// Everything in a description that can change a plan, as a cache-key string.
+std::string hardware_key(const HardwareDesc& hw);
 
 // Escapes a string for inclusion in JSON (used by every to_json in the library).
 std::string json_escape(const std::string& s);

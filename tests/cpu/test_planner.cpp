@@ -1,0 +1,343 @@
+// Planner decisions, checked against synthetic family models (whose answer is known) and against
+// every registered real family on the shipped hardware descriptions: limits are never exceeded,
+// a shared-memory cap shrinks the choice, unaligned operands never take TMA unpacked, planning-only
+// machines plan nothing, plans are cached and planning takes well under a millisecond.
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "plan/arch_file.hpp"
+#include "plan/families.hpp"
+#include "plan/planner.hpp"
+
+using namespace dgemm;
+
+namespace {
+
+HardwareDesc arch(const std::string& name) { return apply_arch_file(cpu_hardware(), name); }
+
+GemmProblem problem(int64_t m, int64_t n, int64_t k, int64_t lda = 0, int64_t ldb = 0) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.lda = lda;
+  p.ldb = ldb;
+  p.resolve_and_validate();
+  return p;
+}
+
+// A Hopper-like family: TMA loads (Family::Sm90), wgmma, 128B-swizzled K-major tiles, a ring of
+// 2..7 stages, every operand packing. It does not check alignment itself: the planner must.
+class SynthTmaFamily final : public FamilyModel {
+ public:
+  Family family() const override { return Family::Sm90; }
+  std::vector<Candidate> enumerate(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw) const override {
+    std::vector<Candidate> out;
+    for (int bm : {64, 128, 256})
+      for (int bn : {64, 128, 256})
+        for (int stages = 2; stages <= 7; ++stages)
+          for (int pack = 0; pack < 2; ++pack) {
+            KernelConfig c;
+            c.family = Family::Sm90;
+            c.block_m = bm;
+            c.block_n = bn;
+            c.block_k = 64;
+            c.stages = stages;
+            c.threads = bm >= 128 ? 384 : 256;
+            c.swizzle_bytes = 128;
+            c.raster_group = 8;
+            c.persistent = true;
+            c.pack_a = c.pack_b = pack == 1;
+            if (!hw.has_tma || !hw.has_wgmma) {
+              Candidate r;
+              r.config = c;
+              r.feasible = false;
+              r.reject_reason = "needs TMA and wgmma (sm_90a)";
+              out.push_back(r);
+              continue;
+            }
+            CostInput in;
+            in.config = c;
+            in.math = MathInstr::Wgmma;
+            in.consumer_threads = c.threads - 128;
+            in.smem_extra_bytes = long(bm) * bn * 2 + 1024;  // epilogue staging + barriers
+            banksim::Swizzle sw = banksim::Swizzle::span_bytes(128);
+            in.smem = {{"A wgmma", banksim::TileLayout::k_major(bm, 64, 2, sw), banksim::TileOp::Ldmatrix, 0},
+                       {"B wgmma", banksim::TileLayout::k_major(bn, 64, 2, sw), banksim::TileOp::Ldmatrix, 0}};
+            out.push_back(make_candidate(c, estimate_cost(p, e, hw, in)));
+          }
+    return out;
+  }
+};
+
+// A family with bugs: claims candidates that break the machine's limits are feasible.
+class BuggyFamily final : public FamilyModel {
+ public:
+  Family family() const override { return Family::Sm80; }
+  std::vector<Candidate> enumerate(const GemmProblem&, const Epilogue&, const HardwareDesc& hw) const override {
+    Candidate big;
+    big.config.family = Family::Sm80;
+    big.config.block_m = big.config.block_n = 256;
+    big.config.block_k = 64;
+    big.config.stages = 8;
+    big.config.threads = 256;
+    big.has_cost = true;
+    big.cost.smem_bytes = hw.smem_per_block_optin + 1;
+    big.cost.regs_per_thread = 128;
+    big.predicted_us = 1.0;  // "fastest": must still lose
+    Candidate regs = big;
+    regs.config.stages = 2;
+    regs.cost.smem_bytes = 1024;
+    regs.cost.regs_per_thread = hw.max_regs_per_thread + 8;
+    regs.predicted_us = 2.0;
+    Candidate ok = regs;
+    ok.config.block_m = ok.config.block_n = 64;
+    ok.cost.regs_per_thread = 96;
+    ok.predicted_us = 50.0;
+    return {big, regs, ok};
+  }
+};
+
+const SynthTmaFamily kSynthTma;
+const BuggyFamily kBuggy;
+
+int area(const KernelConfig& c) { return c.block_m * c.block_n; }
+
+// Every feasible candidate of `models` within the limits of `hw`.
+void check_limits(const GemmProblem& p, const HardwareDesc& hw, const std::vector<const FamilyModel*>& models) {
+  CandidateSet set = evaluate_candidates(p, Epilogue{}, hw, PlanRequest{}, models);
+  for (const Candidate& c : set.feasible) {
+    BOOST_TEST_CONTEXT(hw.name << " " << p.to_string() << " " << c.config.name()) {
+      BOOST_TEST(c.config.threads <= hw.max_threads_per_block);
+      if (c.has_cost) {
+        BOOST_TEST(c.cost.smem_bytes <= hw.smem_per_block_optin);
+        BOOST_TEST(c.cost.regs_per_thread <= hw.max_regs_per_thread);
+        BOOST_TEST(c.cost.blocks_per_sm >= 1);
+        BOOST_TEST(c.cost.regs_per_thread * c.config.threads * c.cost.blocks_per_sm <= hw.regs_per_sm);
+      }
+      BOOST_TEST(c.predicted_us > 0.0);
+    }
+  }
+}
+
+std::vector<const FamilyModel*> real_families() { return family_models(); }
+
+const std::vector<std::vector<int64_t>> kShapes = {
+    {1, 4096, 4096}, {7, 1000, 129}, {128, 128, 128}, {129, 257, 65}, {1000, 1000, 1000},
+    {4096, 4096, 4096}, {4093, 127, 4093}, {8192, 8192, 8192}, {64, 28672, 8192}};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(no_candidate_exceeds_shared_memory_or_registers) {
+  for (const char* machine : {"a100", "l40s", "h100", "h200"}) {
+    HardwareDesc hw = arch(machine);
+    for (const auto& s : kShapes) {
+      GemmProblem p = problem(s[0], s[1], s[2]);
+      check_limits(p, hw, {&kSynthTma});
+      check_limits(p, hw, real_families());
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(planner_rejects_what_a_family_wrongly_calls_feasible) {
+  HardwareDesc hw = arch("h200");
+  PlanDecision d = choose_kernel_from(problem(512, 512, 512), Epilogue{}, hw, PlanRequest{}, {&kBuggy});
+  BOOST_TEST(d.chosen.config.block_m == 64);
+  BOOST_TEST(d.rejected.size() == 2u);
+  for (const Candidate& r : d.rejected) BOOST_TEST(r.reject_reason.find("planner check") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(synthetic_82KB_override_yields_smaller_tiles_or_fewer_stages) {
+  HardwareDesc stock = arch("h200");
+  HardwareDesc capped = apply_arch_text(stock, "shared_mem_per_block: 82KB\n", "cap.yaml");
+  GemmProblem p = problem(4096, 4096, 4096);
+  PlanDecision a = choose_kernel_from(p, Epilogue{}, stock, PlanRequest{}, {&kSynthTma});
+  PlanDecision b = choose_kernel_from(p, Epilogue{}, capped, PlanRequest{}, {&kSynthTma});
+  BOOST_TEST_MESSAGE("stock H200: " << a.chosen.config.name() << " " << a.chosen.cost.smem_bytes << " B; 82KB: "
+                                    << b.chosen.config.name() << " " << b.chosen.cost.smem_bytes << " B");
+  BOOST_TEST(a.chosen.cost.smem_bytes > 82L * 1024);  // the stock choice needs more than the cap
+  BOOST_TEST(b.chosen.cost.smem_bytes <= 82L * 1024);
+  BOOST_TEST((area(b.chosen.config) < area(a.chosen.config) || b.chosen.config.stages < a.chosen.config.stages));
+  BOOST_TEST(b.chosen.predicted_us >= a.chosen.predicted_us);  // a cap can only cost time
+}
+
+BOOST_AUTO_TEST_CASE(real_families_82KB_override_shrinks_or_keeps_a_fitting_choice) {
+  HardwareDesc stock = arch("h200");
+  HardwareDesc capped = apply_arch_text(stock, "shared_mem_per_block: 82KB\n", "cap.yaml");
+  for (const auto& s : kShapes) {
+    GemmProblem p = problem(s[0], s[1], s[2]);
+    PlanRequest r;
+    r.use_cache = false;
+    PlanDecision a = choose_kernel(p, Epilogue{}, stock, r);
+    PlanDecision b = choose_kernel(p, Epilogue{}, capped, r);
+    BOOST_TEST_CONTEXT(p.to_string() << ": stock " << a.chosen.config.name() << ", 82KB " << b.chosen.config.name()) {
+      if (b.chosen.has_cost) BOOST_TEST(b.chosen.cost.smem_bytes <= 82L * 1024);
+      if (a.chosen.has_cost && a.chosen.cost.smem_bytes > 82L * 1024) {
+        BOOST_TEST((area(b.chosen.config) < area(a.chosen.config) || b.chosen.config.stages < a.chosen.config.stages ||
+                    b.chosen.config.family != a.chosen.config.family));
+      } else {
+        BOOST_TEST(b.chosen.config.name() == a.chosen.config.name());  // it fit: the cap changes nothing
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(unaligned_leading_dimension_never_takes_tma_unpacked) {
+  HardwareDesc hw = arch("h200");
+  // lda = 4097 bf16 = 8194 bytes: not a multiple of 16.
+  GemmProblem p = problem(4096, 4096, 4096, 4097, 0);
+  PlanDecision d = choose_kernel_from(p, Epilogue{}, hw, PlanRequest{}, {&kSynthTma});
+  BOOST_TEST(uses_tma(d.chosen.config));
+  BOOST_TEST(d.chosen.config.pack_a);
+  for (const Candidate& c : d.runners_up) BOOST_TEST(!(uses_tma(c.config) && !c.config.pack_a));
+  bool saw_reason = false;
+  for (const Candidate& c : d.rejected) saw_reason |= c.reject_reason.find("16-byte-aligned strides of A") != std::string::npos;
+  BOOST_TEST(saw_reason);
+
+  // Aligned: no need to pay for packing.
+  PlanDecision aligned = choose_kernel_from(problem(4096, 4096, 4096), Epilogue{}, hw, PlanRequest{}, {&kSynthTma});
+  BOOST_TEST(!aligned.chosen.config.pack_a);
+  BOOST_TEST(aligned.chosen.predicted_us < d.chosen.predicted_us);
+
+  // Every registered family, unaligned A or B, every Hopper description.
+  for (const char* machine : {"h100", "h200"}) {
+    HardwareDesc h = arch(machine);
+    for (auto lds : std::vector<std::pair<int64_t, int64_t>>{{4097, 0}, {0, 4099}, {4100, 4100}}) {
+      GemmProblem q = problem(1000, 4096, 4096, lds.first, lds.second);
+      PlanRequest r;
+      r.use_cache = false;
+      PlanDecision e = choose_kernel(q, Epilogue{}, h, r);
+      BOOST_TEST_CONTEXT(machine << " " << q.to_string() << " -> " << e.chosen.config.name()) {
+        BOOST_TEST(!(uses_tma(e.chosen.config) && !e.chosen.config.pack_a && (q.lda * 2) % 16 != 0));
+        BOOST_TEST(!(uses_tma(e.chosen.config) && !e.chosen.config.pack_b && (q.ldb * 2) % 16 != 0));
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(mi300x_plans_nothing_runnable) {
+  HardwareDesc hw = arch("mi300x");
+  GemmProblem p = problem(4096, 4096, 4096);
+  try {
+    PlanRequest r;
+    r.use_cache = false;
+    choose_kernel(p, Epilogue{}, hw, r);
+    BOOST_FAIL("MI300X got a plan");
+  } catch (const Error& e) {
+    BOOST_TEST(int(e.status()) == int(Status::NotSupported));
+    const std::string msg = e.what();
+    BOOST_TEST(msg.find("AMD Instinct MI300X") != std::string::npos);
+    BOOST_TEST(msg.find("planning-only") != std::string::npos);
+  }
+  // Even a family that would accept it (the synthetic one checks only TMA) is refused.
+  HardwareDesc fake = apply_arch_text(hw, "has_tma: true\nhas_wgmma: true\n", "fake.yaml");
+  CandidateSet set = evaluate_candidates(p, Epilogue{}, fake, PlanRequest{}, {&kSynthTma});
+  BOOST_TEST(set.feasible.empty());
+  BOOST_TEST(set.why_none.find("planning-only") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(m1_picks_the_small_m_family_once_it_exists) {
+  bool have_small_m = false;
+  for (const FamilyModel* f : family_models()) have_small_m |= f->family() == Family::SmallM;
+  if (!have_small_m) {
+    BOOST_TEST_MESSAGE("no small-M family registered yet: nothing to check");
+    return;
+  }
+  for (const char* machine : {"a100", "h200"}) {
+    PlanRequest r;
+    r.use_cache = false;
+    PlanDecision d = choose_kernel(problem(1, 4096, 4096), Epilogue{}, arch(machine), r);
+    BOOST_TEST((d.chosen.config.family == Family::SmallM), machine << ": " << d.chosen.config.name());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(decisions_are_cached_per_problem_epilogue_and_hardware) {
+  clear_plan_cache();
+  HardwareDesc hw = arch("h200");
+  GemmProblem p = problem(777, 555, 333);
+  PlanDecision a = choose_kernel(p, Epilogue{}, hw, PlanRequest{});
+  BOOST_TEST(!a.from_cache);
+  BOOST_TEST(plan_cache_size() == 1u);
+  PlanDecision b = choose_kernel(p, Epilogue{}, hw, PlanRequest{});
+  BOOST_TEST(b.from_cache);
+  BOOST_TEST(b.chosen.config.name() == a.chosen.config.name());
+  // A different epilogue, problem or description is a different entry.
+  Epilogue relu;
+  relu.activation = Activation::Relu;
+  choose_kernel(p, relu, hw, PlanRequest{});
+  choose_kernel(problem(777, 555, 334), Epilogue{}, hw, PlanRequest{});
+  HardwareDesc capped = apply_arch_text(hw, "shared_mem_per_block: 82KB\n", "cap.yaml");
+  BOOST_TEST(!choose_kernel(p, Epilogue{}, capped, PlanRequest{}).from_cache);
+  BOOST_TEST(plan_cache_size() == 4u);
+  PlanRequest nocache;
+  nocache.use_cache = false;
+  BOOST_TEST(!choose_kernel(p, Epilogue{}, hw, nocache).from_cache);
+  clear_plan_cache();
+  BOOST_TEST(plan_cache_size() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(planning_one_problem_takes_well_under_a_millisecond) {
+  struct Case {
+    const char* machine;
+    std::vector<const FamilyModel*> models;
+    const char* label;
+  };
+  const std::vector<Case> cases = {{"h200", real_families(), "registered families"},
+                                   {"a100", real_families(), "registered families"},
+                                   {"h200", {&kSynthTma}, "synthetic TMA family (108 candidates)"}};
+  for (const Case& c : cases) {
+    HardwareDesc hw = arch(c.machine);
+    std::vector<double> us;
+    for (int rep = 0; rep < 5; ++rep) {
+      for (const auto& s : kShapes) {
+        GemmProblem p = problem(s[0], s[1], s[2]);
+        auto t0 = std::chrono::steady_clock::now();
+        PlanDecision d = choose_kernel_from(p, Epilogue{}, hw, PlanRequest{}, c.models);
+        us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+        BOOST_TEST(d.considered > 0);
+      }
+    }
+    std::sort(us.begin(), us.end());
+    const double median = us[us.size() / 2], p90 = us[us.size() * 9 / 10];
+    std::printf("planning time on %s, %s: median %.1f us, p90 %.1f us, max %.1f us over %zu plans\n", c.machine,
+                c.label, median, p90, us.back(), us.size());
+    BOOST_TEST(median < 1000.0);
+    BOOST_TEST(p90 < 1000.0);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(json_explains_the_decision) {
+  HardwareDesc hw = arch("h200");
+  GemmProblem p = problem(4096, 4096, 4096);
+  PlanDecision d = choose_kernel_from(p, Epilogue{}, hw, PlanRequest{}, {&kSynthTma});
+  std::string j = d.to_json(p, Epilogue{}, hw);
+  for (const char* key : {"\"roofline\"", "\"compute_floor_us\"", "\"chosen\"", "\"predicted_us\"", "\"model\"",
+                          "\"compute_us\"", "\"hbm_us\"", "\"waves\"", "\"conflict_degree\"", "\"runners_up\"",
+                          "\"rejected\"", "\"reason\"", "\"hardware\":\"NVIDIA H200 SXM 141GB\""})
+    BOOST_TEST(j.find(key) != std::string::npos, key);
+  // Balanced outside strings: a cheap check that it is one JSON value.
+  int depth = 0;
+  bool in_string = false, escaped = false, went_negative = false;
+  for (char ch : j) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (ch == '\\') escaped = true;
+      else if (ch == '"') in_string = false;
+      continue;
+    }
+    if (ch == '"') in_string = true;
+    if (ch == '{' || ch == '[') ++depth;
+    if (ch == '}' || ch == ']') went_negative |= --depth < 0;
+  }
+  BOOST_TEST(depth == 0);
+  BOOST_TEST(!went_negative);
+  BOOST_TEST(!in_string);
+  BOOST_TEST(d.runners_up.size() >= 1u);
+  for (const Candidate& r : d.runners_up) BOOST_TEST(r.predicted_us >= d.chosen.predicted_us);
+}
