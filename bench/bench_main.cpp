@@ -622,21 +622,25 @@ std::string fmt(const char* f, double v) {
 }
 
 void print_header() {
-  std::printf("%-9s %-17s %-9s %-4s %-3s %9s %7s %9s %7s %9s %6s %7s %8s %-28s %9s %9s\n", "set", "MxNxK", "epilogue",
+  std::printf("%-9s %-17s %-9s %-4s %-3s %9s %7s %9s %7s %9s %6s %7s %8s %-30s %9s %9s  %s\n", "set", "MxNxK", "epilogue",
               "type", "lay", "ours_us", "TFLOPs", "cublas_us", "TFLOPs", "lt_us", "ratio", "GB/s", "err", "kernel",
-              "pred_us", "ru_meas");
+              "pred_us", "next_pred", "runner-up of another family: kernel pred/meas us");
 }
 
+// One line per row; next_pred is runners_up[0].predicted_us (whatever its family, not timed).
 void print_row(const Row& r) {
-  std::string ru = r.ru_kernel.empty() ? "-" : fmt("%.1f", r.ru_us);
-  std::printf("%-9s %-17s %-9s %-4s %-3s %9s %7s %9s %7s %9s %6s %7s %8s %-28s %9s %9s%s%s\n", r.shape.set.c_str(),
+  std::string ru = r.ru_kernel.empty() ? std::string("-")
+                                       : r.ru_kernel + " " + fmt("%.1f", r.ru_predicted_us) + "/" + fmt("%.1f", r.ru_us);
+  std::string gbps = r.memory_bound ? fmt("%.0f", r.bytes / r.ours_us * 1e-3) : std::string("-");
+  std::string error = r.error.empty() ? std::string() : "  ERROR " + r.error;
+  std::printf("%-9s %-17s %-9s %-4s %-3s %9s %7s %9s %7s %9s %6s %7s %8s %-30s %9s %9s  %s%s%s\n", r.shape.set.c_str(),
               shape_name(r.shape).c_str(), epi_name(r.shape), r.dtype.c_str(), r.layout.c_str(),
               fmt("%.1f", r.ours_us).c_str(), fmt("%.1f", r.flops / r.ours_us * 1e-6).c_str(),
               fmt("%.1f", r.cublas_us).c_str(), fmt("%.1f", r.flops / r.cublas_us * 1e-6).c_str(),
-              fmt("%.1f", r.lt_us).c_str(), fmt("%.3f", r.ratio()).c_str(),
-              r.memory_bound ? fmt("%.0f", r.bytes / r.ours_us * 1e-3).c_str() : "-", fmt("%.1e", r.err_ours).c_str(),
-              r.kernel.empty() ? "-" : r.kernel.c_str(), fmt("%.1f", r.predicted_us).c_str(), ru.c_str(),
-              r.mismatch ? "  MISMATCH" : "", r.error.empty() ? "" : ("  ERROR " + r.error).c_str());
+              fmt("%.1f", r.lt_us).c_str(), fmt("%.3f", r.ratio()).c_str(), gbps.c_str(), fmt("%.1e", r.err_ours).c_str(),
+              r.kernel.empty() ? "-" : r.kernel.c_str(), fmt("%.1f", r.predicted_us).c_str(),
+              fmt("%.1f", r.first_runner_up_predicted_us).c_str(), ru.c_str(), r.mismatch ? "  MISMATCH" : "",
+              error.c_str());
   if (!r.notes.empty()) std::printf("    note: %s\n", r.notes.c_str());
   std::fflush(stdout);
 }
@@ -863,6 +867,78 @@ int profile_one(Bench& B, const Shape& shape, ElemType type, const std::string& 
   return 0;
 }
 
+// The output side without a GPU: rows made up here go through the table, the summary and the
+// JSON writer, and the JSON is read back. Returns the number of failures.
+int output_self_test() {
+  int failures = 0;
+  auto check = [&](bool ok, const char* what) {
+    if (!ok) {
+      std::printf("self-test FAILED: %s\n", what);
+      ++failures;
+    }
+  };
+  Bench B;
+  std::snprintf(B.prop.name, sizeof B.prop.name, "%s", "Test \"GPU\"");
+  const double pred[] = {100, 200, 300, 50}, meas[] = {110, 190, 320, 60};
+  for (int i = 0; i < 4; ++i) {
+    Row r;
+    r.shape.m = 4096;
+    r.shape.n = 4096;
+    r.shape.k = 1024 * (i + 1);
+    r.shape.set = (i == 0 || i == 3) ? "epilogue" : "seed";  // rows 0 and 3: plain and bias+GELU
+    r.shape.epilogue = i == 3 ? EpilogueKind::BiasGelu : EpilogueKind::Plain;
+    if (i == 3) r.shape.k = 1024;
+    r.dtype = "bf16";
+    r.layout = "tn";
+    r.flops = 2.0 * 4096 * 4096 * double(r.shape.k);
+    r.kernel = "sm90_128x256x64_s4_t384_p";
+    r.predicted_us = pred[i];
+    r.ours_us = meas[i];
+    r.cublas_us = i == 3 ? kNaN : meas[i] * 1.1;
+    r.lt_us = meas[i] * 1.2;
+    if (i == 1) {
+      r.ru_kernel = "sm80_128x128x32_s4_t256";
+      r.ru_predicted_us = 400;
+      r.ru_us = 380;
+    }
+    r.notes = i == 2 ? "a \"quoted\" note" : "";
+    B.rows.push_back(r);
+  }
+  print_header();
+  for (const Row& r : B.rows) print_row(r);
+  std::string summary = summary_text(B);
+  std::printf("%s", summary.c_str());
+  check(summary.find("bias+gelu / plain = 0.545") != std::string::npos, "epilogue overhead line (60/110)");
+  check(summary.find("chosen plan measured no slower than the runner-up in 1 of 1 rows") != std::string::npos,
+        "runner-up agreement line");
+  check(std::fabs(B.rows[0].ratio() - 1.1) < 1e-12 && std::fabs(B.rows[3].ratio() - 1.2) < 1e-12,
+        "ratio = best cuBLAS / ours");
+
+  std::string file = "deepgemm-bench-self-test.json";
+  write_json(B, file);
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  in.close();
+  std::remove(file.c_str());
+  Json j;
+  std::string err;
+  bool parsed = parse_json(text.str(), &j, &err);
+  if (!parsed) std::printf("JSON: %s\n", err.c_str());
+  check(parsed, "the JSON output parses");
+  const Json* rows = j.get("rows");
+  check(rows && rows->array.size() == 4, "4 rows in the JSON");
+  if (rows && rows->array.size() == 4) {
+    check(rows->array[3].get("cublas_us")->type == Json::Type::Null, "NaN is written as null");
+    check(std::fabs(rows->array[1].get("runner_up_us")->number - 380) < 1e-9, "runner_up_us");
+    check(rows->array[2].get("notes")->string == "a \"quoted\" note", "escaped strings round-trip");
+  }
+  const Json* rho = j.get("spearman_chosen");
+  check(rho && std::fabs(rho->number - 1.0) < 1e-9, "spearman_chosen = 1 for rank-identical rows");
+  check(j.get("device") && j.get("device")->string == "Test \"GPU\"", "device name");
+  return failures;
+}
+
 int run(int argc, char** argv) {
   Bench B;
   B.opt = parse_options(argc, argv);
@@ -964,7 +1040,11 @@ int run(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--self-test") == 0) return bench::self_test() ? 1 : 0;
+    if (std::strcmp(argv[i], "--self-test") == 0) {
+      int failures = bench::self_test() + bench::output_self_test();
+      std::printf("%s\n", failures ? "self-test FAILED" : "all self-tests passed");
+      return failures ? 1 : 0;
+    }
     if (std::strcmp(argv[i], "--list") == 0) {
       for (const auto& kv : bench::embedded_shape_sets()) std::printf("== %s\n%s\n", kv.first.c_str(), kv.second.c_str());
       return 0;
