@@ -243,6 +243,7 @@ struct OurPlan {
   std::string other_family;
   double other_predicted_us = kNaN;
   double first_runner_up_us = kNaN;  // runners_up[0].predicted_us, whatever its family
+  double floor_us = kNaN;            // the planner's roofline: max(compute floor, memory floor)
 
   OurPlan() = default;
   OurPlan(const OurPlan&) = delete;
@@ -304,6 +305,9 @@ void make_plan(dgemm_context_t ctx, const GemmShape& s, const char* force_family
   if (const Json* v = j.path("chosen.config.name")) out->kernel = v->string;
   if (const Json* v = j.path("chosen.config.family")) out->family = v->string;
   if (const Json* v = j.path("chosen.predicted_us")) out->predicted_us = v->number;
+  const Json* cf = j.path("roofline.compute_floor_us");
+  const Json* mf = j.path("roofline.memory_floor_us");
+  if (cf && mf) out->floor_us = std::max(cf->number, mf->number);
   if (const Json* ru = j.get("runners_up")) {
     for (size_t i = 0; i < ru->array.size(); ++i) {
       const Json& c = ru->array[i];
@@ -371,7 +375,7 @@ struct Row {
   double flops = 0, bytes = 0;
   bool memory_bound = false;
   std::string kernel, family;
-  double predicted_us = kNaN, plan_ms = kNaN, first_runner_up_predicted_us = kNaN;
+  double predicted_us = kNaN, plan_ms = kNaN, first_runner_up_predicted_us = kNaN, floor_us = kNaN;
   double ours_us = kNaN, ours_p25 = kNaN, ours_p75 = kNaN;
   double cublas_us = kNaN, lt_us = kNaN;
   std::string ru_kernel;
@@ -482,6 +486,7 @@ void run_row(Bench& B, const Shape& shape, ElemType type, const std::string& dty
   row.predicted_us = ours.predicted_us;
   row.plan_ms = ours.plan_ms;
   row.first_runner_up_predicted_us = ours.first_runner_up_us;
+  row.floor_us = ours.floor_us;
 
   std::vector<std::unique_ptr<Contender>> contenders;
   std::vector<std::unique_ptr<DeviceBuffer>> outputs;
@@ -816,7 +821,8 @@ void write_json(const Bench& B, const std::string& file) {
         << ", \"ratio\": " << jnum(r.ratio()) << ", \"ours_gbps\": " << jnum(r.bytes / r.ours_us * 1e-3)
         << ", \"memory_bound\": " << (r.memory_bound ? "true" : "false") << ", \"kernel\": " << jstr(r.kernel)
         << ", \"family\": " << jstr(r.family) << ", \"predicted_us\": " << jnum(r.predicted_us)
-        << ", \"runners_up0_predicted_us\": " << jnum(r.first_runner_up_predicted_us) << ", \"plan_ms\": "
+        << ", \"runners_up0_predicted_us\": " << jnum(r.first_runner_up_predicted_us)
+        << ", \"roofline_floor_us\": " << jnum(r.floor_us) << ", \"plan_ms\": "
         << jnum(r.plan_ms) << ", \"runner_up_kernel\": " << jstr(r.ru_kernel) << ", \"runner_up_predicted_us\": "
         << jnum(r.ru_predicted_us) << ", \"runner_up_us\": " << jnum(r.ru_us) << ", \"err_ours\": " << jnum(r.err_ours)
         << ", \"err_cublas\": " << jnum(r.err_cublas) << ", \"err_cublaslt\": " << jnum(r.err_lt)
