@@ -43,10 +43,30 @@ struct RefValue {
   double tol;  // how far a correct implementation's z may be from this one
 };
 
+namespace detail {
+// a + b, and whether the double result is exact (TwoSum error term zero).
+inline double add_tracking(double a, double b, bool* exact) {
+  double s = a + b;
+  double bb = s - a;
+  double err = (a - (s - bb)) + (b - bb);
+  if (err != 0 || !std::isfinite(s)) *exact = false;
+  return s;
+}
+inline double mul_tracking(double a, double b, bool* exact) {
+  double p = a * b;
+  if (!std::isfinite(p) || std::fma(a, b, -p) != 0) *exact = false;
+  return p;
+}
+}  // namespace detail
+
 // alpha and beta are the resolved run-time scalars.
 inline RefValue reference_element(const GemmProblem& p, const Epilogue& e, const ExecArgs& args, double alpha,
                                   double beta, int64_t batch, int64_t i, int64_t j) {
   double sum = 0, mag = 0;
+  // Integer problems sum exactly in double (|sum| < 2^53); while every later step is exact too,
+  // any correct implementation must produce this very value, and tol stays 0 (so exact ties,
+  // e.g. x.5 before an i8 rounding, are checked exactly).
+  bool exact = p.is_integer();
   if (p.k > 0) {
     for (int64_t kk = 0; kk < p.k; ++kk) {
       int64_t a_off = p.op_a == dgemm::Op::N ? ref_offset(p, i, kk, p.lda) : ref_offset(p, kk, i, p.lda);
@@ -56,23 +76,24 @@ inline RefValue reference_element(const GemmProblem& p, const Epilogue& e, const
       sum += a * b;
       mag += std::fabs(a * b);
     }
-    sum *= alpha;
+    sum = detail::mul_tracking(alpha, sum, &exact);
     mag *= std::fabs(alpha);
   }
   double x = sum;
   if (e.beta != 0.0f) {
-    double c = beta * dgemm::load_as_double(p.c_type, args.c, batch * p.stride_c + ref_offset(p, i, j, p.ldc));
-    x += c;
+    double c = detail::mul_tracking(
+        beta, dgemm::load_as_double(p.c_type, args.c, batch * p.stride_c + ref_offset(p, i, j, p.ldc)), &exact);
+    x = detail::add_tracking(x, c, &exact);
     mag += std::fabs(c);
   }
   if (e.bias_mode == dgemm::VectorMode::PerRow || e.bias_mode == dgemm::VectorMode::PerColumn) {
     double bias = dgemm::load_as_double(e.bias_type, args.bias, e.bias_mode == dgemm::VectorMode::PerRow ? i : j);
-    x += bias;
+    x = detail::add_tracking(x, bias, &exact);
     mag += std::fabs(bias);
   }
   // Two double accumulations of k + 3 terms differ by at most about 2 (k + 3) eps of the sum of
   // magnitudes.
-  double tol = 2.0 * double(p.k + 4) * 1.2e-16 * mag;
+  double tol = exact ? 0.0 : 2.0 * double(p.k + 4) * 1.2e-16 * mag;
   double y = ref_activation(e.activation, x);
   if (e.activation != dgemm::Activation::None && e.activation != dgemm::Activation::Relu) {
     // Every activation here has slope at most 1.2; formulas evaluated in a different order
@@ -82,8 +103,9 @@ inline RefValue reference_element(const GemmProblem& p, const Epilogue& e, const
   if (e.scale_mode != dgemm::VectorMode::None) {
     int64_t s = e.scale_mode == dgemm::VectorMode::PerTensor ? 0 : e.scale_mode == dgemm::VectorMode::PerRow ? i : j;
     double scale = double(args.scale[s]);
-    y *= scale;
-    tol = tol * std::fabs(scale) + 2.3e-16 * std::fabs(y);
+    bool scale_exact = true;
+    y = detail::mul_tracking(y, scale, &scale_exact);
+    tol = tol * std::fabs(scale) + (scale_exact ? 0.0 : 2.3e-16 * std::fabs(y));
   }
   return {y, tol};
 }

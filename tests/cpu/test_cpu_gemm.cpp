@@ -40,6 +40,8 @@ struct Case {
   bool alias_cd = false;                    // C and D are the same buffer
   int64_t sample = 0;                       // 0: check every element; else this many random ones
   double input_range = 2.0;                 // float inputs uniform in (-range, range)
+  int i8_input_limit = 127;                 // i8 inputs uniform in [-limit, limit] (never 0)
+  bool unit_scale = false;                  // output scales of +-1 (keeps exact ties exact)
 };
 
 struct Outcome {
@@ -60,9 +62,9 @@ int64_t extent(const GemmProblem& p, int64_t rows, int64_t cols, int64_t ld, int
 }
 
 // Random representable values of type t, never zero.
-void fill_random(DType t, void* buf, int64_t count, std::mt19937_64& rng, double range) {
+void fill_random(DType t, void* buf, int64_t count, std::mt19937_64& rng, double range, int i8_limit = 128) {
   std::uniform_real_distribution<double> real(-range, range);
-  std::uniform_int_distribution<int> i8(-128, 127), i32(-100000, 100000);
+  std::uniform_int_distribution<int> i8(-i8_limit, std::min(i8_limit, 127)), i32(-100000, 100000);
   for (int64_t i = 0; i < count; ++i) {
     do {
       double v = t == DType::I8 ? i8(rng) : t == DType::I32 ? i32(rng) : real(rng);
@@ -87,6 +89,8 @@ std::string describe(const Case& c, uint64_t seed) {
   os << c.p.to_string() << " | " << c.e.to_string() << " | scalars=" << scalar_mode_name(c.mode);
   if (c.mode != ScalarMode::FromPlan) os << "(" << c.run_alpha << "," << c.run_beta << ")";
   if (c.alias_cd) os << " C==D";
+  if (c.i8_input_limit != 127) os << " i8_inputs=+-" << c.i8_input_limit;
+  if (c.unit_scale) os << " unit_scale";
   os << " seed=" << seed;
   return os.str();
 }
@@ -108,8 +112,8 @@ Outcome run_case(Case c, const std::string& label) {
   const int64_t nc = reads_c ? extent(p, p.m, p.n, p.ldc, p.stride_c) : 0;
   const int64_t nd = extent(p, p.m, p.n, p.ldd, p.stride_d);
   std::vector<unsigned char> a(std::size_t(na) * asz + 1), b(std::size_t(nb) * bsz + 1), cbuf(std::size_t(nc) * csz + 1);
-  fill_random(p.a_type, a.data(), na, rng, c.input_range);
-  fill_random(p.b_type, b.data(), nb, rng, c.input_range);
+  fill_random(p.a_type, a.data(), na, rng, c.input_range, c.i8_input_limit);
+  fill_random(p.b_type, b.data(), nb, rng, c.input_range, c.i8_input_limit);
   fill_random(p.c_type, cbuf.data(), nc, rng, 2.0);
 
   const int64_t bias_len = c.e.bias_mode == VectorMode::PerRow ? p.m : p.n;
@@ -121,7 +125,7 @@ Outcome run_case(Case c, const std::string& label) {
   std::uniform_real_distribution<double> mag(0.5, 2.0);
   std::uniform_int_distribution<int> zp(1, 20);
   for (int64_t i = 0; i < scale_len; ++i) {
-    scale[std::size_t(i)] = float((rng() & 1) ? mag(rng) : -mag(rng));
+    scale[std::size_t(i)] = float(((rng() & 1) ? 1 : -1) * (c.unit_scale ? 1.0 : mag(rng)));
     zero_point[std::size_t(i)] = (rng() & 1) ? zp(rng) : -zp(rng);
   }
 
@@ -490,6 +494,18 @@ BOOST_AUTO_TEST_CASE(overflow_saturation_and_exact_integers) {
   GemmProblem p = make_problem(8, 8, 4093, DType::I8, DType::I32, DType::I32);
   p.op_b = Op::T;
   run_case(make_case(p), "exact int");
+  // Exact ties (half-integers) into i8 with an odd zero point: rounding must happen before the
+  // zero point is added (rne(2.5) + 1 = 3, not rne(3.5) = 4).
+  for (VectorMode scale : {VectorMode::PerTensor, VectorMode::PerRow, VectorMode::PerColumn}) {
+    GemmProblem t = make_problem(24, 20, 4, DType::I8, DType::I8, DType::I8);
+    Case c = make_case(t);
+    c.e.alpha = 0.5f;
+    c.e.scale_mode = scale;
+    c.e.zero_point = true;
+    c.i8_input_limit = 3;
+    c.unit_scale = true;
+    run_case(c, "i8 ties with zero point");
+  }
   // Large exact integer sums through the f32-output path: they must round once to f32.
   GemmProblem q = make_problem(3, 5, 4093, DType::I8, DType::F32, DType::F32);
   Case c = make_case(q);
