@@ -3,14 +3,17 @@
 // is the producer (one thread issues TMA loads into a kStages ring of 128-byte-swizzled stages,
 // guarded by full/empty mbarriers) and gives its registers away with setmaxnreg; warpgroups 1..2
 // are consumers issuing wgmma.mma_async m64nNk16 with accumulators in registers, then run the
-// epilogue (a policy class Epi) straight from registers. Tails in M, N and K come from TMA's
-// out-of-bounds zero fill. Operands may be K-major or MN-major (wgmma transpose bits).
+// epilogue (EpiOp, e.g. dg::EpilogueOp) straight from registers. Tails in M, N and K come from
+// TMA's out-of-bounds zero fill. Operands may be K-major or MN-major (wgmma transpose bits).
+// With kClusterM = 2, two CTAs of a cluster take vertically adjacent tiles (same N block): each
+// loads half of the shared B tile and multicasts it to both, halving B's L2->SM traffic.
 //
-// The generated JIT source instantiates Sm90Gemm<...>::run from a tiny extern "C" __global__
-// wrapper (DGEMM_SM90_DEFINE_KERNEL below) so that the kernel has a stable, unmangled name.
+// The JIT prelude instantiates Sm90Gemm<...> through DGEMM_SM90_DEFINE_KERNEL (bottom) so that the
+// kernel has a stable extern "C" name.
 #pragma once
 
 #include "common/gemm_params.cuh"
+#include "sm90/ptx_cluster.cuh"
 #include "sm90/ptx_mbarrier.cuh"
 #include "sm90/ptx_tma.cuh"
 #include "sm90/ptx_wgmma.cuh"
@@ -18,18 +21,18 @@
 namespace dgemm_sm90 {
 
 // The kernel's one parameter, passed as __grid_constant__ so the tensor maps stay in parameter
-// space (TMA reads them from there; they are encoded per call on the host stack).
+// space (TMA reads them from there; the host encodes them per call, on its stack).
 struct Sm90GemmArgs {
-  TensorMap tma_a;  // A: K-major {K, M, batch} or M-major {M, K, batch}
-  TensorMap tma_b;  // B: K-major {K, N, batch} or N-major {N, K, batch}
+  TensorMap tma_a;  // A: K-major {K, M, batch} box {64, BLOCK_M}, or M-major {M, K, batch} box {64, 64}
+  TensorMap tma_b;  // B: K-major {K, N, batch} box {64, BLOCK_N / kClusterM}, or N-major {N, K, batch} box {64, 64}
   DgemmParams p;    // pointers, sizes, leading dimensions, scalars (row-major view of the problem)
   int num_m_blocks, num_n_blocks, num_k_blocks;
   int raster_group;  // M blocks per rasterization group (consecutive tiles share a B column)
-  int num_tiles;     // num_m_blocks * num_n_blocks * batch
+  int num_tiles;     // tiles (clusters' tile pairs when kClusterM = 2) over all batches
   int reserved;
 };
 
-template <int kBlockM, int kBlockN, int kStages, int kF16, int kAMajorMN, int kBMajorMN, class Epi>
+template <int kBlockM, int kBlockN, int kStages, int kF16, int kAMajorMN, int kBMajorMN, int kClusterM, class EpiOp>
 struct Sm90Gemm {
   static constexpr int kBlockK = 64;  // 64 16-bit elements = one 128-byte swizzle span
   static constexpr int kMathWGs = 2;
@@ -49,17 +52,24 @@ struct Sm90Gemm {
   static_assert(kBlockN == 64 || kBlockN == 128 || kBlockN == 256, "BLOCK_N is 64, 128 or 256");
   static_assert(kMAtoms * kAcc <= 128, "accumulators must fit the consumer register budget");
   static_assert(kStages >= 2, "need at least two stages");
+  static_assert(kClusterM == 1 || kClusterM == 2, "clusters of 1 or 2 CTAs");
+  static_assert(kClusterM == 1 || !kBMajorMN || kBlockN >= 128, "an N-major B tile splits into 64-column boxes per CTA");
 
+  // Tile `tile` of the persistent walk -> (M block, N block, batch). Tiles are grouped
+  // raster_group M blocks high so that CTAs running together share B columns and A rows in L2.
+  // With a cluster, `tile` counts tile pairs and `mb` is the pair's first M block.
   __device__ static void tile_coords(const Sm90GemmArgs& a, int tile, int& mb, int& nb, int& batch) {
-    const int per_batch = a.num_m_blocks * a.num_n_blocks;
+    const int m_units = (a.num_m_blocks + kClusterM - 1) / kClusterM;
+    const int group_m = a.raster_group / kClusterM > 0 ? a.raster_group / kClusterM : 1;
+    const int per_batch = m_units * a.num_n_blocks;
     batch = tile / per_batch;
     const int t = tile - batch * per_batch;
-    const int group_tiles = a.raster_group * a.num_n_blocks;
+    const int group_tiles = group_m * a.num_n_blocks;
     const int group = t / group_tiles;
-    const int first_m = group * a.raster_group;
-    const int rows = min(a.num_m_blocks - first_m, a.raster_group);
+    const int first_m = group * group_m;
+    const int rows = min(m_units - first_m, group_m);
     const int r = t - group * group_tiles;
-    mb = first_m + r % rows;
+    mb = (first_m + r % rows) * kClusterM;
     nb = r / rows;
   }
 
@@ -67,24 +77,26 @@ struct Sm90Gemm {
     extern __shared__ unsigned char smem_raw[];
     const u32 raw = smem_addr(smem_raw);
     const u32 base = (raw + 1023u) & ~1023u;
-    unsigned char* smem_generic = smem_raw + (base - raw);
-    (void)smem_generic;
     auto smem_a = [&](int s) { return base + s * kStageA; };
     auto smem_b = [&](int s) { return base + kStages * kStageA + s * kStageB; };
     auto full_bar = [&](int s) { return base + kBarrierOffset + s * 8; };
     auto empty_bar = [&](int s) { return base + kBarrierOffset + (kStages + s) * 8; };
 
+    const u32 rank = kClusterM > 1 ? cluster_ctarank() : 0;
+    const int cluster_id = blockIdx.x / kClusterM;
+    const int num_clusters = gridDim.x / kClusterM;
     const int warpgroup = threadIdx.x / 128;
     if (threadIdx.x == 0) {
       tma_prefetch_map(&args.tma_a);
       tma_prefetch_map(&args.tma_b);
       for (int s = 0; s < kStages; ++s) {
-        mbar_init(full_bar(s), 1);                 // the producer's arrive.expect_tx
-        mbar_init(empty_bar(s), kMathWGs * 4);     // one arrive per consumer warp
+        mbar_init(full_bar(s), 1);                             // the local producer's arrive.expect_tx
+        mbar_init(empty_bar(s), kClusterM * kMathWGs * 4);     // every consumer warp of the cluster
       }
       mbar_fence_init();
     }
-    __syncthreads();
+    if constexpr (kClusterM > 1) cluster_sync();
+    else __syncthreads();
 
     if (warpgroup == 0) {
       // Producer warpgroup: registers go to the consumers; one thread drives the TMA ring.
@@ -92,13 +104,14 @@ struct Sm90Gemm {
       if (threadIdx.x == 0) {
         int stage = 0;
         u32 phase = 0;
-        for (int tile = blockIdx.x; tile < args.num_tiles; tile += gridDim.x) {
+        for (int tile = cluster_id; tile < args.num_tiles; tile += num_clusters) {
           int mb, nb, batch;
           tile_coords(args, tile, mb, nb, batch);
-          const int m0 = mb * kBlockM, n0 = nb * kBlockN;
+          const int m0 = (mb + rank) * kBlockM, n0 = nb * kBlockN;
           for (int kb = 0; kb < args.num_k_blocks; ++kb) {
             const int k0 = kb * kBlockK;
             mbar_wait(empty_bar(stage), phase ^ 1);
+            // Own A + the whole B tile (half of it arrives from the peer CTA when clustered).
             mbar_arrive_expect_tx(full_bar(stage), kStageA + kStageB);
             if constexpr (kAMajorMN) {
 #pragma unroll
@@ -107,12 +120,29 @@ struct Sm90Gemm {
             } else {
               tma_load_3d(smem_a(stage), &args.tma_a, full_bar(stage), k0, m0, batch);
             }
-            if constexpr (kBMajorMN) {
+            if constexpr (kClusterM == 1) {
+              if constexpr (kBMajorMN) {
 #pragma unroll
-              for (int c = 0; c < kBlockN / 64; ++c)
-                tma_load_3d(smem_b(stage) + c * 8192, &args.tma_b, full_bar(stage), n0 + c * 64, k0, batch);
+                for (int c = 0; c < kBlockN / 64; ++c)
+                  tma_load_3d(smem_b(stage) + c * 8192, &args.tma_b, full_bar(stage), n0 + c * 64, k0, batch);
+              } else {
+                tma_load_3d(smem_b(stage), &args.tma_b, full_bar(stage), k0, n0, batch);
+              }
             } else {
-              tma_load_3d(smem_b(stage), &args.tma_b, full_bar(stage), k0, n0, batch);
+              const unsigned short mask = (1u << kClusterM) - 1;
+              if constexpr (kBMajorMN) {
+                constexpr int kBoxes = kBlockN / 64 / kClusterM;
+#pragma unroll
+                for (int c = 0; c < kBoxes; ++c) {
+                  const int box = rank * kBoxes + c;
+                  tma_load_3d_multicast(smem_b(stage) + box * 8192, &args.tma_b, full_bar(stage), n0 + box * 64, k0,
+                                        batch, mask);
+                }
+              } else {
+                constexpr int kRows = kBlockN / kClusterM;
+                tma_load_3d_multicast(smem_b(stage) + rank * kRows * 128, &args.tma_b, full_bar(stage), k0,
+                                      n0 + rank * kRows, batch, mask);
+              }
             }
             if (++stage == kStages) { stage = 0; phase ^= 1; }
           }
@@ -123,12 +153,24 @@ struct Sm90Gemm {
       const int math_wg = warpgroup - 1;
       const int lane = threadIdx.x & 31;
       const int warp_in_wg = (threadIdx.x / 32) & 3;
+      // A stage may be refilled once every consumer warp of the cluster has released it.
+      auto release = [&](int s) {
+        if (lane == 0) {
+          if constexpr (kClusterM == 1) {
+            mbar_arrive(empty_bar(s));
+          } else {
+#pragma unroll
+            for (int r = 0; r < kClusterM; ++r) mbar_arrive_cluster(empty_bar(s), r);
+          }
+        }
+      };
       float acc[kMAtoms][kAcc];
       int stage = 0;
       u32 phase = 0;
-      for (int tile = blockIdx.x; tile < args.num_tiles; tile += gridDim.x) {
+      for (int tile = cluster_id; tile < args.num_tiles; tile += num_clusters) {
         int mb, nb, batch;
         tile_coords(args, tile, mb, nb, batch);
+        int prev_stage = -1;
         for (int kb = 0; kb < args.num_k_blocks; ++kb) {
           mbar_wait(full_bar(stage), phase);
 #pragma unroll
@@ -136,7 +178,7 @@ struct Sm90Gemm {
           wgmma_fence();
 #pragma unroll
           for (int k = 0; k < kBlockK / 16; ++k) {
-            // B: K-major steps 32 bytes per 16 K inside the swizzle row; MN-major steps 16 rows.
+            // K-major steps 32 bytes per 16 K inside the swizzled row; MN-major steps 16 rows.
             const u64 desc_b = kBMajorMN ? make_desc_sw128(smem_b(stage) + k * 2048, 8192, 1024)
                                          : make_desc_sw128(smem_b(stage) + k * 32, 16, 1024);
 #pragma unroll
@@ -148,38 +190,52 @@ struct Sm90Gemm {
             }
           }
           wgmma_commit();
+          // wait<0> measured faster than keeping one K block in flight with wait<1> (NOTES.md).
           wgmma_wait<0>();
 #pragma unroll
           for (int ma = 0; ma < kMAtoms; ++ma) fence_regs(acc[ma]);
-          if (lane == 0) mbar_arrive(empty_bar(stage));
+          if (prev_stage >= 0) release(prev_stage);
+          prev_stage = stage;
           if (++stage == kStages) { stage = 0; phase ^= 1; }
         }
+        wgmma_wait<0>();
+#pragma unroll
+        for (int ma = 0; ma < kMAtoms; ++ma) fence_regs(acc[ma]);
+        if (prev_stage >= 0) release(prev_stage);
 
         // Epilogue from registers. wgmma's f32 accumulator layout: thread (warp w, lane l) holds,
         // for each 8-column group i, rows w*16 + l/4 (+8) and columns i*8 + (l%4)*2 (+1).
-        const long long row_base = (long long)mb * kBlockM + math_wg * kWGRows + warp_in_wg * 16 + lane / 4;
+        EpiOp epi;
+        epi.init(args.p, batch);
+        const long long m = args.p.m, n = args.p.n;
+        const long long row_base =
+            (long long)(mb + rank) * kBlockM + math_wg * kWGRows + warp_in_wg * 16 + lane / 4;
         const long long col_base = (long long)nb * kBlockN + (lane % 4) * 2;
 #pragma unroll
         for (int ma = 0; ma < kMAtoms; ++ma) {
 #pragma unroll
-          for (int i = 0; i < kAcc / 4; ++i) {
+          for (int h = 0; h < 2; ++h) {
+            const long long row = row_base + ma * 64 + h * 8;
+            if (row < m) {
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const long long row = row_base + ma * 64 + h * 8;
-              const long long col = col_base + i * 8;
-              Epi::store_pair(args.p, batch, row, col, acc[ma][i * 4 + h * 2], acc[ma][i * 4 + h * 2 + 1]);
+              for (int i = 0; i < kAcc / 4; ++i) {
+                const long long col = col_base + i * 8;
+                if (col < n)
+                  epi.store_pair(row, col, acc[ma][i * 4 + h * 2], acc[ma][i * 4 + h * 2 + 1], col + 1 < n);
+              }
             }
           }
         }
       }
     }
+    // A clustered CTA must outlive its peer's remote arrivals on (and multicasts into) its memory.
+    if constexpr (kClusterM > 1) cluster_sync();
   }
 };
 
 }  // namespace dgemm_sm90
 
-// Defines the extern "C" kernel entry NAME for one instantiation (used by the JIT prelude and by
-// ahead-of-time users of `deepgemm gen`).
+// Defines the extern "C" kernel entry NAME for one instantiation GEMM (a Sm90Gemm<...>).
 #define DGEMM_SM90_DEFINE_KERNEL(NAME, GEMM)                                                     \
   extern "C" __global__ void __launch_bounds__(GEMM::kThreads, 1)                                \
       NAME(const __grid_constant__ dgemm_sm90::Sm90GemmArgs args) {                              \
