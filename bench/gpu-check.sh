@@ -13,6 +13,9 @@
 #   GPU_CHECK_NCU=1            ncu metrics of our kernel on one shape (GPU_CHECK_NCU_SHAPE="M N K")
 #   GPU_CHECK_SANITIZER=1      compute-sanitizer memcheck + racecheck of our kernel on small shapes
 #   GPU_CHECK_TEST_TIMEOUT / GPU_CHECK_BENCH_TIMEOUT   seconds per test binary / for the benchmark
+#   GPU_CHECK_SAVE_CACHE=0     do not return the kernel cache as $OUT/kernel-cache.tar.gz (by default
+#                              it comes back, so `bench/stage.sh BUILD STAGE kernel-cache.tar.gz` can
+#                              carry what this call compiled and the next call compiles nothing)
 set -uo pipefail
 
 stage=${1:-build-bench/stage}
@@ -69,7 +72,7 @@ if [[ ${GPU_CHECK_BENCH:-1} != 0 && -x $bench ]]; then
   # JSON and summary are always written.
   bench_timeout=${GPU_CHECK_BENCH_TIMEOUT:-300}
   timeout "$bench_timeout" "$bench" --time-limit $((bench_timeout > 90 ? bench_timeout - 60 : 30)) \
-    "${bench_args[@]}" --json "$OUT/bench.json" --summary "$OUT/bench-summary.txt" > "$OUT/bench.log" 2>&1
+    "${bench_args[@]}" --json "$OUT/bench.json" --summary "$DEEPGEMM_CACHE_DIR.summary" > "$OUT/bench.log" 2>&1
   rc=$?
   summary+=("$(printf 'bench %-32s rc=%d (%d s), full table in bench.log / bench.json' "${bench_args[*]}" $rc $((SECONDS - start)))")
 fi
@@ -109,13 +112,26 @@ if [[ -x $bench && ${GPU_CHECK_SANITIZER:-0} != 0 ]]; then
   done
 fi
 
-rm -rf "$DEEPGEMM_CACHE_DIR"
+# What this call compiled comes back, for the next stage to carry (one file: $OUT returns at most 8).
+if [[ ${GPU_CHECK_SAVE_CACHE:-1} != 0 && -n $(ls -A "$DEEPGEMM_CACHE_DIR" 2>/dev/null) ]]; then
+  tar -czf "$OUT/kernel-cache.tar.gz" -C "$DEEPGEMM_CACHE_DIR" .
+  size=$(stat -c %s "$OUT/kernel-cache.tar.gz")
+  if (( size > 15 * 1024 * 1024 )); then
+    rm -f "$OUT/kernel-cache.tar.gz"
+    summary+=("cache $(ls "$DEEPGEMM_CACHE_DIR" | wc -l) entries: too big to return ($((size >> 20)) MiB)")
+  else
+    summary+=("cache $(ls "$DEEPGEMM_CACHE_DIR" | wc -l) entries returned as kernel-cache.tar.gz ($((size >> 10)) KiB)")
+  fi
+fi
+summary_file=$DEEPGEMM_CACHE_DIR.summary
 
 # ---- short table, last ----------------------------------------------------------------------------
 echo
 echo "==================== gpu-check summary ($(date -u +%H:%M:%SZ)) ===================="
 printf '%s\n' "${summary[@]}"
-if [[ -f $OUT/bench-summary.txt ]]; then
+if [[ -f $summary_file ]]; then
   echo
-  cat "$OUT/bench-summary.txt"
+  cat "$summary_file"
 fi
+rm -rf "$DEEPGEMM_CACHE_DIR" "$summary_file"
+

@@ -8,7 +8,8 @@
 #   STAGE_DIR/cache/  a pre-filled kernel cache (DEEPGEMM_CACHE_DIR), so that the device spends its
 #                     minutes running kernels, not compiling them with NVRTC
 # The cache is copied from CACHE_DIR, else $DEEPGEMM_CACHE_DIR, else BUILD_DIR/kernel-cache, when
-# one exists. If STAGE_CACHE_FILL is set, it is run first as a shell command with
+# one exists; CACHE_DIR may also be the kernel-cache.tar.gz that gpu-check.sh returns (what the last
+# device call compiled). If STAGE_CACHE_FILL is set, it is run first as a shell command with
 # DEEPGEMM_CACHE_DIR pointing at the stage cache (the way to fill it with NVRTC here, without a GPU).
 # Nothing else travels: no object files, no sources (the checkout travels by itself).
 set -euo pipefail
@@ -51,8 +52,13 @@ if [[ -n ${STAGE_CACHE_FILL:-} ]]; then
   echo "stage.sh: filling the kernel cache: $STAGE_CACHE_FILL"
   DEEPGEMM_CACHE_DIR=$(cd "$stage/cache" && pwd) bash -c "$STAGE_CACHE_FILL"
 fi
-if [[ -d $cache_src ]] && [[ -n $(ls -A "$cache_src" 2>/dev/null) ]]; then
+if [[ -f $cache_src && $cache_src == *.tar.gz ]]; then
+  tar -xzf "$cache_src" -C "$stage/cache"
+elif [[ -d $cache_src ]] && [[ -n $(ls -A "$cache_src" 2>/dev/null) ]]; then
   cp -a "$cache_src"/. "$stage/cache/"
+elif [[ -n ${3:-} ]]; then
+  echo "stage.sh: $cache_src is neither a cache folder nor a .tar.gz" >&2
+  exit 1
 fi
 
 # The carry limit is 64 MiB for the whole working tree; leave room for the checkout itself.
