@@ -58,7 +58,7 @@ if [[ ${GPU_CHECK_TESTS:-1} != 0 ]]; then
     case $rc in
       0) verdict=PASS ;; 77) verdict=SKIP ;; 124) verdict="TIMEOUT" ;; *) verdict="FAIL(rc=$rc)" ;;
     esac
-    echo "===== $name: $verdict in $((SECONDS - start)) s" >> "$OUT/tests.log"
+    echo "===== $name: $verdict in $((SECONDS - start)) s" | tee -a "$OUT/tests.log"
     summary+=("$(printf 'test  %-32s %s (%d s)' "$name" "$verdict" $((SECONDS - start)))")
   done
 fi
@@ -72,8 +72,8 @@ if [[ ${GPU_CHECK_BENCH:-1} != 0 && -x $bench ]]; then
   # JSON and summary are always written.
   bench_timeout=${GPU_CHECK_BENCH_TIMEOUT:-300}
   timeout "$bench_timeout" "$bench" --time-limit $((bench_timeout > 90 ? bench_timeout - 60 : 30)) \
-    "${bench_args[@]}" --json "$OUT/bench.json" --summary "$DEEPGEMM_CACHE_DIR.summary" > "$OUT/bench.log" 2>&1
-  rc=$?
+    "${bench_args[@]}" --json "$OUT/bench.json" --summary "$DEEPGEMM_CACHE_DIR.summary" 2>&1 | tee "$OUT/bench.log"
+  rc=${PIPESTATUS[0]}
   summary+=("$(printf 'bench %-32s rc=%d (%d s), full table in bench.log / bench.json' "${bench_args[*]}" $rc $((SECONDS - start)))")
 fi
 
