@@ -15,9 +15,11 @@
 
 /* Python: only the calls that do real work drop the GIL (planning may compile a kernel, execute
  * computes on the CPU backend); field accessors and small getters keep it. */
+#if defined(SWIGPYTHON)
 %nothread;
 %thread dgemm_create_plan;
 %thread dgemm_execute;
+#endif
 /* The plan options' arch_file/force_kernel setters copy the string (SWIG warns it is never freed:
  * a few bytes per options object, accepted). */
 %warnfilter(451) dgemm_plan_options_t;
@@ -48,10 +50,19 @@
 /* Struct members are set through the same conversion. */
 %typemap(memberin) const void * { $1 = $input; }
 #endif
-/* The describe buffer and the args' float/int32 vectors are addresses too (Go's default for
- * void * is already uintptr). */
+/* The describe buffer and the args' float/int32 vectors are addresses too. */
+#if defined(SWIGPYTHON)
 %apply void * { char *buffer };
 %apply const void * { const float *, const int32_t * };
+#elif defined(SWIGGO)
+/* Go's void * is already a uintptr; give these the same treatment. */
+%typemap(gotype) char *buffer, const float *, const int32_t * "uintptr"
+%typemap(in) char *buffer, const float *, const int32_t * %{ $1 = ($1_ltype)$input; %}
+%typemap(out) const float *, const int32_t * %{ $result = ($1_ltype)$1; %}
+%typemap(goin) char *buffer, const float *, const int32_t * ""
+%typemap(freearg) char *buffer ""  /* the caller owns the buffer (Go frees char * inputs) */
+%typemap(goout) const float *, const int32_t * ""
+#endif
 
 /* ---- output cells ----------------------------------------------------------------------- */
 %pointer_functions(dgemm_context_t, context_cell);

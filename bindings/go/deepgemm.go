@@ -1,0 +1,507 @@
+// Package deepgemm is the Go binding of DeepGEMM (libdeepgemm.so.1): GEMM with fused epilogues,
+//
+//	D = act(alpha * op(A) @ op(B) + beta * C + bias)
+//
+// planned once per shape (Context.NewPlan) and executed many times (Plan.Execute), on a CUDA GPU
+// or on the CPU reference backend. It wraps the SWIG-generated package internal/capi: handles
+// become types with Close, statuses become *Error values carrying the status and message.
+//
+// Memory handed to the library is addressed through the Memory interface: DevicePtr for CUDA
+// memory allocated elsewhere, HostBuffer (C-allocated, so the Go garbage collector never moves
+// or frees it under the library) for the CPU backend.
+package deepgemm
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"deepgemm/internal/capi"
+)
+
+// Status is a dgemm_status_t; the numbers are fixed forever by deepgemm.h.
+type Status int
+
+var (
+	StatusSuccess               = Status(capi.DGEMM_STATUS_SUCCESS)
+	StatusInvalidArgument       = Status(capi.DGEMM_STATUS_INVALID_ARGUMENT)
+	StatusNotSupported          = Status(capi.DGEMM_STATUS_NOT_SUPPORTED)
+	StatusOutOfMemory           = Status(capi.DGEMM_STATUS_OUT_OF_MEMORY)
+	StatusInsufficientWorkspace = Status(capi.DGEMM_STATUS_INSUFFICIENT_WORKSPACE)
+	StatusContextMismatch       = Status(capi.DGEMM_STATUS_CONTEXT_MISMATCH)
+	StatusNoDevice              = Status(capi.DGEMM_STATUS_NO_DEVICE)
+	StatusDeviceError           = Status(capi.DGEMM_STATUS_DEVICE_ERROR)
+	StatusCompileError          = Status(capi.DGEMM_STATUS_COMPILE_ERROR)
+	StatusArchFileError         = Status(capi.DGEMM_STATUS_ARCH_FILE_ERROR)
+	StatusInternalError         = Status(capi.DGEMM_STATUS_INTERNAL_ERROR)
+)
+
+// String returns the library's name for the status ("DGEMM_STATUS_INVALID_ARGUMENT").
+func (s Status) String() string { return capi.Dgemm_status_string(capi.Enum_SS_dgemm_status_t(s)) }
+
+// Error is a failed library call: its status and the library's message, which names the
+// offending argument and its value.
+type Error struct {
+	Status  Status
+	Message string
+}
+
+func (e *Error) Error() string { return e.Status.String() + ": " + e.Message }
+
+// check turns a status into an *Error. The message is thread-local in the library, so the
+// goroutine must stay on its OS thread between the call and the read: callers lock it.
+func check(status capi.Enum_SS_dgemm_status_t) error {
+	if status == capi.DGEMM_STATUS_SUCCESS {
+		return nil
+	}
+	return &Error{Status: Status(status), Message: capi.Dgemm_last_error()}
+}
+
+// call runs one library call and collects its status and message on one OS thread.
+func call(f func() capi.Enum_SS_dgemm_status_t) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return check(f())
+}
+
+// Version returns the loaded library's "MAJOR.MINOR.PATCH".
+func Version() string { return capi.Dgemm_version_string() }
+
+// DType is an element type.
+type DType int
+
+var (
+	F32    = DType(capi.DGEMM_DTYPE_F32)
+	F16    = DType(capi.DGEMM_DTYPE_F16)
+	BF16   = DType(capi.DGEMM_DTYPE_BF16)
+	F8E4M3 = DType(capi.DGEMM_DTYPE_F8_E4M3)
+	F8E5M2 = DType(capi.DGEMM_DTYPE_F8_E5M2)
+	I8     = DType(capi.DGEMM_DTYPE_I8)
+	I32    = DType(capi.DGEMM_DTYPE_I32)
+)
+
+// Size is the element size in bytes.
+func (t DType) Size() int {
+	switch t {
+	case F32, I32:
+		return 4
+	case F16, BF16:
+		return 2
+	}
+	return 1
+}
+
+// Activation is the epilogue's activation function (see deepgemm.h for the formulas).
+type Activation int
+
+var (
+	ActNone     = Activation(capi.DGEMM_ACT_NONE)
+	ActReLU     = Activation(capi.DGEMM_ACT_RELU)
+	ActGELUTanh = Activation(capi.DGEMM_ACT_GELU_TANH)
+	ActGELUErf  = Activation(capi.DGEMM_ACT_GELU_ERF)
+	ActSiLU     = Activation(capi.DGEMM_ACT_SILU)
+)
+
+// VectorMode says how a bias (or scale) vector is indexed.
+type VectorMode int
+
+var (
+	VectorNone      = VectorMode(capi.DGEMM_VECTOR_NONE)
+	VectorPerTensor = VectorMode(capi.DGEMM_VECTOR_PER_TENSOR)
+	VectorPerRow    = VectorMode(capi.DGEMM_VECTOR_PER_ROW)
+	VectorPerColumn = VectorMode(capi.DGEMM_VECTOR_PER_COLUMN)
+)
+
+// DeviceKind selects where a context runs.
+type DeviceKind int
+
+var (
+	DeviceAuto = DeviceKind(capi.DGEMM_DEVICE_AUTO)
+	DeviceCUDA = DeviceKind(capi.DGEMM_DEVICE_CUDA)
+	DeviceCPU  = DeviceKind(capi.DGEMM_DEVICE_CPU)
+)
+
+// ---------------------------------------------------------------------------------------------
+
+// Context is a device and its caches. Creating plans from several goroutines is safe. Close it
+// after the plans made on it.
+type Context struct {
+	mu sync.Mutex
+	h  capi.Struct_SS_dgemm_context
+}
+
+// NewContext creates a context: DeviceAuto (the first GPU, else the CPU), DeviceCUDA with a
+// device index, or DeviceCPU.
+func NewContext(kind DeviceKind, index int) (*Context, error) {
+	cell := capi.New_context_cell()
+	defer capi.Delete_context_cell(cell)
+	if err := call(func() capi.Enum_SS_dgemm_status_t {
+		return capi.Dgemm_context_create(capi.Enum_SS_dgemm_device_kind_t(kind), index, cell)
+	}); err != nil {
+		return nil, err
+	}
+	c := &Context{h: capi.Context_cell_value(cell)}
+	runtime.SetFinalizer(c, func(c *Context) { _ = c.Close() }) // a guard against leaks, not the way to free
+	return c, nil
+}
+
+func (c *Context) handle() (capi.Struct_SS_dgemm_context, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.h == nil {
+		return nil, &Error{Status: StatusInvalidArgument, Message: "deepgemm: the context is closed"}
+	}
+	return c.h, nil
+}
+
+// Device reports where the context runs: DeviceCUDA and its ordinal, or DeviceCPU and 0.
+func (c *Context) Device() (DeviceKind, int, error) {
+	h, err := c.handle()
+	if err != nil {
+		return 0, 0, err
+	}
+	kind := capi.New_device_kind_cell()
+	defer capi.Delete_device_kind_cell(kind)
+	index := capi.New_int_cell()
+	defer capi.Delete_int_cell(index)
+	err = call(func() capi.Enum_SS_dgemm_status_t { return capi.Dgemm_context_device(h, kind, index) })
+	runtime.KeepAlive(c)
+	if err != nil {
+		return 0, 0, err
+	}
+	return DeviceKind(capi.Device_kind_cell_value(kind)), capi.Int_cell_value(index), nil
+}
+
+// Close frees the context. It fails (and frees nothing) while plans made on it are open; closing
+// twice is a no-op.
+func (c *Context) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.h == nil {
+		return nil
+	}
+	if err := call(func() capi.Enum_SS_dgemm_status_t { return capi.Dgemm_context_destroy(c.h) }); err != nil {
+		return err
+	}
+	c.h = nil
+	runtime.SetFinalizer(c, nil)
+	return nil
+}
+
+// Problem describes the shape, types and layout of a GEMM: op(A) is M x K, op(B) is K x N, C and
+// D are M x N. Leading dimensions and batch strides are in elements, 0 meaning packed.
+type Problem struct {
+	M, N, K                    int64
+	AType, BType, CType, DType DType
+	ComputeType                DType
+	TransA, TransB             bool
+	ColumnMajor                bool
+	Lda, Ldb, Ldc, Ldd         int64
+	BatchCount                 int64
+	StrideA, StrideB           int64
+	StrideC, StrideD           int64
+}
+
+// NewProblem returns the library's defaults (dgemm_problem_init) for an m x n x k GEMM whose
+// operands are all of type t (the compute type is I32 for I8, F32 otherwise).
+func NewProblem(m, n, k int64, t DType) Problem {
+	p := capi.NewDgemm_problem_t()
+	defer capi.DeleteDgemm_problem_t(p)
+	capi.Dgemm_problem_init(p)
+	out := Problem{M: m, N: n, K: k, AType: t, BType: t, CType: t, DType: t,
+		ComputeType: DType(p.GetCompute_type()), BatchCount: p.GetBatch_count()}
+	if t == I8 {
+		out.ComputeType, out.CType, out.DType = I32, I32, I32
+	}
+	return out
+}
+
+func (p *Problem) toC() capi.Dgemm_problem_t {
+	c := capi.NewDgemm_problem_t()
+	capi.Dgemm_problem_init(c)
+	c.SetM(p.M)
+	c.SetN(p.N)
+	c.SetK(p.K)
+	c.SetA_type(capi.Enum_SS_dgemm_dtype_t(p.AType))
+	c.SetB_type(capi.Enum_SS_dgemm_dtype_t(p.BType))
+	c.SetC_type(capi.Enum_SS_dgemm_dtype_t(p.CType))
+	c.SetD_type(capi.Enum_SS_dgemm_dtype_t(p.DType))
+	c.SetCompute_type(capi.Enum_SS_dgemm_dtype_t(p.ComputeType))
+	c.SetOp_a(op(p.TransA))
+	c.SetOp_b(op(p.TransB))
+	if p.ColumnMajor {
+		c.SetOrder(capi.DGEMM_ORDER_COL_MAJOR)
+	}
+	c.SetLda(p.Lda)
+	c.SetLdb(p.Ldb)
+	c.SetLdc(p.Ldc)
+	c.SetLdd(p.Ldd)
+	c.SetBatch_count(p.BatchCount)
+	c.SetStride_a(p.StrideA)
+	c.SetStride_b(p.StrideB)
+	c.SetStride_c(p.StrideC)
+	c.SetStride_d(p.StrideD)
+	return c
+}
+
+func op(t bool) capi.Enum_SS_dgemm_op_t {
+	if t {
+		return capi.DGEMM_OP_T
+	}
+	return capi.DGEMM_OP_N
+}
+
+// Epilogue is what happens after the product, fixed at plan time.
+type Epilogue struct {
+	Alpha, Beta float32 // Beta != 0 means the plan reads C
+	BiasMode    VectorMode
+	BiasType    DType
+	Activation  Activation
+}
+
+// NewEpilogue returns the identity epilogue (dgemm_epilogue_init): alpha 1, beta 0, no bias.
+func NewEpilogue() Epilogue {
+	e := capi.NewDgemm_epilogue_t()
+	defer capi.DeleteDgemm_epilogue_t(e)
+	capi.Dgemm_epilogue_init(e)
+	return Epilogue{Alpha: e.GetAlpha(), Beta: e.GetBeta(), BiasMode: VectorMode(e.GetBias_mode()),
+		BiasType: DType(e.GetBias_type()), Activation: Activation(e.GetActivation())}
+}
+
+// PlanOptions are rarely needed knobs; the zero value is the default.
+type PlanOptions struct {
+	ForceKernel string // a kernel family name ("cpu", "sm80", "sm90", ...), "" lets the planner choose
+	ArchFile    string // a YAML hardware description overriding the detected device
+	Autotune    bool   // time the best candidates on the device
+}
+
+// Plan is a planned GEMM. Execute may be called from many goroutines at once; Close must not race
+// with Execute.
+type Plan struct {
+	ctx       *Context // keeps the context open as long as the plan
+	h         capi.Struct_SS_dgemm_plan
+	problem   Problem
+	epilogue  Epilogue
+	workspace uint64
+}
+
+// NewPlan validates the problem, chooses (and compiles) a kernel and sizes its workspace. A nil
+// epilogue is the identity, nil options the defaults.
+func (c *Context) NewPlan(p Problem, e *Epilogue, o *PlanOptions) (*Plan, error) {
+	ctxh, err := c.handle()
+	if err != nil {
+		return nil, err
+	}
+	cp := p.toC()
+	defer capi.DeleteDgemm_problem_t(cp)
+	ce := capi.NewDgemm_epilogue_t()
+	defer capi.DeleteDgemm_epilogue_t(ce)
+	capi.Dgemm_epilogue_init(ce)
+	epi := NewEpilogue()
+	if e != nil {
+		epi = *e
+		ce.SetAlpha(e.Alpha)
+		ce.SetBeta(e.Beta)
+		ce.SetBias_mode(capi.Enum_SS_dgemm_vector_mode_t(e.BiasMode))
+		ce.SetBias_type(capi.Enum_SS_dgemm_dtype_t(e.BiasType))
+		ce.SetActivation(capi.Enum_SS_dgemm_activation_t(e.Activation))
+	}
+	var co capi.Dgemm_plan_options_t = capi.SwigcptrDgemm_plan_options_t(0)
+	if o != nil {
+		opts := capi.NewDgemm_plan_options_t()
+		defer capi.DeleteDgemm_plan_options_t(opts)
+		capi.Dgemm_plan_options_init(opts)
+		if o.ForceKernel != "" {
+			opts.SetForce_kernel(o.ForceKernel)
+		}
+		if o.ArchFile != "" {
+			opts.SetArch_file(o.ArchFile)
+		}
+		if o.Autotune {
+			opts.SetFlags(uint(capi.DGEMM_PLAN_AUTOTUNE))
+		}
+		co = opts
+	}
+	cell := capi.New_plan_cell()
+	defer capi.Delete_plan_cell(cell)
+	if err := call(func() capi.Enum_SS_dgemm_status_t {
+		return capi.Dgemm_create_plan(ctxh, cp, ce, co, cell)
+	}); err != nil {
+		return nil, err
+	}
+	runtime.KeepAlive(c)
+	plan := &Plan{ctx: c, h: capi.Plan_cell_value(cell), problem: p, epilogue: epi}
+	size := capi.New_size_cell()
+	defer capi.Delete_size_cell(size)
+	if err := call(func() capi.Enum_SS_dgemm_status_t { return capi.Dgemm_plan_workspace_size(plan.h, size) }); err != nil {
+		_ = plan.Close()
+		return nil, err
+	}
+	plan.workspace = uint64(capi.Size_cell_value(size))
+	runtime.SetFinalizer(plan, func(p *Plan) { _ = p.Close() })
+	return plan, nil
+}
+
+// WorkspaceSize is the number of bytes of workspace Execute needs (often 0).
+func (p *Plan) WorkspaceSize() uint64 { return p.workspace }
+
+// Describe returns the plan's JSON description: backend, kernel family, tile, predicted time,
+// and why the other candidates lost.
+func (p *Plan) Describe() (string, error) {
+	if p.h == nil {
+		return "", &Error{Status: StatusInvalidArgument, Message: "deepgemm: the plan is closed"}
+	}
+	need := capi.New_size_cell()
+	defer capi.Delete_size_cell(need)
+	if err := call(func() capi.Enum_SS_dgemm_status_t { return capi.Dgemm_plan_describe(p.h, 0, 0, need) }); err != nil {
+		return "", err
+	}
+	buf, err := NewHostBuffer(int(capi.Size_cell_value(need)))
+	if err != nil {
+		return "", err
+	}
+	defer buf.Close()
+	if err := call(func() capi.Enum_SS_dgemm_status_t {
+		return capi.Dgemm_plan_describe(p.h, buf.Address(), int64(buf.Size()), nil)
+	}); err != nil {
+		return "", err
+	}
+	runtime.KeepAlive(p)
+	b := buf.Bytes()
+	for i, ch := range b {
+		if ch == 0 {
+			b = b[:i]
+			break
+		}
+	}
+	return string(b), nil
+}
+
+// ExecArgs are the execute-time values; nil Execute args mean the plan's alpha/beta and no bias.
+type ExecArgs struct {
+	Alpha, Beta *float32 // override the plan's scalars when non-nil
+	Bias        Memory   // the bias vector, required iff the plan has one
+}
+
+// Execute runs the plan: D = epilogue(A @ B). A, B, D (and C when the plan reads it) are in the
+// plan's device memory; stream is a cudaStream_t (0 = default stream), ignored on the CPU. On the
+// CPU the result is ready when Execute returns; on a GPU the work is enqueued on the stream.
+// HostBuffer operands are checked to be large enough for the plan's shapes.
+func (p *Plan) Execute(a, b, c, d Memory, args *ExecArgs, workspace Memory, stream uintptr) error {
+	if p.h == nil {
+		return &Error{Status: StatusInvalidArgument, Message: "deepgemm: the plan is closed"}
+	}
+	pr := &p.problem
+	ar, ac := pr.M, pr.K
+	if pr.TransA {
+		ar, ac = ac, ar
+	}
+	br, bc := pr.K, pr.N
+	if pr.TransB {
+		br, bc = bc, br
+	}
+	checks := []struct {
+		name       string
+		mem        Memory
+		t          DType
+		rows, cols int64
+		ld, stride int64
+	}{
+		{"a", a, pr.AType, ar, ac, pr.Lda, pr.StrideA},
+		{"b", b, pr.BType, br, bc, pr.Ldb, pr.StrideB},
+		{"c", c, pr.CType, pr.M, pr.N, pr.Ldc, pr.StrideC},
+		{"d", d, pr.DType, pr.M, pr.N, pr.Ldd, pr.StrideD},
+	}
+	for _, x := range checks {
+		if err := checkExtent(x.name, x.mem, x.t, x.rows, x.cols, x.ld, x.stride, pr); err != nil {
+			return err
+		}
+	}
+	cargs := capi.NewDgemm_args_t()
+	defer capi.DeleteDgemm_args_t(cargs)
+	capi.Dgemm_args_init(cargs)
+	if args != nil {
+		if args.Alpha != nil || args.Beta != nil {
+			cargs.SetScalar_mode(capi.DGEMM_SCALARS_HOST)
+			cargs.SetAlpha(p.epilogue.Alpha)
+			cargs.SetBeta(p.epilogue.Beta)
+			if args.Alpha != nil {
+				cargs.SetAlpha(*args.Alpha)
+			}
+			if args.Beta != nil {
+				cargs.SetBeta(*args.Beta)
+			}
+		}
+		if args.Bias != nil {
+			n := pr.N
+			if p.epilogue.BiasMode == VectorPerRow {
+				n = pr.M
+			}
+			if s, ok := args.Bias.(interface{ Size() int }); ok && s.Size() < int(n)*p.epilogue.BiasType.Size() {
+				return &Error{Status: StatusInvalidArgument,
+					Message: fmt.Sprintf("deepgemm: bias holds %d bytes, the plan reads %d", s.Size(), int(n)*p.epilogue.BiasType.Size())}
+			}
+			cargs.SetBias(args.Bias.Address())
+		}
+	}
+	ws, wsSize := uintptr(0), int64(0)
+	if workspace != nil {
+		ws = workspace.Address()
+		wsSize = int64(p.workspace)
+		if s, ok := workspace.(interface{ Size() int }); ok {
+			wsSize = int64(s.Size())
+		}
+	}
+	err := call(func() capi.Enum_SS_dgemm_status_t {
+		return capi.Dgemm_execute(p.h, address(a), address(b), address(c), address(d), cargs, ws, wsSize, stream)
+	})
+	runtime.KeepAlive(p)
+	runtime.KeepAlive([]Memory{a, b, c, d, workspace})
+	if args != nil {
+		runtime.KeepAlive(args.Bias)
+	}
+	return err
+}
+
+func address(m Memory) uintptr {
+	if m == nil {
+		return 0
+	}
+	return m.Address()
+}
+
+// checkExtent refuses a HostBuffer smaller than what the plan will touch (device pointers carry
+// no size and are the caller's responsibility).
+func checkExtent(name string, m Memory, t DType, rows, cols, ld, stride int64, p *Problem) error {
+	s, ok := m.(interface{ Size() int })
+	if !ok || rows == 0 || cols == 0 {
+		return nil
+	}
+	if p.ColumnMajor {
+		rows, cols = cols, rows
+	}
+	if ld == 0 {
+		ld = cols
+	}
+	need := (rows-1)*ld + cols
+	if p.BatchCount > 1 {
+		need += (p.BatchCount - 1) * stride
+	}
+	if int64(s.Size()) < need*int64(t.Size()) {
+		return &Error{Status: StatusInvalidArgument,
+			Message: fmt.Sprintf("deepgemm: %s holds %d bytes, the plan touches %d", name, s.Size(), need*int64(t.Size()))}
+	}
+	return nil
+}
+
+// Close frees the plan; closing twice is a no-op.
+func (p *Plan) Close() error {
+	if p.h == nil {
+		return nil
+	}
+	err := call(func() capi.Enum_SS_dgemm_status_t { return capi.Dgemm_destroy_plan(p.h) })
+	p.h = nil
+	p.ctx = nil
+	runtime.SetFinalizer(p, nil)
+	return err
+}

@@ -1,0 +1,275 @@
+// Tests of the Go binding on the CPU backend: results against a float64 reference computed here
+// (relative Frobenius error), fresh random inputs, poisoned outputs, errors with status and
+// message, concurrent execution of one plan. Run: go generate ./... && go test ./...
+package deepgemm
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"math/rand"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var rng = rand.New(rand.NewSource(time.Now().UnixNano()))
+
+func randomBuffer(t *testing.T, n int) *HostBuffer {
+	t.Helper()
+	b, err := NewHostBuffer(4 * n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range b.Float32s() {
+		b.Float32s()[i] = float32(rng.Float64()*2 - 1)
+	}
+	return b
+}
+
+func poisoned(t *testing.T, n int) *HostBuffer {
+	t.Helper()
+	b, err := NewHostBuffer(4 * n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range b.Float32s() {
+		b.Float32s()[i] = float32(math.NaN())
+	}
+	return b
+}
+
+func gelu(x float64) float64 { return 0.5 * x * (1 + math.Erf(x/math.Sqrt2)) }
+
+// reference computes act(alpha * op(A) @ op(B) + bias) for row-major packed operands.
+func reference(a, b, bias []float32, m, n, k int, transA, transB bool, alpha float64, act func(float64) float64) []float64 {
+	out := make([]float64, m*n)
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			acc := 0.0
+			for p := 0; p < k; p++ {
+				av := a[i*k+p]
+				if transA {
+					av = a[p*m+i]
+				}
+				bv := b[p*n+j]
+				if transB {
+					bv = b[j*k+p]
+				}
+				acc += float64(av) * float64(bv)
+			}
+			x := alpha * acc
+			if bias != nil {
+				x += float64(bias[j])
+			}
+			if act != nil {
+				x = act(x)
+			}
+			out[i*n+j] = x
+		}
+	}
+	return out
+}
+
+func relError(t *testing.T, got []float32, ref []float64) float64 {
+	t.Helper()
+	var e, r float64
+	for i := range ref {
+		g := float64(got[i])
+		if math.IsNaN(g) {
+			t.Fatalf("D[%d] not written", i)
+		}
+		e += (g - ref[i]) * (g - ref[i])
+		r += ref[i] * ref[i]
+	}
+	return math.Sqrt(e / math.Max(r, 1e-300))
+}
+
+func cpuContext(t *testing.T) *Context {
+	t.Helper()
+	ctx, err := NewContext(DeviceCPU, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := ctx.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return ctx
+}
+
+func TestVersion(t *testing.T) {
+	if !strings.HasPrefix(Version(), "1.") {
+		t.Fatalf("version %q", Version())
+	}
+	if StatusNoDevice.String() != "DGEMM_STATUS_NO_DEVICE" {
+		t.Fatal(StatusNoDevice.String())
+	}
+}
+
+func TestF32BiasGELUAllTransposes(t *testing.T) {
+	ctx := cpuContext(t)
+	if kind, index, err := ctx.Device(); err != nil || kind != DeviceCPU || index != 0 {
+		t.Fatalf("Device() = %v %v %v", kind, index, err)
+	}
+	for _, shape := range [][3]int{{1, 1, 1}, {17, 15, 16}, {64, 7, 129}, {33, 65, 1}} {
+		for _, ta := range []bool{false, true} {
+			for _, tb := range []bool{false, true} {
+				m, n, k := shape[0], shape[1], shape[2]
+				p := NewProblem(int64(m), int64(n), int64(k), F32)
+				p.TransA, p.TransB = ta, tb
+				e := NewEpilogue()
+				e.Alpha = 0.5
+				e.BiasMode, e.BiasType, e.Activation = VectorPerColumn, F32, ActGELUErf
+				plan, err := ctx.NewPlan(p, &e, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				a, b, bias, d := randomBuffer(t, m*k), randomBuffer(t, k*n), randomBuffer(t, n), poisoned(t, m*n)
+				if err := plan.Execute(a, b, nil, d, &ExecArgs{Bias: bias}, nil, 0); err != nil {
+					t.Fatal(err)
+				}
+				ref := reference(a.Float32s(), b.Float32s(), bias.Float32s(), m, n, k, ta, tb, 0.5, gelu)
+				if rel := relError(t, d.Float32s(), ref); rel > 1e-5 {
+					t.Errorf("%dx%dx%d ta=%v tb=%v: relative error %g", m, n, k, ta, tb, rel)
+				}
+				for _, buf := range []*HostBuffer{a, b, bias, d} {
+					buf.Close()
+				}
+				if err := plan.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if err := plan.Close(); err != nil {
+					t.Fatal("second Close:", err)
+				}
+			}
+		}
+	}
+}
+
+func TestExecuteAlphaOverrideAndDescribe(t *testing.T) {
+	ctx := cpuContext(t)
+	m, n, k := 9, 11, 13
+	plan, err := ctx.NewPlan(NewProblem(int64(m), int64(n), int64(k), F32), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plan.Close()
+	desc, err := plan.Describe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var info map[string]interface{}
+	if err := json.Unmarshal([]byte(desc), &info); err != nil || info["backend"] != "cpu" {
+		t.Fatalf("describe %q: %v", desc, err)
+	}
+	a, b, d := randomBuffer(t, m*k), randomBuffer(t, k*n), poisoned(t, m*n)
+	defer a.Close()
+	defer b.Close()
+	defer d.Close()
+	alpha := float32(-2)
+	if err := plan.Execute(a, b, nil, d, &ExecArgs{Alpha: &alpha}, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	ref := reference(a.Float32s(), b.Float32s(), nil, m, n, k, false, false, -2, nil)
+	if rel := relError(t, d.Float32s(), ref); rel > 1e-5 {
+		t.Fatalf("relative error %g", rel)
+	}
+}
+
+func TestConcurrentExecute(t *testing.T) {
+	ctx := cpuContext(t)
+	m, n, k := 20, 24, 36
+	e := NewEpilogue()
+	e.Activation = ActReLU
+	plan, err := ctx.NewPlan(NewProblem(int64(m), int64(n), int64(k), F32), &e, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plan.Close()
+	// Inputs are made here: the test's random source is not safe for concurrent use.
+	type job struct{ a, b, d *HostBuffer }
+	jobs := make([]job, 8)
+	for i := range jobs {
+		jobs[i] = job{randomBuffer(t, m*k), randomBuffer(t, k*n), poisoned(t, m*n)}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, len(jobs))
+	for _, j := range jobs {
+		wg.Add(1)
+		go func(j job) {
+			defer wg.Done()
+			if err := plan.Execute(j.a, j.b, nil, j.d, nil, nil, 0); err != nil {
+				errs <- err
+			}
+		}(j)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	relu := func(x float64) float64 { return math.Max(x, 0) }
+	for _, j := range jobs {
+		ref := reference(j.a.Float32s(), j.b.Float32s(), nil, m, n, k, false, false, 1, relu)
+		if rel := relError(t, j.d.Float32s(), ref); rel > 1e-5 {
+			t.Errorf("relative error %g", rel)
+		}
+		j.a.Close()
+		j.b.Close()
+		j.d.Close()
+	}
+}
+
+func TestErrorsCarryStatusAndMessage(t *testing.T) {
+	ctx := cpuContext(t)
+	p := NewProblem(8, 8, 8, F32)
+	p.Lda = 3
+	_, err := ctx.NewPlan(p, nil, nil)
+	var de *Error
+	if !errors.As(err, &de) || de.Status != StatusInvalidArgument || !strings.Contains(de.Message, "lda") {
+		t.Fatalf("lda too small: %v", err)
+	}
+	p = NewProblem(8, 8, 8, F32)
+	p.BType = F16
+	if _, err = ctx.NewPlan(p, nil, nil); !errors.As(err, &de) || de.Status != StatusNotSupported {
+		t.Fatalf("mixed types: %v", err)
+	}
+	// A missing bias fails and leaves D untouched.
+	e := NewEpilogue()
+	e.BiasMode, e.BiasType = VectorPerColumn, F32
+	plan, err := ctx.NewPlan(NewProblem(4, 5, 6, F32), &e, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b, d := randomBuffer(t, 24), randomBuffer(t, 30), poisoned(t, 20)
+	defer a.Close()
+	defer b.Close()
+	defer d.Close()
+	if err = plan.Execute(a, b, nil, d, nil, nil, 0); !errors.As(err, &de) || de.Status != StatusInvalidArgument {
+		t.Fatalf("missing bias: %v", err)
+	}
+	for i, v := range d.Float32s() {
+		if !math.IsNaN(float64(v)) {
+			t.Fatalf("D[%d] written by a failing call", i)
+		}
+	}
+	// A host buffer too small for the plan is refused before the library is called.
+	small := randomBuffer(t, 23)
+	defer small.Close()
+	if err = plan.Execute(small, b, nil, d, &ExecArgs{Bias: a}, nil, 0); !errors.As(err, &de) || !strings.Contains(de.Message, "a holds") {
+		t.Fatalf("short buffer: %v", err)
+	}
+	// The context cannot close under a live plan.
+	if err = ctx.Close(); !errors.As(err, &de) || de.Status != StatusInvalidArgument {
+		t.Fatalf("close with a live plan: %v", err)
+	}
+	if err = plan.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err = NewContext(DeviceCUDA, 4096); !errors.As(err, &de) || de.Status != StatusNoDevice {
+		t.Fatalf("CUDA device 4096: %v", err)
+	}
+}
