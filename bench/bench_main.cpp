@@ -945,6 +945,40 @@ int output_self_test() {
   return failures;
 }
 
+// The plan-description reader against the real library: a plan on the CPU backend (no GPU
+// needed) goes through make_plan, whose fields come from dgemm_plan_describe's JSON.
+int library_self_test() {
+  int failures = 0;
+  dgemm_context_t ctx = nullptr;
+  if (dgemm_context_create(DGEMM_DEVICE_CPU, 0, &ctx) != DGEMM_STATUS_SUCCESS) {
+    std::printf("self-test FAILED: CPU context: %s\n", dgemm_last_error());
+    return 1;
+  }
+  for (bool bias_gelu : {false, true}) {
+    GemmShape gs;
+    gs.m = 33;
+    gs.n = 17;
+    gs.k = 9;
+    gs.bias_gelu = bias_gelu;
+    OurPlan plan;
+    try {
+      make_plan(ctx, gs, nullptr, &plan);
+    } catch (const CudaFailure& f) {  // a CPU plan asking for device workspace
+      plan.error = f.what;
+    }
+    bool ok = plan.plan && plan.kernel == "cpu" && plan.family == "cpu" && std::isfinite(plan.predicted_us) &&
+              plan.predicted_us > 0 && plan.uses_bias == bias_gelu;
+    if (!ok) {
+      std::printf("self-test FAILED: plan description of a CPU plan (%s): kernel '%s', family '%s', predicted %g\n%s\n",
+                  plan.error.c_str(), plan.kernel.c_str(), plan.family.c_str(), plan.predicted_us,
+                  plan.description.c_str());
+      ++failures;
+    }
+  }
+  dgemm_context_destroy(ctx);
+  return failures;
+}
+
 int run(int argc, char** argv) {
   Bench B;
   B.opt = parse_options(argc, argv);
@@ -1047,7 +1081,7 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--self-test") == 0) {
-      int failures = bench::self_test() + bench::output_self_test();
+      int failures = bench::self_test() + bench::output_self_test() + bench::library_self_test();
       std::printf("%s\n", failures ? "self-test FAILED" : "all self-tests passed");
       return failures ? 1 : 0;
     }
