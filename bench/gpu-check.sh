@@ -125,13 +125,12 @@ if [[ ${GPU_CHECK_SAVE_CACHE:-1} != 0 && -n $(ls -A "$DEEPGEMM_CACHE_DIR" 2>/dev
 fi
 summary_file=$DEEPGEMM_CACHE_DIR.summary
 
-# ---- short table, last ----------------------------------------------------------------------------
+# ---- short table, last (the bench summary first: the device reply keeps only the end) ----------
 echo
+if [[ -f $summary_file ]]; then
+  cat "$summary_file"
+  echo
+fi
 echo "==================== gpu-check summary ($(date -u +%H:%M:%SZ)) ===================="
 printf '%s\n' "${summary[@]}"
-if [[ -f $summary_file ]]; then
-  echo
-  cat "$summary_file"
-fi
 rm -rf "$DEEPGEMM_CACHE_DIR" "$summary_file"
-
