@@ -95,26 +95,23 @@ struct EpilogueOp {
     d[row * ldd + col] = convert(row, col, value(row, col, acc));
   }
 
-  // Two horizontally adjacent elements (col, col + 1); the second only when has_second. Stored
-  // as one access when the pair is aligned to its size, which is the common case.
-  __device__ __forceinline__ void store_pair(long long row, long long col, float acc0, float acc1,
-                                             bool has_second) const {
+  // Four horizontally adjacent elements (col .. col + 3), of which the first `count` (>= 1) exist.
+  // Stored as one access when all four exist and the run is aligned to its size.
+  __device__ __forceinline__ void store4(long long row, long long col, float a0, float a1, float a2, float a3,
+                                         long long count) const {
     DType* dst = d + row * ldd + col;
-    DType v0 = convert(row, col, value(row, col, acc0));
-    if (has_second) {
-      DType v1 = convert(row, col + 1, value(row, col + 1, acc1));
-      if ((reinterpret_cast<unsigned long long>(dst) % (2 * sizeof(DType))) == 0) {
-        struct alignas(2 * sizeof(DType)) Pair { DType x, y; };
-        Pair pr;
-        pr.x = v0;
-        pr.y = v1;
-        *reinterpret_cast<Pair*>(dst) = pr;
-      } else {
-        dst[0] = v0;
-        dst[1] = v1;
-      }
+    const float acc[4] = {a0, a1, a2, a3};
+    struct alignas(4 * sizeof(DType)) Quad { DType v[4]; };
+    Quad q;
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      if (e < count) q.v[e] = convert(row, col + e, value(row, col + e, acc[e]));
+    if (count >= 4 && (reinterpret_cast<unsigned long long>(dst) % sizeof(Quad)) == 0) {
+      *reinterpret_cast<Quad*>(dst) = q;
     } else {
-      dst[0] = v0;
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        if (e < count) dst[e] = q.v[e];
     }
   }
 };

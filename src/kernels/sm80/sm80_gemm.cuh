@@ -10,7 +10,8 @@
 //   - shared memory rows XOR-swizzled in 16-byte chunks so that ldmatrix reads and the copies'
 //     writes of 8 rows hit 8 different bank groups (no conflicts);
 //   - ldmatrix (.trans for MN-contiguous operands) -> mma.sync m16n8k16, f32 accumulators;
-//   - the shared epilogue (epilogue/epilogue.cuh) applied straight from the accumulators.
+//   - the shared epilogue (epilogue/epilogue.cuh) applied from an f32 staging tile in shared
+//     memory, in coalesced runs of 4 columns.
 // M, N, K, leading dimensions and batch strides are run-time values: a new M never recompiles.
 #pragma once
 
@@ -42,35 +43,63 @@ struct SmemTile {
   }
 };
 
-// Copies the tile at (row0, col0) of a row-major global matrix (leading dimension ld, bounds
-// rows x cols) into a swizzled shared tile; elements outside the bounds become zero.
-template <class Tile, int kThreads, bool kVec, class T>
-__device__ __forceinline__ void load_tile(unsigned smem, const T* g, long long ld, long long row0, long long col0,
-                                          long long rows, long long cols, int tid) {
-  constexpr int kTotal = Tile::kChunks * (Tile::kBytes / Tile::kRowBytes);
-  static_assert(kTotal % kThreads == 0, "every thread copies the same number of chunks");
+// Streams one operand, K tile after K tile, from a row-major global matrix (leading dimension
+// ld, bounds rows x cols) into swizzled shared tiles; elements outside the bounds become zero.
+// Each thread owns the same chunks of every tile, kRowStep tile rows apart (a multiple of 8, so
+// they share one swizzle), and keeps only a pointer and two remaining-extent counters per tile:
+// address arithmetic stays out of the main loop's register budget.
+template <class Tile, int kThreads, bool kVec, bool kKMajor, int BLOCK_K, class T>
+struct OperandLoader {
+  static constexpr int kRows = Tile::kBytes / Tile::kRowBytes;
+  static constexpr int kPerThread = kRows * Tile::kChunks / kThreads;
+  static constexpr int kRowStep = kThreads / Tile::kChunks;
+  static_assert(kThreads % Tile::kChunks == 0 && kRows % kRowStep == 0, "every thread copies whole chunks");
+  static_assert(kRowStep % 8 == 0 || kPerThread == 1, "a thread's chunks share one swizzle phase");
+
+  const T* ptr;           // this thread's first chunk in the current K tile
+  long long row_stride;   // kRowStep rows of the global matrix, in elements
+  long long step;         // elements from one K tile to the next
+  long long rows_left;    // global rows from the first chunk's row to the bound
+  long long cols_left;    // global columns from the first chunk's column to the bound
+  unsigned smem_offset;   // the first chunk's offset inside a tile
+
+  // row0/col0: the tile's global origin at K tile 0 (K-major: (m0, 0); MN-major: (0, m0)).
+  __device__ __forceinline__ void init(const T* g, long long ld, long long row0, long long col0, long long rows,
+                                       long long cols, int tid) {
+    const int r = tid / Tile::kChunks, c = tid % Tile::kChunks;
+    ptr = g + (row0 + r) * ld + col0 + c * 8;
+    row_stride = kRowStep * ld;
+    step = kKMajor ? BLOCK_K : BLOCK_K * ld;
+    rows_left = rows - (row0 + r);
+    cols_left = cols - (col0 + c * 8);
+    smem_offset = Tile::offset(r, c);
+  }
+
+  __device__ __forceinline__ void load(unsigned smem_tile) const {
 #pragma unroll
-  for (int i = 0; i < kTotal / kThreads; ++i) {
-    const int id = tid + i * kThreads;
-    const int r = id / Tile::kChunks, c = id % Tile::kChunks;
-    const long long gr = row0 + r, gc = col0 + c * 8;
-    const unsigned dst = smem + Tile::offset(r, c);
-    if (kVec) {
-      long long left = cols - gc;
-      int valid = gr < rows ? (left >= 8 ? 8 : left > 0 ? int(left) : 0) : 0;
-      const T* src = valid > 0 ? g + gr * ld + gc : g;
-      ptx::cp_async_16(dst, src, valid * 2);
-    } else {
-      unsigned short v[8];
-      const bool row_ok = gr < rows;
-      const T* src = g + (row_ok ? gr * ld : 0);
+    for (int i = 0; i < kPerThread; ++i) {
+      const T* src = ptr + i * row_stride;
+      const bool row_ok = rows_left > (long long)i * kRowStep;
+      const unsigned dst = smem_tile + smem_offset + unsigned(i * kRowStep * Tile::kRowBytes);
+      if (kVec) {
+        const int valid = row_ok ? (cols_left >= 8 ? 8 : cols_left > 0 ? int(cols_left) : 0) : 0;
+        ptx::cp_async_16(dst, valid > 0 ? static_cast<const void*>(src) : static_cast<const void*>(ptr), valid * 2);
+      } else {
+        unsigned short v[8];
 #pragma unroll
-      for (int e = 0; e < 8; ++e) v[e] = (row_ok && gc + e < cols) ? src[gc + e].bits : (unsigned short)0;
-      ptx::st_shared_128(dst, v[0] | (unsigned(v[1]) << 16), v[2] | (unsigned(v[3]) << 16),
-                         v[4] | (unsigned(v[5]) << 16), v[6] | (unsigned(v[7]) << 16));
+        for (int e = 0; e < 8; ++e) v[e] = (row_ok && cols_left > e) ? src[e].bits : (unsigned short)0;
+        ptx::st_shared_128(dst, v[0] | (unsigned(v[1]) << 16), v[2] | (unsigned(v[3]) << 16),
+                           v[4] | (unsigned(v[5]) << 16), v[6] | (unsigned(v[7]) << 16));
+      }
     }
   }
-}
+
+  __device__ __forceinline__ void advance() {
+    ptr += step;
+    if (kKMajor) cols_left -= BLOCK_K;
+    else rows_left -= BLOCK_K;
+  }
+};
 
 template <int BLOCK_M, int BLOCK_N, int BLOCK_K, int kNumStages>
 struct SmemLayout {
@@ -118,14 +147,19 @@ __device__ __forceinline__ void gemm(const DgemmParams& p) {
     const AB* a = static_cast<const AB*>(p.a) + batch * p.stride_a;
     const AB* b = static_cast<const AB*>(p.b) + batch * p.stride_b;
 
-    auto load_stage = [&](int stage, int k_tile) {
+    OperandLoader<TileA, kThreads, kVec, kAKMajor, BLOCK_K, AB> load_a;
+    OperandLoader<TileB, kThreads, kVec, kBKMajor, BLOCK_K, AB> load_b;
+    if (kAKMajor) load_a.init(a, p.lda, m0, 0, M, K, tid);
+    else          load_a.init(a, p.lda, 0, m0, K, M, tid);
+    if (kBKMajor) load_b.init(b, p.ldb, n0, 0, N, K, tid);
+    else          load_b.init(b, p.ldb, 0, n0, K, N, tid);
+    // Loads the next K tile (in order) into `stage`.
+    auto load_stage = [&](int stage) {
       const unsigned sa = smem + stage * Layout::kStageBytes;
-      const unsigned sb = sa + Layout::kABytes;
-      const long long k0 = (long long)k_tile * BLOCK_K;
-      if (kAKMajor) load_tile<TileA, kThreads, kVec>(sa, a, p.lda, m0, k0, M, K, tid);
-      else          load_tile<TileA, kThreads, kVec>(sa, a, p.lda, k0, m0, K, M, tid);
-      if (kBKMajor) load_tile<TileB, kThreads, kVec>(sb, b, p.ldb, n0, k0, N, K, tid);
-      else          load_tile<TileB, kThreads, kVec>(sb, b, p.ldb, k0, n0, K, N, tid);
+      load_a.load(sa);
+      load_b.load(sa + Layout::kABytes);
+      load_a.advance();
+      load_b.advance();
     };
 
     float acc[kFragsM][kFragsN][4];
@@ -140,7 +174,7 @@ __device__ __forceinline__ void gemm(const DgemmParams& p) {
     // empty) so that "wait until kNumStages - 2 groups are pending" always means "tile kt landed".
 #pragma unroll
     for (int s = 0; s < kNumStages - 1; ++s) {
-      if (s < k_tiles) load_stage(s, s);
+      if (s < k_tiles) load_stage(s);
       ptx::cp_async_commit();
     }
 
@@ -151,7 +185,7 @@ __device__ __forceinline__ void gemm(const DgemmParams& p) {
       __syncthreads();
       {
         const int next = kt + kNumStages - 1;
-        if (next < k_tiles) load_stage(next % kNumStages, next);
+        if (next < k_tiles) load_stage(next % kNumStages);
         ptx::cp_async_commit();
       }
       const unsigned sa = smem + (kt % kNumStages) * Layout::kStageBytes;
@@ -198,19 +232,42 @@ __device__ __forceinline__ void gemm(const DgemmParams& p) {
     ptx::cp_async_wait<0>();
     __syncthreads();
 
+    // Epilogue through shared memory (the ring is free now): one warp row at a time writes its
+    // accumulators into an f32 staging tile (rows padded by 8 floats: the float2 writes of a
+    // quarter warp then hit distinct banks), then all threads apply the epilogue to runs of 4
+    // consecutive columns, so that C is read and D written in wide, coalesced accesses, and the
+    // per-element epilogue runs in a rolled loop that keeps register pressure low.
+    constexpr int kStride = BLOCK_N + 8;
+    static_assert(WARP_M * kStride * 4 <= Layout::kBytes, "the staging tile fits in the ring");
+    float* staging = reinterpret_cast<float*>(dg_smem);
     EpilogueOp<Epi> epi;
     epi.init(p, batch);
 #pragma unroll
-    for (int i = 0; i < kFragsM; ++i) {
+    for (int pass = 0; pass < kWarpsM; ++pass) {
+      if (warp_m == pass) {
 #pragma unroll
-      for (int j = 0; j < kFragsN; ++j) {
-        const long long row = m0 + warp_m * WARP_M + i * 16 + (lane >> 2);
-        const long long col = n0 + warp_n * WARP_N + j * 8 + (lane & 3) * 2;
-        if (col < N) {
-          if (row < M) epi.store_pair(row, col, acc[i][j][0], acc[i][j][1], col + 1 < N);
-          if (row + 8 < M) epi.store_pair(row + 8, col, acc[i][j][2], acc[i][j][3], col + 1 < N);
+        for (int i = 0; i < kFragsM; ++i) {
+#pragma unroll
+          for (int j = 0; j < kFragsN; ++j) {
+            const int r = i * 16 + (lane >> 2), c = warp_n * WARP_N + j * 8 + (lane & 3) * 2;
+            *reinterpret_cast<float2*>(&staging[r * kStride + c]) = make_float2(acc[i][j][0], acc[i][j][1]);
+            *reinterpret_cast<float2*>(&staging[(r + 8) * kStride + c]) = make_float2(acc[i][j][2], acc[i][j][3]);
+          }
         }
       }
+      __syncthreads();
+      constexpr int kGroupsPerRow = BLOCK_N / 4;
+      const long long row0 = m0 + pass * WARP_M;
+#pragma unroll 1
+      for (int g = tid; g < WARP_M * kGroupsPerRow; g += kThreads) {
+        const int r = g / kGroupsPerRow, c = (g % kGroupsPerRow) * 4;
+        const long long row = row0 + r, col = n0 + c;
+        if (row < M && col < N) {
+          const float4 v = *reinterpret_cast<const float4*>(&staging[r * kStride + c]);
+          epi.store4(row, col, v.x, v.y, v.z, v.w, N - col);
+        }
+      }
+      __syncthreads();
     }
   }
 }

@@ -1,0 +1,740 @@
+// GPU tests of the sm80 family through the public API (label gpu; exit 77 = skipped without a
+// GPU). Every case: fresh random inputs, D poisoned and surrounded by guard bands, compared with
+// the CPU oracle (dgemm::cpu_gemm, f64) by relative Frobenius error with per-type thresholds,
+// and every byte outside the m x n elements of D (ld padding, guard bands) checked untouched.
+// Identity-epilogue f16/bf16 cases are also checked against cuBLAS. Then: execute ordered with
+// other work on a user stream, captured into a CUDA graph and replayed, two threads on one plan.
+// Every failure prints a one-line repro.
+#include <boost/test/unit_test.hpp>
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backend/cpu/cpu_gemm.hpp"
+#include "common/shapes.hpp"
+#include "core/float_convert.hpp"
+#include "core/problem.hpp"
+#include "deepgemm/deepgemm.h"
+
+namespace {
+
+using namespace dgemm;
+
+struct SkipWithoutGpu {
+  SkipWithoutGpu() {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+      std::printf("no CUDA device: skipping the GPU tests\n");
+      std::exit(77);
+    }
+  }
+};
+BOOST_TEST_GLOBAL_FIXTURE(SkipWithoutGpu);
+
+#define CUDA_OK(x) BOOST_REQUIRE_EQUAL(cudaGetErrorString(x), cudaGetErrorString(cudaSuccess))
+
+constexpr unsigned char kPoison = 0xCD;
+constexpr std::size_t kGuard = 256;  // bytes before and after D
+
+struct Case {
+  GemmProblem p;
+  Epilogue e;
+  int misalign = 0;  // elements added to every operand pointer (breaks 16-byte alignment)
+  ScalarMode scalars = ScalarMode::FromPlan;
+  std::string tag;
+};
+
+std::string repro(const Case& c) {
+  std::ostringstream os;
+  os << "[" << c.tag << "] " << c.p.to_string() << " | " << c.e.to_string() << " misalign=" << c.misalign
+     << " scalars=" << int(c.scalars);
+  return os.str();
+}
+
+double threshold(DType d) {
+  switch (d) {
+    case DType::F32: return 1e-5;
+    case DType::F16: return 2e-3;
+    case DType::BF16: return 1e-2;
+    case DType::F8E4M3: return 7e-2;
+    case DType::F8E5M2: return 1.4e-1;
+    default: return 0;  // integers: compared exactly within 1
+  }
+}
+
+dgemm_context_t context() {
+  static dgemm_context_t ctx = [] {
+    dgemm_context_t c = nullptr;
+    dgemm_status_t s = dgemm_context_create(DGEMM_DEVICE_CUDA, 0, &c);
+    if (s != DGEMM_STATUS_SUCCESS) std::printf("context: %s\n", dgemm_last_error());
+    return c;
+  }();
+  return ctx;
+}
+
+dgemm_status_t make_plan(const Case& c, dgemm_plan_t* plan) {
+  dgemm_problem_t p;
+  dgemm_problem_init(&p);
+  p.m = c.p.m; p.n = c.p.n; p.k = c.p.k;
+  p.a_type = dgemm_dtype_t(c.p.a_type); p.b_type = dgemm_dtype_t(c.p.b_type);
+  p.c_type = dgemm_dtype_t(c.p.c_type); p.d_type = dgemm_dtype_t(c.p.d_type);
+  p.compute_type = DGEMM_DTYPE_F32;
+  p.op_a = dgemm_op_t(c.p.op_a); p.op_b = dgemm_op_t(c.p.op_b);
+  p.order = dgemm_order_t(c.p.order);
+  p.lda = c.p.lda; p.ldb = c.p.ldb; p.ldc = c.p.ldc; p.ldd = c.p.ldd;
+  p.batch_count = c.p.batch_count;
+  p.stride_a = c.p.stride_a; p.stride_b = c.p.stride_b; p.stride_c = c.p.stride_c; p.stride_d = c.p.stride_d;
+  dgemm_epilogue_t e;
+  dgemm_epilogue_init(&e);
+  e.alpha = c.e.alpha;
+  e.beta = c.e.beta;
+  e.bias_mode = dgemm_vector_mode_t(c.e.bias_mode);
+  e.bias_type = dgemm_dtype_t(c.e.bias_type);
+  e.activation = dgemm_activation_t(c.e.activation);
+  e.scale_mode = dgemm_vector_mode_t(c.e.scale_mode);
+  e.flags = (c.e.saturate ? DGEMM_EPILOGUE_SATURATE : 0u) | (c.e.zero_point ? DGEMM_EPILOGUE_ZERO_POINT : 0u);
+  dgemm_plan_options_t o;
+  dgemm_plan_options_init(&o);
+  o.force_kernel = "sm80";
+  return dgemm_create_plan(context(), &p, &e, &o, plan);
+}
+
+// Elements a matrix spans over all batches (0 when absent).
+std::size_t span(const GemmProblem& p, int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
+  if (rows == 0 || cols == 0) return 0;
+  std::size_t one = std::size_t(p.order == Order::RowMajor ? (rows - 1) * ld + cols : (cols - 1) * ld + rows);
+  return one + std::size_t(stride) * std::size_t(p.batch_count - 1);
+}
+
+// Random values exactly representable in t, never all equal.
+void fill_random(std::mt19937& rng, DType t, std::vector<unsigned char>& buf, std::size_t elems, double lo, double hi) {
+  std::uniform_real_distribution<double> u(lo, hi);
+  buf.assign(elems * dtype_size(t), 0);
+  for (std::size_t i = 0; i < elems; ++i) store_from_double(t, buf.data(), int64_t(i), u(rng), true);
+}
+
+struct DevBuf {
+  void* base = nullptr;
+  std::size_t bytes = 0;
+  explicit DevBuf(std::size_t n) : bytes(n) { if (n) cudaMalloc(&base, n); }
+  ~DevBuf() { if (base) cudaFree(base); }
+  char* at(std::size_t off) const { return static_cast<char*>(base) + off; }
+};
+
+// Everything one case needs on the host and the device.
+struct Operands {
+  std::vector<unsigned char> a, b, c, bias, d_init;
+  std::vector<float> scale, alpha_beta;
+  std::vector<int32_t> zp;
+  std::size_t a_elems, b_elems, c_elems, d_elems, vec_len;
+  std::unique_ptr<DevBuf> da, db, dc, dd, dbias, dscale, dzp, dscalars;
+  std::size_t off_a, off_b, off_c, off_d;  // byte offsets of the operands inside their buffers
+
+  Operands(const Case& cs, std::mt19937& rng) {
+    const GemmProblem& p = cs.p;
+    const Epilogue& e = cs.e;
+    a_elems = span(p, p.a_rows(), p.a_cols(), p.lda, p.stride_a);
+    b_elems = span(p, p.b_rows(), p.b_cols(), p.ldb, p.stride_b);
+    c_elems = e.reads_c() ? span(p, p.m, p.n, p.ldc, p.stride_c) : 0;
+    d_elems = span(p, p.m, p.n, p.ldd, p.stride_d);
+    fill_random(rng, p.a_type, a, a_elems, -1, 1);
+    fill_random(rng, p.b_type, b, b_elems, -1, 1);
+    fill_random(rng, p.c_type, c, c_elems, -2, 2);
+    vec_len = std::size_t(std::max(p.m, p.n));
+    fill_random(rng, e.bias_type, bias, vec_len, -1, 1);
+    std::uniform_real_distribution<float> us(0.25f, 2.0f);
+    scale.resize(vec_len);
+    for (float& s : scale) s = us(rng);
+    std::uniform_int_distribution<int> uz(-20, 20);
+    zp.resize(vec_len);
+    for (int32_t& z : zp) z = uz(rng);
+    alpha_beta = {0.75f, -0.5f};
+    d_init.assign(d_elems * dtype_size(p.d_type) + 2 * kGuard, kPoison);
+    const std::size_t mis = std::size_t(cs.misalign);
+    off_a = mis * dtype_size(p.a_type);
+    off_b = mis * dtype_size(p.b_type);
+    off_c = mis * dtype_size(p.c_type);
+    off_d = kGuard + mis * dtype_size(p.d_type);
+    da = std::make_unique<DevBuf>(a.size() + off_a + 16);
+    db = std::make_unique<DevBuf>(b.size() + off_b + 16);
+    dc = std::make_unique<DevBuf>(c.size() + off_c + 16);
+    dd = std::make_unique<DevBuf>(d_init.size() + 16);
+    dbias = std::make_unique<DevBuf>(bias.size());
+    dscale = std::make_unique<DevBuf>(scale.size() * 4);
+    dzp = std::make_unique<DevBuf>(zp.size() * 4);
+    dscalars = std::make_unique<DevBuf>(8);
+    cudaMemcpy(da->at(off_a), a.data(), a.size(), cudaMemcpyHostToDevice);
+    cudaMemcpy(db->at(off_b), b.data(), b.size(), cudaMemcpyHostToDevice);
+    if (!c.empty()) cudaMemcpy(dc->at(off_c), c.data(), c.size(), cudaMemcpyHostToDevice);
+    cudaMemcpy(dbias->base, bias.data(), bias.size(), cudaMemcpyHostToDevice);
+    cudaMemcpy(dscale->base, scale.data(), scale.size() * 4, cudaMemcpyHostToDevice);
+    cudaMemcpy(dzp->base, zp.data(), zp.size() * 4, cudaMemcpyHostToDevice);
+    cudaMemcpy(dscalars->base, alpha_beta.data(), 8, cudaMemcpyHostToDevice);
+    poison_d();
+  }
+  void poison_d() { cudaMemcpy(dd->base, d_init.data(), d_init.size(), cudaMemcpyHostToDevice); }
+
+  dgemm_args_t args(const Case& cs) const {
+    dgemm_args_t x;
+    dgemm_args_init(&x);
+    x.scalar_mode = dgemm_scalar_mode_t(cs.scalars);
+    if (cs.scalars == ScalarMode::Host) {
+      x.alpha = alpha_beta[0];
+      x.beta = cs.e.reads_c() ? alpha_beta[1] : 0.0f;
+    } else if (cs.scalars == ScalarMode::Device) {
+      x.alpha_ptr = static_cast<const float*>(dscalars->base);
+      x.beta_ptr = static_cast<const float*>(dscalars->base) + 1;
+    }
+    if (cs.e.bias_mode != VectorMode::None) x.bias = dbias->base;
+    if (cs.e.scale_mode != VectorMode::None) x.scale = static_cast<const float*>(dscale->base);
+    if (cs.e.zero_point) x.zero_point = dzp->base ? static_cast<const int32_t*>(dzp->base) : nullptr;
+    return x;
+  }
+
+  dgemm_status_t execute(dgemm_plan_t plan, const Case& cs, cudaStream_t stream) const {
+    dgemm_args_t x = args(cs);
+    return dgemm_execute(plan, da->at(off_a), db->at(off_b), cs.e.reads_c() ? dc->at(off_c) : nullptr,
+                         dd->at(off_d), &x, nullptr, 0, stream);
+  }
+
+  // The oracle's D bytes (guard bands and padding poisoned like the device's).
+  std::vector<unsigned char> oracle(const Case& cs) const {
+    std::vector<unsigned char> out = d_init;
+    ExecArgs x;
+    x.a = a.data();
+    x.b = b.data();
+    x.c = c.empty() ? nullptr : c.data();
+    x.d = out.data() + kGuard;
+    x.scalar_mode = cs.scalars;
+    x.alpha = cs.e.alpha;
+    x.beta = cs.e.beta;
+    if (cs.scalars == ScalarMode::Host) {
+      x.alpha = alpha_beta[0];
+      x.beta = cs.e.reads_c() ? alpha_beta[1] : 0.0f;
+    }
+    x.alpha_ptr = &alpha_beta[0];
+    x.beta_ptr = &alpha_beta[1];
+    x.bias = bias.data();
+    x.scale = scale.data();
+    x.zero_point = zp.data();
+    cpu_gemm(cs.p, cs.e, x);
+    return out;
+  }
+
+  std::vector<unsigned char> fetch_d() const {
+    std::vector<unsigned char> out(d_init.size());
+    cudaMemcpy(out.data(), dd->base, out.size(), cudaMemcpyDeviceToHost);
+    // The misaligned case shifted D by `misalign` elements; undo that so both views line up.
+    return out;
+  }
+};
+
+// Compares the device's D bytes with the oracle's: elements by relative Frobenius error (or
+// within 1 for integers), every other byte exactly (poison). Returns "" when they agree.
+std::string compare(const Case& cs, const std::vector<unsigned char>& got_all, const std::vector<unsigned char>& want_all,
+                    std::size_t got_off, const char* against = "oracle") {
+  const GemmProblem& p = cs.p;
+  const std::size_t es = dtype_size(p.d_type);
+  const unsigned char* got = got_all.data() + got_off;
+  const unsigned char* want = want_all.data() + kGuard;
+  std::vector<char> is_elem(got_all.size(), 0);
+  double num = 0, den = 0;
+  int64_t int_bad = 0, nonfinite_bad = 0;
+  for (int64_t bt = 0; bt < p.batch_count; ++bt) {
+    for (int64_t i = 0; i < p.m; ++i) {
+      for (int64_t j = 0; j < p.n; ++j) {
+        const int64_t idx = bt * p.stride_d + p.offset(i, j, p.ldd);
+        std::memset(&is_elem[got_off + std::size_t(idx) * es], 1, es);
+        const double g = load_as_double(p.d_type, got, idx), w = load_as_double(p.d_type, want, idx);
+        if (dtype_is_integer(p.d_type)) {
+          int_bad += std::fabs(g - w) > 1.0;
+        } else if (!std::isfinite(w) || !std::isfinite(g)) {
+          nonfinite_bad += !(std::isnan(w) ? std::isnan(g) : g == w);
+        } else {
+          num += (g - w) * (g - w);
+          den += w * w;
+        }
+      }
+    }
+  }
+  std::ostringstream os;
+  const double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  if (rel > threshold(p.d_type) || int_bad || nonfinite_bad)
+    os << "vs " << against << ": rel_frobenius=" << rel << " (max " << threshold(p.d_type) << "), integer mismatches "
+       << int_bad << ", non-finite mismatches " << nonfinite_bad << "; ";
+  std::size_t touched = 0;
+  for (std::size_t i = 0; i < got_all.size(); ++i)
+    if (!is_elem[i] && got_all[i] != kPoison) ++touched;
+  if (touched) os << touched << " bytes outside D's elements were written (guard bands / padding); ";
+  return os.str();
+}
+
+// cuBLAS on the same inputs (identity epilogue, f16/bf16 in and out): validation of the oracle
+// and of our result.
+bool cublas_can(const Case& cs) {
+  const GemmProblem& p = cs.p;
+  return cs.e.is_identity() && cs.misalign == 0 && cs.scalars == ScalarMode::FromPlan &&
+         (p.d_type == DType::F16 || p.d_type == DType::BF16 || p.d_type == DType::F32) && p.k > 0;
+}
+
+std::vector<unsigned char> run_cublas(const Case& cs, const Operands& ops) {
+  static cublasHandle_t handle = [] {
+    cublasHandle_t h = nullptr;
+    cublasCreate(&h);
+    return h;
+  }();
+  const GemmProblem& p = cs.p;
+  auto cuda_type = [](DType t) {
+    return t == DType::F16 ? CUDA_R_16F : t == DType::BF16 ? CUDA_R_16BF : CUDA_R_32F;
+  };
+  DevBuf d(ops.d_init.size());
+  cudaMemcpy(d.base, ops.d_init.data(), ops.d_init.size(), cudaMemcpyHostToDevice);
+  const float alpha = 1.0f, beta = 0.0f;
+  auto op = [](Op o) { return o == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T; };
+  cublasStatus_t st;
+  if (p.order == Order::ColMajor) {
+    st = cublasGemmStridedBatchedEx(handle, op(p.op_a), op(p.op_b), int(p.m), int(p.n), int(p.k), &alpha,
+                                    ops.da->at(ops.off_a), cuda_type(p.a_type), int(p.lda), p.stride_a,
+                                    ops.db->at(ops.off_b), cuda_type(p.b_type), int(p.ldb), p.stride_b, &beta,
+                                    d.at(kGuard), cuda_type(p.d_type), int(p.ldd), p.stride_d, int(p.batch_count),
+                                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  } else {
+    st = cublasGemmStridedBatchedEx(handle, op(p.op_b), op(p.op_a), int(p.n), int(p.m), int(p.k), &alpha,
+                                    ops.db->at(ops.off_b), cuda_type(p.b_type), int(p.ldb), p.stride_b,
+                                    ops.da->at(ops.off_a), cuda_type(p.a_type), int(p.lda), p.stride_a, &beta,
+                                    d.at(kGuard), cuda_type(p.d_type), int(p.ldd), p.stride_d, int(p.batch_count),
+                                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  }
+  std::vector<unsigned char> out(ops.d_init.size());
+  if (st != CUBLAS_STATUS_SUCCESS) return {};
+  cudaMemcpy(out.data(), d.base, out.size(), cudaMemcpyDeviceToHost);
+  return out;
+}
+
+Case make_case(int64_t m, int64_t n, int64_t k, DType ab, DType d, Op op_a, Op op_b, Order order,
+               const std::string& tag) {
+  Case c;
+  c.p.m = m;
+  c.p.n = n;
+  c.p.k = k;
+  c.p.a_type = c.p.b_type = ab;
+  c.p.c_type = c.p.d_type = d;
+  c.p.op_a = op_a;
+  c.p.op_b = op_b;
+  c.p.order = order;
+  c.tag = tag;
+  return c;
+}
+
+std::vector<Case> sweep() {
+  std::vector<Case> cases;
+  const Op ops[] = {Op::N, Op::T};
+  const Order orders[] = {Order::RowMajor, Order::ColMajor};
+  // 1. DESIGN.md edge sizes in each of M, N, K, every transpose and order (bf16 -> bf16).
+  for (int dim = 0; dim < 3; ++dim)
+    for (int64_t s : dgemm_test::kEdgeSizes)
+      for (Op oa : ops)
+        for (Op ob : ops)
+          for (Order o : orders) {
+            int64_t m = dim == 0 ? s : dgemm_test::kSweepOtherM, n = dim == 1 ? s : dgemm_test::kSweepOtherN,
+                    k = dim == 2 ? s : dgemm_test::kSweepOtherK;
+            cases.push_back(make_case(m, n, k, DType::BF16, DType::BF16, oa, ob, o, "edge"));
+          }
+  // 2. Odd and even numbers of K tiles (32 wide) around the pipeline depth, and big tiles.
+  for (int64_t k : {16, 32, 48, 64, 96, 128, 160, 192, 224, 256, 288, 1000})
+    cases.push_back(make_case(130, 136, k, DType::F16, DType::F32, Op::N, Op::N, Order::RowMajor, "ktiles"));
+  for (Op oa : ops)
+    for (Op ob : ops) {
+      cases.push_back(make_case(1024, 1024, 512, DType::BF16, DType::BF16, oa, ob, Order::RowMajor, "big"));
+      cases.push_back(make_case(1000, 1000, 1000, DType::F16, DType::F32, oa, ob, Order::ColMajor, "big"));
+      cases.push_back(make_case(513, 771, 4093, DType::BF16, DType::F32, oa, ob, Order::RowMajor, "bigk"));
+    }
+  // 3. Types.
+  for (DType ab : {DType::F16, DType::BF16})
+    for (DType d : {DType::F32, DType::F16, DType::BF16})
+      for (Op oa : ops)
+        for (Op ob : ops) {
+          cases.push_back(make_case(67, 263, 259, ab, d, oa, ob, Order::RowMajor, "types"));
+          cases.push_back(make_case(129, 17, 513, ab, d, oa, ob, Order::ColMajor, "types"));
+        }
+  // 4. Leading-dimension padding and unaligned pointers (the scalar-load kernel).
+  for (Op oa : ops)
+    for (Op ob : ops)
+      for (Order o : orders)
+        for (int mis : {0, 1}) {
+          Case c = make_case(65, 67, 259, DType::BF16, DType::BF16, oa, ob, o, mis ? "unaligned" : "ldpad");
+          c.p.resolve_and_validate();
+          c.p.lda += dgemm_test::kLdPad;
+          c.p.ldb += dgemm_test::kLdPad;
+          c.p.ldc += dgemm_test::kLdPad;
+          c.p.ldd += dgemm_test::kLdPad;
+          c.misalign = mis;
+          cases.push_back(c);
+          Case aligned_pad = c;  // padded to a multiple of 8: vector path with ld > minimum
+          aligned_pad.misalign = 0;
+          aligned_pad.p.lda += 3;
+          aligned_pad.p.ldb += 3;
+          aligned_pad.tag = "ldpad8";
+          cases.push_back(aligned_pad);
+        }
+  // 5. Batches (strided with gaps, and a broadcast B).
+  for (Order o : orders)
+    for (int bcast : {0, 1}) {
+      Case c = make_case(70, 45, 99, DType::F16, DType::F16, Op::N, Op::T, o, "batch");
+      c.p.resolve_and_validate();
+      c.p.batch_count = 3;
+      GemmProblem& p = c.p;
+      p.stride_a = span(p, p.a_rows(), p.a_cols(), p.lda, 0) + 8;
+      p.stride_b = bcast ? 0 : span(p, p.b_rows(), p.b_cols(), p.ldb, 0) + 16;
+      p.stride_c = span(p, p.m, p.n, p.ldc, 0) + 3;
+      p.stride_d = span(p, p.m, p.n, p.ldd, 0) + 5;
+      c.e.beta = 0.5f;
+      cases.push_back(c);
+    }
+  // 6. Every epilogue piece, in both orders (so per-row / per-column are exercised transposed).
+  struct Epi {
+    DType c, d, bias_type;
+    float alpha, beta;
+    VectorMode bias, scale;
+    Activation act;
+    bool zp, sat;
+    ScalarMode scalars;
+  };
+  const Epi epis[] = {
+      {DType::F32, DType::F32, DType::F32, 1.5f, 0.5f, VectorMode::None, VectorMode::None, Activation::None, false, true, ScalarMode::FromPlan},
+      {DType::BF16, DType::BF16, DType::F32, 1.0f, -1.0f, VectorMode::PerColumn, VectorMode::None, Activation::Relu, false, true, ScalarMode::FromPlan},
+      {DType::F16, DType::F32, DType::BF16, 0.5f, 0.0f, VectorMode::PerRow, VectorMode::None, Activation::GeluTanh, false, true, ScalarMode::FromPlan},
+      {DType::F32, DType::F32, DType::F16, 1.0f, 2.0f, VectorMode::PerColumn, VectorMode::PerTensor, Activation::GeluErf, false, true, ScalarMode::FromPlan},
+      {DType::F32, DType::F16, DType::F32, 1.0f, 0.0f, VectorMode::PerRow, VectorMode::PerColumn, Activation::Silu, false, true, ScalarMode::FromPlan},
+      {DType::BF16, DType::BF16, DType::BF16, 1.0f, 1.0f, VectorMode::None, VectorMode::PerRow, Activation::None, false, true, ScalarMode::Host},
+      {DType::F32, DType::F32, DType::F32, 1.0f, 1.0f, VectorMode::PerColumn, VectorMode::None, Activation::None, false, true, ScalarMode::Device},
+      {DType::F32, DType::I8, DType::F32, 8.0f, 0.0f, VectorMode::PerColumn, VectorMode::PerRow, Activation::None, true, true, ScalarMode::FromPlan},
+      {DType::I8, DType::I8, DType::F32, 8.0f, 1.0f, VectorMode::None, VectorMode::PerColumn, Activation::Relu, true, true, ScalarMode::FromPlan},
+      {DType::F32, DType::F8E4M3, DType::F32, 16.0f, 0.0f, VectorMode::None, VectorMode::PerTensor, Activation::None, false, true, ScalarMode::FromPlan},
+      {DType::F32, DType::F8E4M3, DType::F32, 64.0f, 0.0f, VectorMode::None, VectorMode::None, Activation::None, false, false, ScalarMode::FromPlan},
+      {DType::F8E5M2, DType::F8E5M2, DType::F32, 4.0f, 0.5f, VectorMode::PerRow, VectorMode::None, Activation::GeluErf, false, true, ScalarMode::FromPlan},
+  };
+  for (const Epi& x : epis)
+    for (Order o : orders)
+      for (int64_t k : {int64_t(0), int64_t(259)}) {
+        if (k == 0 && x.scalars != ScalarMode::FromPlan) continue;
+        Case c = make_case(131, 70, k, DType::BF16, x.d, Op::T, Op::N, o, "epilogue");
+        c.p.c_type = x.c;
+        c.e.alpha = x.alpha;
+        c.e.beta = x.beta;
+        c.e.bias_mode = x.bias;
+        c.e.bias_type = x.bias_type;
+        c.e.scale_mode = x.scale;
+        c.e.activation = x.act;
+        c.e.zero_point = x.zp;
+        c.e.saturate = x.sat;
+        c.scalars = x.scalars;
+        cases.push_back(c);
+      }
+  for (Case& c : cases) c.p.resolve_and_validate();
+  return cases;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(sm80_sweep_vs_oracle_and_cublas) {
+  BOOST_REQUIRE(context() != nullptr);
+  std::vector<Case> cases = sweep();
+  // Plans first, from all cores at once: the distinct kernels compile in parallel (or come
+  // from the carried cache); the cases then run one by one.
+  std::vector<dgemm_plan_t> plans(cases.size(), nullptr);
+  std::vector<dgemm_status_t> status(cases.size(), DGEMM_STATUS_SUCCESS);
+  std::vector<std::string> errors(cases.size());
+  {
+    std::atomic<std::size_t> next{0};
+    std::vector<std::thread> pool;
+    unsigned n = std::max(2u, std::thread::hardware_concurrency());
+    for (unsigned t = 0; t < n; ++t)
+      pool.emplace_back([&] {
+        for (std::size_t i; (i = next.fetch_add(1)) < cases.size();) {
+          status[i] = make_plan(cases[i], &plans[i]);
+          if (status[i] != DGEMM_STATUS_SUCCESS) errors[i] = dgemm_last_error();
+        }
+      });
+    for (auto& t : pool) t.join();
+  }
+  std::mt19937 rng(12345);
+  cudaStream_t stream;
+  CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  int failed = 0, cublas_checked = 0;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Case& cs = cases[i];
+    BOOST_CHECK_MESSAGE(status[i] == DGEMM_STATUS_SUCCESS, repro(cs) << ": create_plan: " << errors[i]);
+    if (status[i] != DGEMM_STATUS_SUCCESS) continue;
+    Operands ops(cs, rng);
+    dgemm_status_t st = ops.execute(plans[i], cs, stream);
+    BOOST_CHECK_MESSAGE(st == DGEMM_STATUS_SUCCESS, repro(cs) << ": execute: " << dgemm_last_error());
+    CUDA_OK(cudaStreamSynchronize(stream));
+    std::vector<unsigned char> got = ops.fetch_d();
+    std::vector<unsigned char> want = ops.oracle(cs);
+    const std::size_t got_off = ops.off_d;
+    std::string why = compare(cs, got, want, got_off);
+    if (cublas_can(cs)) {
+      std::vector<unsigned char> cub = run_cublas(cs, ops);
+      if (!cub.empty()) {
+        ++cublas_checked;
+        why += compare(cs, cub, want, kGuard, "oracle (cuBLAS result)");
+        why += compare(cs, got, cub, got_off, "cuBLAS");
+      }
+    }
+    BOOST_CHECK_MESSAGE(why.empty(), repro(cs) << ": " << why);
+    failed += !why.empty();
+    dgemm_destroy_plan(plans[i]);
+  }
+  cudaStreamDestroy(stream);
+  BOOST_TEST_MESSAGE(cases.size() << " cases, " << failed << " failed, " << cublas_checked << " also checked against cuBLAS");
+}
+
+namespace {
+// A mid-size case for the stream / graph / thread tests.
+Case medium_case() {
+  Case c = make_case(300, 260, 520, DType::BF16, DType::F32, Op::N, Op::T, Order::RowMajor, "medium");
+  c.e.beta = 0.5f;
+  c.e.bias_mode = VectorMode::PerColumn;
+  c.e.activation = Activation::GeluErf;
+  c.p.resolve_and_validate();
+  return c;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(sm80_user_stream_ordering) {
+  Case cs = medium_case();
+  dgemm_plan_t plan = nullptr;
+  BOOST_REQUIRE_MESSAGE(make_plan(cs, &plan) == DGEMM_STATUS_SUCCESS, dgemm_last_error());
+  std::mt19937 rng(7);
+  Operands ops(cs, rng);
+  std::vector<unsigned char> a2;
+  fill_random(rng, cs.p.a_type, a2, ops.a_elems, -1, 1);
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  unsigned char *pinned_a2 = nullptr, *out1 = nullptr, *out2 = nullptr;
+  const std::size_t dbytes = ops.d_init.size();
+  CUDA_OK(cudaMallocHost(&pinned_a2, a2.size()));
+  CUDA_OK(cudaMallocHost(&out1, dbytes));
+  CUDA_OK(cudaMallocHost(&out2, dbytes));
+  std::memcpy(pinned_a2, a2.data(), a2.size());
+  // execute(A1) -> copy D out -> overwrite A with A2 -> execute -> copy D out, all queued on s
+  // without any host synchronization: each step must see the previous one's result.
+  BOOST_CHECK_EQUAL(ops.execute(plan, cs, s), DGEMM_STATUS_SUCCESS);
+  CUDA_OK(cudaMemcpyAsync(out1, ops.dd->base, dbytes, cudaMemcpyDeviceToHost, s));
+  CUDA_OK(cudaMemcpyAsync(ops.da->at(ops.off_a), pinned_a2, a2.size(), cudaMemcpyHostToDevice, s));
+  BOOST_CHECK_EQUAL(ops.execute(plan, cs, s), DGEMM_STATUS_SUCCESS);
+  CUDA_OK(cudaMemcpyAsync(out2, ops.dd->base, dbytes, cudaMemcpyDeviceToHost, s));
+  CUDA_OK(cudaStreamSynchronize(s));
+  std::string why1 = compare(cs, std::vector<unsigned char>(out1, out1 + dbytes), ops.oracle(cs), ops.off_d);
+  ops.a = a2;
+  std::string why2 = compare(cs, std::vector<unsigned char>(out2, out2 + dbytes), ops.oracle(cs), ops.off_d);
+  BOOST_CHECK_MESSAGE(why1.empty(), "first execute: " << why1);
+  BOOST_CHECK_MESSAGE(why2.empty(), "second execute (after A changed on the stream): " << why2);
+  cudaFreeHost(pinned_a2);
+  cudaFreeHost(out1);
+  cudaFreeHost(out2);
+  cudaStreamDestroy(s);
+  dgemm_destroy_plan(plan);
+}
+
+BOOST_AUTO_TEST_CASE(sm80_cuda_graph_capture_and_replay) {
+  Case cs = medium_case();
+  dgemm_plan_t plan = nullptr;
+  BOOST_REQUIRE_MESSAGE(make_plan(cs, &plan) == DGEMM_STATUS_SUCCESS, dgemm_last_error());
+  std::mt19937 rng(8);
+  Operands ops(cs, rng);
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cudaGraph_t graph = nullptr;
+  CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+  dgemm_status_t st = ops.execute(plan, cs, s);
+  CUDA_OK(cudaStreamEndCapture(s, &graph));
+  BOOST_REQUIRE_MESSAGE(st == DGEMM_STATUS_SUCCESS, "execute while capturing: " << dgemm_last_error());
+  cudaGraphExec_t exec = nullptr;
+  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int replay = 0; replay < 3; ++replay) {
+    // New inputs each replay: the graph reads the buffers when it runs.
+    std::vector<unsigned char> a2;
+    fill_random(rng, cs.p.a_type, a2, ops.a_elems, -1, 1);
+    ops.a = a2;
+    CUDA_OK(cudaMemcpy(ops.da->at(ops.off_a), a2.data(), a2.size(), cudaMemcpyHostToDevice));
+    ops.poison_d();
+    CUDA_OK(cudaGraphLaunch(exec, s));
+    CUDA_OK(cudaStreamSynchronize(s));
+    std::string why = compare(cs, ops.fetch_d(), ops.oracle(cs), ops.off_d);
+    BOOST_CHECK_MESSAGE(why.empty(), "graph replay " << replay << ": " << why);
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(s);
+  dgemm_destroy_plan(plan);
+}
+
+BOOST_AUTO_TEST_CASE(sm80_two_threads_one_plan) {
+  Case cs = medium_case();
+  dgemm_plan_t plan = nullptr;
+  BOOST_REQUIRE_MESSAGE(make_plan(cs, &plan) == DGEMM_STATUS_SUCCESS, dgemm_last_error());
+  std::string why[2];
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t)
+    threads.emplace_back([&, t] {
+      cudaSetDevice(0);
+      std::mt19937 rng(100 + t);
+      Operands ops(cs, rng);
+      std::vector<unsigned char> want = ops.oracle(cs);
+      cudaStream_t s;
+      cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+      for (int it = 0; it < 20 && why[t].empty(); ++it) {
+        if (ops.execute(plan, cs, s) != DGEMM_STATUS_SUCCESS) why[t] = dgemm_last_error();
+      }
+      cudaStreamSynchronize(s);
+      if (why[t].empty()) why[t] = compare(cs, ops.fetch_d(), want, ops.off_d);
+      cudaStreamDestroy(s);
+    });
+  for (auto& t : threads) t.join();
+  BOOST_CHECK_MESSAGE(why[0].empty(), "thread 0: " << why[0]);
+  BOOST_CHECK_MESSAGE(why[1].empty(), "thread 1: " << why[1]);
+  dgemm_destroy_plan(plan);
+}
+
+BOOST_AUTO_TEST_CASE(sm80_wrong_current_device_is_refused) {
+  int n = 0;
+  cudaGetDeviceCount(&n);
+  if (n < 2) {
+    BOOST_TEST_MESSAGE("one device: the CONTEXT_MISMATCH path needs two");
+    return;
+  }
+  Case cs = medium_case();
+  dgemm_plan_t plan = nullptr;
+  BOOST_REQUIRE(make_plan(cs, &plan) == DGEMM_STATUS_SUCCESS);
+  std::mt19937 rng(9);
+  Operands ops(cs, rng);
+  cudaSetDevice(1);
+  BOOST_CHECK_EQUAL(ops.execute(plan, cs, nullptr), DGEMM_STATUS_CONTEXT_MISMATCH);
+  cudaSetDevice(0);
+  dgemm_destroy_plan(plan);
+}
+
+// ---- opt-in measurements (bench/gpu-check.sh turns them on) ------------------------------------
+namespace {
+Case perf_case(int64_t m, int64_t n, int64_t k, DType t) {
+  // "TN" as cuBLAS users say it: column-major A^T B, i.e. both operands K-contiguous.
+  Case c = make_case(m, n, k, t, t, Op::T, Op::N, Order::ColMajor, "perf");
+  c.p.resolve_and_validate();
+  return c;
+}
+}  // namespace
+
+// DGEMM_TEST_PROFILE="M N K": one execute of the sm80 plan inside cudaProfilerStart/Stop, for
+// `ncu --profile-from-start off` and compute-sanitizer.
+#include <cuda_profiler_api.h>
+BOOST_AUTO_TEST_CASE(sm80_profile_once) {
+  const char* env = std::getenv("DGEMM_TEST_PROFILE");
+  if (!env) return;
+  long long m = 0, n = 0, k = 0;
+  BOOST_REQUIRE(std::sscanf(env, "%lld %lld %lld", &m, &n, &k) == 3);
+  Case cs = perf_case(m, n, k, DType::BF16);
+  dgemm_plan_t plan = nullptr;
+  BOOST_REQUIRE_MESSAGE(make_plan(cs, &plan) == DGEMM_STATUS_SUCCESS, dgemm_last_error());
+  std::mt19937 rng(1);
+  Operands ops(cs, rng);
+  CUDA_OK(cudaDeviceSynchronize());
+  cudaProfilerStart();
+  BOOST_CHECK_EQUAL(ops.execute(plan, cs, nullptr), DGEMM_STATUS_SUCCESS);
+  CUDA_OK(cudaDeviceSynchronize());
+  cudaProfilerStop();
+  char desc[4096];
+  dgemm_plan_describe(plan, desc, sizeof desc, nullptr);
+  BOOST_TEST_MESSAGE("profiled plan: " << std::string(desc).substr(0, 600));
+  dgemm_destroy_plan(plan);
+}
+
+// DGEMM_TEST_PERF=1: the sm80 plan against cublasGemmEx on the same inputs, interleaved,
+// back-to-back launches between events, median of repetitions (a quick check; the full
+// benchmark is deepgemm-bench).
+BOOST_AUTO_TEST_CASE(sm80_perf_vs_cublas) {
+  if (!std::getenv("DGEMM_TEST_PERF")) return;
+  cublasHandle_t h;
+  BOOST_REQUIRE(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS);
+  cudaStream_t s;
+  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  cublasSetStream(h, s);
+  struct Shape { int64_t m, n, k; };
+  const Shape shapes[] = {{4096, 4096, 4096}, {1024, 1024, 4096}, {1, 4096, 4096}, {8192, 8192, 8192},
+                          {1000, 1000, 1000}, {4095, 4097, 4093}};
+  std::printf("\n%-22s %-5s %-28s %10s %9s %10s %9s %6s\n", "shape (m x n x k)", "dtype", "sm80 tile", "ours_us",
+              "TFLOP/s", "cublas_us", "TFLOP/s", "ratio");
+  for (DType t : {DType::BF16, DType::F16}) {
+    for (const Shape& sh : shapes) {
+      Case cs = perf_case(sh.m, sh.n, sh.k, t);
+      dgemm_plan_t plan = nullptr;
+      if (make_plan(cs, &plan) != DGEMM_STATUS_SUCCESS) {
+        std::printf("plan failed: %s\n", dgemm_last_error());
+        continue;
+      }
+      char desc[2048];
+      dgemm_plan_describe(plan, desc, sizeof desc, nullptr);
+      std::string d(desc);
+      std::string tile = "?";
+      if (auto p = d.find("\"name\":\""); p != std::string::npos) tile = d.substr(p + 8, d.find('"', p + 8) - p - 8);
+      std::mt19937 rng(2);
+      Operands ops(cs, rng);
+      const float one = 1.0f, zero = 0.0f;
+      const cudaDataType ct = t == DType::BF16 ? CUDA_R_16BF : CUDA_R_16F;
+      auto ours = [&] { ops.execute(plan, cs, s); };
+      auto theirs = [&] {
+        cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(sh.m), int(sh.n), int(sh.k), &one, ops.da->at(0), ct,
+                     int(cs.p.lda), ops.db->at(0), ct, int(cs.p.ldb), &zero, ops.dd->at(kGuard), ct, int(cs.p.ldd),
+                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+      };
+      const double flops = cs.p.flops();
+      const int iters = flops > 1e11 ? 10 : flops > 1e10 ? 50 : 200;
+      auto time_us = [&](const std::function<void()>& f) {
+        cudaEvent_t a, b;
+        cudaEventCreate(&a);
+        cudaEventCreate(&b);
+        cudaEventRecord(a, s);
+        for (int i = 0; i < iters; ++i) f();
+        cudaEventRecord(b, s);
+        cudaEventSynchronize(b);
+        float ms = 0;
+        cudaEventElapsedTime(&ms, a, b);
+        cudaEventDestroy(a);
+        cudaEventDestroy(b);
+        return 1e3 * ms / iters;
+      };
+      ours();
+      theirs();  // warm-up
+      CUDA_OK(cudaStreamSynchronize(s));
+      std::vector<double> to, tc;
+      for (int r = 0; r < 7; ++r) {
+        to.push_back(time_us(ours));
+        tc.push_back(time_us(theirs));
+      }
+      std::sort(to.begin(), to.end());
+      std::sort(tc.begin(), tc.end());
+      const double o = to[to.size() / 2], c = tc[tc.size() / 2];
+      char shape[64];
+      std::snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)sh.m, (long long)sh.n, (long long)sh.k);
+      std::printf("%-22s %-5s %-28s %10.1f %9.1f %10.1f %9.1f %6.2f\n", shape, dtype_name(t), tile.c_str(), o,
+                  flops / o / 1e6, c, flops / c / 1e6, c / o);
+      dgemm_destroy_plan(plan);
+    }
+  }
+  std::fflush(stdout);
+  cublasDestroy(h);
+  cudaStreamDestroy(s);
+}
