@@ -7,6 +7,7 @@
 # device returns at most 8), and the last thing printed is a short table.
 #
 # Knobs (environment):
+#   GPU_CHECK_SM80=0           skip the sm80 section (perf vs cuBLAS, ncu, sanitizer of test_sm80_gemm)
 #   GPU_CHECK_TESTS=0          skip the GPU test executables
 #   GPU_CHECK_BENCH_ARGS=...   deepgemm-bench arguments (default: --set all --quick --runner-up)
 #   GPU_CHECK_BENCH=0          skip the benchmark
@@ -75,6 +76,31 @@ if [[ ${GPU_CHECK_BENCH:-1} != 0 && -x $bench ]]; then
     "${bench_args[@]}" --json "$OUT/bench.json" --summary "$DEEPGEMM_CACHE_DIR.summary" 2>&1 | tee "$OUT/bench.log"
   rc=${PIPESTATUS[0]}
   summary+=("$(printf 'bench %-32s rc=%d (%d s), full table in bench.log / bench.json' "${bench_args[*]}" $rc $((SECONDS - start)))")
+fi
+
+# ---- sm80 family (issue 3): quick perf vs cuBLAS, ncu bank conflicts, compute-sanitizer ---------
+# Runs when tests/gpu/test_sm80_gemm was staged; everything goes to sm80.log. GPU_CHECK_SM80=0 skips.
+sm80=$stage/bin/test_sm80_gemm
+if [[ ${GPU_CHECK_SM80:-1} != 0 && -x $sm80 ]]; then
+  {
+    echo "===== sm80 perf vs cuBLAS (DGEMM_TEST_PERF)"
+    DGEMM_TEST_PERF=1 timeout 180 "$sm80" --run_test=sm80_perf_vs_cublas --log_level=message
+    echo "===== ncu bank conflicts, sm80 plan, 4096^3 bf16"
+    DGEMM_TEST_PROFILE="4096 4096 4096" timeout 120 ncu --clock-control none --profile-from-start off \
+      --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,sm__inst_executed_pipe_tensor.sum,launch__registers_per_thread \
+      "$sm80" --run_test=sm80_profile_once --log_level=message
+    for tool in memcheck racecheck; do
+      for shape in "129 65 127" "200 136 96"; do
+        echo "===== compute-sanitizer --tool $tool, sm80 plan $shape"
+        DGEMM_TEST_PROFILE="$shape" timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 3 \
+          "$sm80" --run_test=sm80_profile_once --log_level=message
+        echo "===== rc=$?"
+      done
+    done
+  } > "$OUT/sm80.log" 2>&1
+  while IFS= read -r line; do summary+=("sm80  $line"); done < <(grep -E \
+    "^(4096x|1024x|1x4096|8192x|1000x|4095x)|bank_conflicts|ERROR SUMMARY|RACECHECK SUMMARY|===== rc=" "$OUT/sm80.log" \
+    | sed -E 's/ +/ /g')
 fi
 
 # ---- profiling and sanitizers (opt-in; our kernel alone through `deepgemm-bench --profile`) ------
