@@ -4,7 +4,8 @@
 namespace dgemm {
 
 const std::vector<const FamilyModel*>& family_models() {
-  static const std::vector<const FamilyModel*> models = {&cpu_family_model(), &sm80_family_model()};
+  static const std::vector<const FamilyModel*> models = {&cpu_family_model(), &sm80_family_model(),
+                                                             &sm90_family_model()};
   return models;
 }
 

@@ -12,5 +12,6 @@ const std::vector<const FamilyModel*>& family_models();
 // Each family's model (src/plan/family_<name>.cpp).
 const FamilyModel& cpu_family_model();
 const FamilyModel& sm80_family_model();
+const FamilyModel& sm90_family_model();
 
 }  // namespace dgemm

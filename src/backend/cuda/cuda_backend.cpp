@@ -2,6 +2,7 @@
 // library API, the epilogue configuration for JIT preludes, and dispatch of a plan's kernel
 // family to its launcher. See cuda_backend.hpp for the device policy of execute.
 #include "backend/cuda/cuda_backend.hpp"
+#include "backend/cuda/sm90_gemm.hpp"
 
 #include <sstream>
 
@@ -160,6 +161,7 @@ struct Launcher {
 // One line per CUDA kernel family.
 constexpr Launcher kLaunchers[] = {
     {Family::Sm80, &prepare_sm80},
+    {Family::Sm90, &prepare_sm90},
 };
 
 class CudaBackend final : public Backend {

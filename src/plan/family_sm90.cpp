@@ -1,0 +1,116 @@
+// Planner model of the sm90 family (TMA + wgmma, warp-specialized, persistent; src/kernels/sm90):
+// its tile menu, feasibility (sm_90a with wgmma and TMA, f16/bf16 operands, f32 compute, the TMA
+// layout rules) and cost through the shared model. Register count: every thread starts at the
+// __launch_bounds__(384, 1) cap of 168; setmaxnreg then moves registers from the producer
+// warpgroup (40) to the consumers (232). Math efficiencies are what the kernels measured on the
+// H200 (src/kernels/sm90/NOTES.md): ~0.68 of the bf16 peak for N = 256 tiles at 4096^3.
+#include "plan/family_sm90.hpp"
+
+#include <sstream>
+
+#include "plan/cost_model.hpp"
+#include "plan/families.hpp"
+
+namespace dgemm {
+
+std::string sm90_tma_layout_problem(const GemmProblem& p) {
+  // The kernel's operands: a column-major problem runs as its row-major transpose, A and B swapped.
+  const bool col = p.order == Order::ColMajor;
+  const int64_t lda = col ? p.ldb : p.lda, ldb = col ? p.lda : p.ldb;
+  const int64_t sa = col ? p.stride_b : p.stride_a, sb = col ? p.stride_a : p.stride_b;
+  const int64_t m = col ? p.n : p.m, n = col ? p.m : p.n;
+  const int64_t esize = int64_t(dtype_size(p.a_type));
+  const int64_t kLimit = int64_t(1) << 31, kStrideLimit = int64_t(1) << 40;
+  std::ostringstream why;
+  if ((lda * esize) % 16 != 0 || (ldb * esize) % 16 != 0) {
+    why << "TMA needs leading dimensions that are multiples of 16 bytes (lda = " << p.lda << ", ldb = " << p.ldb
+        << " elements of " << esize << " bytes)";
+  } else if (p.batch_count > 1 && ((sa * esize) % 16 != 0 || (sb * esize) % 16 != 0)) {
+    why << "TMA needs batch strides that are multiples of 16 bytes (stride_a = " << p.stride_a
+        << ", stride_b = " << p.stride_b << ")";
+  } else if (m >= kLimit || n >= kLimit || p.k >= kLimit || p.batch_count >= kLimit) {
+    why << "sizes beyond the tensor-map coordinate range (2^31)";
+  } else if (lda * esize >= kStrideLimit || ldb * esize >= kStrideLimit || sa * esize >= kStrideLimit ||
+             sb * esize >= kStrideLimit) {
+    why << "strides beyond the tensor-map limit (2^40 bytes)";
+  }
+  return why.str();
+}
+
+namespace {
+
+struct Sm90Tile {
+  int block_m, block_n, stages, cluster_m;
+  double efficiency;  // measured fraction of the wgmma peak in the main loop
+};
+// The default menu: 128x256 for big problems, 256x128 for tall ones, 128x128 and 128x64 so that
+// mid-sized problems fill 132 SMs. Clusters of 2 along M share (multicast) the B tile.
+constexpr Sm90Tile kMenu[] = {
+    {128, 256, 4, 2, 0.68}, {128, 256, 4, 1, 0.68}, {256, 128, 4, 2, 0.64}, {256, 128, 4, 1, 0.64},
+    {128, 128, 6, 2, 0.60}, {128, 128, 6, 1, 0.60}, {128, 64, 8, 1, 0.50},
+};
+constexpr int kThreads = 384;
+constexpr int kRegsAtEntry = 168;
+
+class Sm90Family final : public FamilyModel {
+ public:
+  Family family() const override { return Family::Sm90; }
+  std::vector<Candidate> enumerate(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw) const override {
+    std::vector<Candidate> out;
+    std::string why;
+    if (hw.vendor != Vendor::Nvidia) why = "needs an NVIDIA GPU (this is " + hw.name + ")";
+    else if (!hw.has_wgmma || !hw.has_tma)
+      why = "needs sm_90a (wgmma and TMA); device is compute capability " + std::to_string(hw.cc());
+    else if (p.compute_type != DType::F32)
+      why = "computes in f32 only (compute_type " + std::string(dtype_name(p.compute_type)) + ")";
+    else if (p.a_type != p.b_type || (p.a_type != DType::F16 && p.a_type != DType::BF16))
+      why = std::string("takes f16 or bf16 A and B (got ") + dtype_name(p.a_type) + ", " + dtype_name(p.b_type) + ")";
+    else
+      why = sm90_tma_layout_problem(p);
+    if (!why.empty() && why.rfind("TMA needs", 0) == 0)
+      why += "; packing into an aligned workspace is not implemented, the sm80 family takes such problems";
+
+    // Tile counts follow the kernel's (row-major) view.
+    GemmProblem view = p;
+    if (p.order == Order::ColMajor) std::swap(view.m, view.n);
+    for (const Sm90Tile& t : kMenu) {
+      KernelConfig c;
+      c.family = Family::Sm90;
+      c.block_m = t.block_m;
+      c.block_n = t.block_n;
+      c.block_k = 64;
+      c.stages = t.stages;
+      c.threads = kThreads;
+      c.cluster_m = t.cluster_m;
+      c.swizzle_bytes = 128;
+      c.raster_group = 8;
+      c.persistent = true;
+      if (!why.empty()) {
+        Candidate r;
+        r.config = c;
+        r.feasible = false;
+        r.reject_reason = why;
+        out.push_back(r);
+        continue;
+      }
+      CostInput in;
+      in.config = c;
+      in.math = MathInstr::Wgmma;
+      in.consumer_threads = 256;
+      in.regs_per_thread = kRegsAtEntry;
+      in.smem_extra_bytes = 2L * t.stages * 8 + 1024;  // barriers + alignment slack
+      in.math_efficiency = t.efficiency;
+      out.push_back(make_candidate(c, estimate_cost(view, e, hw, in)));
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+const FamilyModel& sm90_family_model() {
+  static const Sm90Family model;
+  return model;
+}
+
+}  // namespace dgemm
