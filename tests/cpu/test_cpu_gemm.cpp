@@ -138,8 +138,8 @@ Outcome run_case(Case c, const std::string& label) {
   x.scalar_mode = c.mode;
   double alpha = c.e.alpha, beta = c.e.beta;
   if (c.mode == ScalarMode::FromPlan) {
-    x.alpha = c.e.alpha;
-    x.beta = c.e.beta;
+    x.alpha = 1e30f;  // FROM_PLAN means the epilogue's scalars: these must be ignored
+    x.beta = 1e30f;
   } else if (c.mode == ScalarMode::Host) {
     x.alpha = c.run_alpha;
     x.beta = c.run_beta;

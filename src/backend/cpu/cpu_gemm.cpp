@@ -223,8 +223,14 @@ void cpu_gemm(const GemmProblem& p, const Epilogue& e, const ExecArgs& args) {
   if (p.empty_output()) return;
   static const MacroKernel macro = pick_macro_kernel();
 
-  Job job{&p, &e, &args, double(args.alpha), double(args.beta), e.reads_c(), macro};
-  if (args.scalar_mode == ScalarMode::Device) {
+  // FROM_PLAN takes the epilogue's scalars (the C boundary also copies them into args, but direct
+  // callers such as the GPU tests need not); HOST the args' values; DEVICE reads the pointers,
+  // which are host memory on this backend. beta is only ever used when the plan reads C.
+  Job job{&p, &e, &args, double(e.alpha), double(e.beta), e.reads_c(), macro};
+  if (args.scalar_mode == ScalarMode::Host) {
+    job.alpha = double(args.alpha);
+    job.beta = double(args.beta);
+  } else if (args.scalar_mode == ScalarMode::Device) {
     job.alpha = double(*args.alpha_ptr);
     job.beta = job.read_c ? double(*args.beta_ptr) : 0.0;
   }

@@ -7,9 +7,18 @@
 
 namespace dgemm {
 
-// Computes D for every batch. `args` holds host pointers; scalars are resolved by the caller
-// except in ScalarMode::Device, where *alpha_ptr / *beta_ptr are read (host memory here).
-// Writes only the m x n elements of each D matrix.
+// Computes D for every batch. `args` holds host pointers. Scalars: ScalarMode::FromPlan uses
+// e.alpha / e.beta, Host uses args.alpha / args.beta, Device reads *alpha_ptr / *beta_ptr (host
+// memory here). Writes only the m x n elements of each D matrix; C may alias D (ldc == ldd).
+//
+// Decisions where the API text is silent:
+//  - C is read, and beta * C added literally, whenever the plan reads C (e.beta != 0), even if
+//    the run-time beta is 0 (so a NaN in C gives NaN, as 0 * NaN does).
+//  - k = 0: the product contributes exactly nothing (not alpha * 0); A and B are not read.
+//  - Integer outputs (i8, i32): NaN becomes 0; values beyond the range saturate, including an
+//    i32 result of an integer problem whose exact sum leaves int32 (only possible for k > 2^17).
+//  - A NaN stored to f16 / bf16 / fp8 is the positive quiet NaN pattern; with the saturate flag,
+//    an infinite value stored to fp8 becomes the largest finite value of its sign.
 void cpu_gemm(const GemmProblem& p, const Epilogue& e, const ExecArgs& args);
 
 }  // namespace dgemm
