@@ -14,7 +14,7 @@ class CpuFamily final : public FamilyModel {
     c.config.family = Family::Cpu;
     if (hw.vendor != Vendor::Cpu) {
       c.feasible = false;
-      c.reject_reason = "the CPU backend runs only on host memory (this is a " + hw.name + " plan)";
+      c.reject_reason = "the CPU backend runs only on host memory (this plan is for " + hw.name + ")";
       return {c};
     }
     // About 2 GFLOP/s per core for the f64-accumulating reference loop nest.

@@ -237,8 +237,8 @@ void clear_plan_cache() {
   g_cache.clear();
 }
 
-namespace {
-void candidate_json(std::ostringstream& os, const Candidate& c) {
+std::string candidate_to_json(const Candidate& c) {
+  std::ostringstream os;
   os << "{\"config\":" << c.config.to_json();
   if (c.feasible) {
     os << ",\"predicted_us\":" << c.predicted_us;
@@ -248,8 +248,8 @@ void candidate_json(std::ostringstream& os, const Candidate& c) {
   if (!c.notes.empty()) os << ",\"notes\":\"" << json_escape(c.notes) << "\"";
   if (c.has_cost && c.feasible) os << ",\"model\":" << c.cost.to_json();
   os << "}";
+  return os.str();
 }
-}  // namespace
 
 std::string PlanDecision::to_json(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw) const {
   std::ostringstream os;
@@ -262,16 +262,16 @@ std::string PlanDecision::to_json(const GemmProblem& p, const Epilogue& e, const
      << ",\"compute_floor_us\":" << r.compute_floor_us << ",\"memory_floor_us\":" << r.memory_floor_us << "}";
   os << ",\"considered\":" << considered << ",\"plan_us\":" << plan_us
      << ",\"from_cache\":" << (from_cache ? "true" : "false") << ",\"chosen\":";
-  candidate_json(os, chosen);
+  os << candidate_to_json(chosen);
   os << ",\"runners_up\":[";
   for (std::size_t i = 0; i < runners_up.size(); ++i) {
     if (i) os << ",";
-    candidate_json(os, runners_up[i]);
+    os << candidate_to_json(runners_up[i]);
   }
   os << "],\"rejected\":[";
   for (std::size_t i = 0; i < rejected.size(); ++i) {
     if (i) os << ",";
-    candidate_json(os, rejected[i]);
+    os << candidate_to_json(rejected[i]);
   }
   os << "]}";
   return os.str();

@@ -94,6 +94,10 @@ void clear_plan_cache();
 // Everything in a description that can change a plan, as a cache-key string.
 std::string hardware_key(const HardwareDesc& hw);
 
+// One candidate as the plan's JSON shows it: config, predicted_us and the model's terms, or the
+// reason it was rejected.
+std::string candidate_to_json(const Candidate& c);
+
 // Escapes a string for inclusion in JSON (used by every to_json in the library).
 std::string json_escape(const std::string& s);
 

@@ -1,0 +1,178 @@
+// `deepgemm gen`: writes the specialised kernel source a plan would JIT-compile, as one
+// self-contained .cuh (the embedded kernel headers inlined), for people who compile ahead of time
+// with nvcc. The kernel is chosen by the planner for the problem on --arch, exactly as
+// dgemm_create_plan would, among the GPU families that have a source generator.
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "api/convert.hpp"
+#include "core/error.hpp"
+#include "plan/families.hpp"
+#include "plan/planner.hpp"
+#include "tools/arch_option.hpp"
+#include "tools/cli_options.hpp"
+#include "tools/commands.hpp"
+
+#ifdef DGEMM_WITH_CUDA
+#include "backend/cuda/jit.hpp"
+#include "backend/cuda/sm80_gemm.hpp"
+#endif
+
+namespace dgemm::tools {
+namespace {
+
+void print_help() {
+  std::printf(
+      "usage: deepgemm gen --output FILE.cuh [--arch auto|NAME|FILE] [--target sm_XX] [--force FAMILY] [problem flags]\n"
+      "  --output  where to write the source ('-' = standard output)\n"
+      "  --arch    machine to plan for (default auto: the first GPU, else a100)\n"
+      "  --target  nvcc/NVRTC architecture of the source (default: the machine's, e.g. sm_80, sm_90a)\n"
+      "  --force   only this family may be chosen (sm80, sm90, small_m)\n"
+      "The file compiles with: nvcc -std=c++17 -c -x cu -gencode=arch=compute_80,code=sm_80 FILE.cuh\n"
+      "%s",
+      gemm_options_help());
+}
+
+#ifdef DGEMM_WITH_CUDA
+// Replaces every #include "x" of an embedded kernel header with its text (once per header, as
+// their #pragma once would), so that the output needs nothing but nvcc.
+void inline_includes(const std::string& text, const std::map<std::string, std::string>& files,
+                     std::set<std::string>& done, std::ostringstream& out, int depth) {
+  if (depth > 32) throw std::runtime_error("kernel headers include each other too deeply");
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    std::string trimmed = line.substr(std::min(line.size(), line.find_first_not_of(" \t")));
+    if (trimmed.rfind("#pragma once", 0) == 0) continue;
+    if (trimmed.rfind("#include", 0) == 0) {
+      auto q1 = trimmed.find('"'), q2 = trimmed.rfind('"');
+      if (q1 != std::string::npos && q2 > q1) {
+        const std::string name = trimmed.substr(q1 + 1, q2 - q1 - 1);
+        auto it = files.find(name);
+        if (it != files.end()) {
+          if (done.insert(name).second) {
+            out << "// ---- begin " << name << "\n";
+            inline_includes(it->second, files, done, out, depth + 1);
+            out << "// ---- end " << name << "\n";
+          }
+          continue;
+        }
+      }
+    }
+    out << line << "\n";
+  }
+}
+
+std::string self_contained(const std::string& source) {
+  std::map<std::string, std::string> files;
+  for (const jit::EmbeddedFile& f : jit::embedded_kernel_files()) files.emplace(f.name, std::string(f.text, f.size));
+  std::set<std::string> done;
+  std::ostringstream out;
+  inline_includes(source, files, done, out, 0);
+  return out.str();
+}
+#endif
+
+// The source of `c` for `target`, or "" (and *why) when its family has no generator in this build.
+std::string generate(const GemmProblem& p, const Epilogue& e, const KernelConfig& c, const std::string& target,
+                     std::string* kernels, std::string* why) {
+#ifdef DGEMM_WITH_CUDA
+  if (c.family == Family::Sm80) {
+    *kernels = std::string(cuda::kSm80VectorKernel) + " (16-byte-aligned operands and strides), " +
+               cuda::kSm80ScalarKernel + " (any alignment); " + std::to_string(c.threads) + " threads, " +
+               std::to_string(cuda::sm80_smem_bytes(c)) + " B dynamic shared memory, parameter DgemmParams";
+    return self_contained(cuda::sm80_compile_request(p, e, c, target).source);
+  }
+  *why = std::string("the ") + family_name(c.family) + " family has no source generator yet";
+#else
+  (void)p, (void)e, (void)c, (void)target, (void)kernels;
+  *why = "this deepgemm was built without CUDA support (DGEMM_WITH_CUDA)";
+#endif
+  return "";
+}
+
+std::string target_for(const HardwareDesc& hw) {
+#ifdef DGEMM_WITH_CUDA
+  return jit::arch_for_cc(hw.cc_major, hw.cc_minor);
+#else
+  return "sm_" + std::to_string(hw.cc());
+#endif
+}
+
+}  // namespace
+
+int cmd_gen(int argc, char** argv) {
+  Flags f(argc, argv);
+  if (f.get_bool("help")) {
+    print_help();
+    return 0;
+  }
+  const std::string output = f.get("output", "");
+  const std::string arch = f.get("arch", "auto");
+  std::string target = f.get("target", "");
+  PlanRequest request;
+  request.use_cache = false;
+  if (f.has("force")) {
+    Family fam;
+    const std::string name = f.get("force", "");
+    if (!family_from_name(name, &fam) || fam == Family::Cpu)
+      throw std::invalid_argument("--force = '" + name + "': expected sm80, sm90 or small_m");
+    request.force = fam;
+  }
+  GemmOptions opt = parse_gemm_options(f);
+  f.check_all_used();
+  if (output.empty()) throw std::invalid_argument("--output FILE.cuh is required ('-' for standard output)");
+  GemmProblem p = api::convert_problem(&opt.problem);
+  Epilogue e = api::convert_epilogue(&opt.epilogue, p);
+
+  std::string note;
+  HardwareDesc hw = resolve_arch(arch, &note);
+  if (hw.vendor == Vendor::Cpu) {
+    std::fprintf(stderr, "deepgemm gen: %s; generating for a100 (sm_80) instead\n",
+                 note.empty() ? "the CPU has no kernel source" : note.c_str());
+    hw = resolve_arch("a100", nullptr);
+  }
+  if (target.empty()) target = target_for(hw);
+
+  // The planner's ranking, without the CPU reference: the first candidate with a generator wins.
+  CandidateSet set = evaluate_candidates(p, e, hw, request, family_models());
+  std::string why = set.feasible.empty() ? set.why_none : std::string();
+  for (const Candidate& c : set.feasible) {
+    if (c.config.family == Family::Cpu) continue;
+    std::string kernels, no_gen;
+    std::string source = generate(p, e, c.config, target, &kernels, &no_gen);
+    if (source.empty()) {
+      if (why.empty()) why = no_gen;
+      continue;
+    }
+    std::ostringstream head;
+    head << "// Generated by deepgemm gen (" << "DeepGEMM): do not edit; regenerate instead.\n"
+         << "// problem:  " << p.to_string() << "\n"
+         << "// epilogue: " << e.to_string() << "\n"
+         << "// machine:  " << hw.name << ", target " << target << "\n"
+         << "// kernel:   " << c.config.name() << ", predicted " << c.predicted_us << " us\n"
+         << "// entry points: " << kernels << "\n"
+         << "// compile:  nvcc -std=c++17 -c -x cu -gencode=arch=compute_" << target.substr(3) << ",code=" << target
+         << " THIS_FILE\n\n";
+    const std::string text = head.str() + source;
+    if (output == "-") {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+    } else {
+      std::ofstream out(output, std::ios::binary | std::ios::trunc);
+      out << text;
+      out.close();
+      if (!out) throw std::runtime_error("cannot write '" + output + "'");
+      std::fprintf(stderr, "deepgemm gen: wrote %s (%s, %zu bytes)\n", output.c_str(), c.config.name().c_str(), text.size());
+    }
+    return 0;
+  }
+  std::fprintf(stderr, "deepgemm gen: no kernel source for %s on %s: %s\n", p.to_string().c_str(), hw.name.c_str(),
+               why.empty() ? "only the CPU reference can run it" : why.c_str());
+  return 1;
+}
+
+}  // namespace dgemm::tools

@@ -1,0 +1,156 @@
+// The `deepgemm plan` and `deepgemm gen` subcommands, run as a user would: plan prints a decision
+// (or a clear refusal) for any machine, and gen's output compiles with nvcc for sm_80 (skipped
+// when nvcc is absent) and holds the kernels it names.
+#include <boost/test/unit_test.hpp>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+struct Result {
+  int rc = -1;
+  std::string out;
+};
+
+// Runs a shell command, capturing stdout and stderr together.
+Result sh(const std::string& cmd) {
+  Result r;
+  FILE* pipe = ::popen((cmd + " 2>&1").c_str(), "r");
+  if (!pipe) return r;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
+  int status = ::pclose(pipe);
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string tool() {
+  const char* bin = std::getenv("DEEPGEMM_TEST_BINARY_DIR");
+  return bin ? std::string(bin) + "/src/tools/deepgemm" : std::string();
+}
+
+std::string nvcc() {
+  for (std::string c : {std::string(std::getenv("CUDA_HOME") ? std::getenv("CUDA_HOME") : "") + "/bin/nvcc",
+                        std::string("/usr/local/cuda/bin/nvcc")})
+    if (std::filesystem::exists(c)) return c;
+  Result r = sh("command -v nvcc");
+  return r.rc == 0 ? r.out.substr(0, r.out.find('\n')) : std::string();
+}
+
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    path = std::filesystem::temp_directory_path() / ("dgemm_cli_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(path);
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(plan_prints_the_decision_for_a_described_machine) {
+  if (tool().empty() || !std::filesystem::exists(tool())) {
+    BOOST_TEST_MESSAGE("deepgemm tool not found (run through CTest): skipped");
+    return;
+  }
+  Result r = sh(tool() + " plan --arch h200 --m 4096 --n 4096 --k 4096 --dtype bf16");
+  BOOST_TEST(r.rc == 0, r.out);
+  BOOST_TEST(has(r.out, "NVIDIA H200"));
+  BOOST_TEST(has(r.out, "chosen"));
+  BOOST_TEST(has(r.out, "roofline"));
+  BOOST_TEST(has(r.out, "predict_us"));
+
+  r = sh(tool() + " plan --arch a100 --json --m 1 --n 4096 --k 4096 --bias col --act gelu_tanh --trans-b");
+  BOOST_TEST(r.rc == 0, r.out);
+  BOOST_TEST(has(r.out, "\"chosen\":{"));
+  BOOST_TEST(has(r.out, "\"runners_up\""));
+  BOOST_TEST(has(r.out, "\"compute_floor_us\""));
+
+  TempDir dir;
+  std::ofstream(dir.path / "cap.yaml") << "shared_mem_per_block: 82KB\n";
+  r = sh(tool() + " plan --arch h200," + (dir.path / "cap.yaml").string() + " --m 4096 --n 4096 --k 4096");
+  BOOST_TEST(r.rc == 0, r.out);
+  BOOST_TEST(has(r.out, "82 KB smem/block"), r.out);
+}
+
+BOOST_AUTO_TEST_CASE(plan_refuses_clearly) {
+  if (tool().empty() || !std::filesystem::exists(tool())) return;
+  Result r = sh(tool() + " plan --arch mi300x --m 4096 --n 4096 --k 4096");
+  BOOST_TEST(r.rc == 1, r.out);
+  BOOST_TEST(has(r.out, "no runnable plan"));
+  BOOST_TEST(has(r.out, "planning-only"));
+  BOOST_TEST(has(r.out, "compute floor"));  // the machine is still described
+
+  r = sh(tool() + " plan --arch mi300x --json --m 64 --n 64 --k 64");
+  BOOST_TEST(r.rc == 1);
+  BOOST_TEST(has(r.out, "\"chosen\":null"));
+
+  TempDir dir;
+  std::ofstream(dir.path / "bad.yaml") << "sm_count: 132\nshared_mem_per_blok: 82KB\n";
+  r = sh(tool() + " plan --arch " + (dir.path / "bad.yaml").string() + " --m 64 --n 64 --k 64");
+  BOOST_TEST(r.rc != 0);
+  BOOST_TEST(has(r.out, "bad.yaml:2:"), r.out);
+  BOOST_TEST(has(r.out, "shared_mem_per_blok"));
+
+  r = sh(tool() + " plan --arch h200 --m 64 --n 64 --k 64 --frobnicate");
+  BOOST_TEST(r.rc != 0);
+  BOOST_TEST(has(r.out, "frobnicate"));
+}
+
+BOOST_AUTO_TEST_CASE(gen_output_compiles_with_nvcc_for_sm80) {
+#ifndef DGEMM_WITH_CUDA
+  BOOST_TEST_MESSAGE("built without CUDA: gen has no generator, skipped");
+  return;
+#else
+  if (tool().empty() || !std::filesystem::exists(tool())) return;
+  const std::string compiler = nvcc();
+  TempDir dir;
+  struct Case {
+    const char* flags;
+    const char* file;
+  };
+  const Case cases[] = {
+      {"--arch a100 --m 1000 --n 1000 --k 1000", "plain.cuh"},
+      {"--arch h200 --target sm_80 --m 4093 --n 127 --k 65 --order col --trans-b --beta 1 --bias col --act gelu_tanh",
+       "epilogue.cuh"},
+      {"--arch l40s --m 7 --n 4096 --k 4096 --dtype f16", "f16.cuh"},
+  };
+  for (const Case& c : cases) {
+    BOOST_TEST_CONTEXT(c.flags) {
+      const std::string cuh = (dir.path / c.file).string();
+      Result r = sh(tool() + " gen " + c.flags + " --output " + cuh);
+      BOOST_TEST_REQUIRE(r.rc == 0, r.out);
+      std::ifstream in(cuh);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      BOOST_TEST(has(text, "dgemm_sm80_vec"));
+      BOOST_TEST(!has(text, "#include \"sm80/"));  // self-contained: the headers are inlined
+      if (compiler.empty()) {
+        BOOST_TEST_MESSAGE("nvcc not found: compile step skipped");
+        continue;
+      }
+      const std::string obj = cuh + ".o";
+      r = sh(compiler + " -std=c++17 -c -x cu -gencode=arch=compute_80,code=sm_80 " + cuh + " -o " + obj);
+      BOOST_TEST(r.rc == 0, r.out);
+      r = sh("nm " + obj);
+      BOOST_TEST(has(r.out, "dgemm_sm80_vec"));
+      BOOST_TEST(has(r.out, "dgemm_sm80_scalar"));
+    }
+  }
+  Result r = sh(tool() + " gen --arch mi300x --m 64 --n 64 --k 64 --output " + (dir.path / "x.cuh").string());
+  BOOST_TEST(r.rc == 1);
+  BOOST_TEST(has(r.out, "planning-only"), r.out);
+  r = sh(tool() + " gen --arch a100 --m 64 --n 64 --k 64");
+  BOOST_TEST(r.rc != 0);
+  BOOST_TEST(has(r.out, "--output"));
+#endif
+}
