@@ -370,6 +370,9 @@ def _context_for(device: str) -> Context:
 
 def _allocate(like, shape, dtype: str, device: str):
     """A new array for an output or workspace, from the library that made ``like``."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(like, torch.Tensor):
+        return torch.empty(shape, dtype=getattr(torch, dtype), device=like.device)
     if device == "cpu":
         import numpy
 
@@ -378,9 +381,6 @@ def _allocate(like, shape, dtype: str, device: str):
 
             return numpy.empty(shape, dtype=getattr(ml_dtypes, dtype))
         return numpy.empty(shape, dtype=dtype)
-    torch = sys.modules.get("torch")
-    if torch is not None and isinstance(like, torch.Tensor):
-        return torch.empty(shape, dtype=getattr(torch, dtype), device=like.device)
     cupy = sys.modules.get("cupy")
     if cupy is not None and isinstance(like, cupy.ndarray):
         if dtype not in ("float32", "float16", "int8", "int32"):

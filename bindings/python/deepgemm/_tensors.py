@@ -3,8 +3,7 @@
 name, device, stream) that the plan code can check and pass to the C library.
 
 Nothing here imports torch or cupy: their objects are recognised by the protocols they implement.
-PyTorch is only consulted, when the object is a torch tensor (torch is then already imported), for
-the current CUDA stream.
+A torch tensor (torch is then already imported) is read directly, on torch's current CUDA stream.
 """
 import ctypes
 import sys
@@ -191,17 +190,26 @@ def as_view(obj) -> View:
             raise ValueError("array strides are not multiples of its element size")
         return View(obj.__array_interface__["data"][0], obj.shape, tuple(s // item for s in obj.strides), name,
                     "cpu", None, obj)
-    torch_stream = _torch_stream(obj)
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(obj, torch.Tensor):
+        # Read a torch tensor directly: its __cuda_array_interface__ has no bf16/fp8 and refuses
+        # tensors that require grad, and DLPack refuses those too.
+        name = dtype_name(obj.dtype)
+        device = "cpu" if obj.device.type == "cpu" else f"cuda:{obj.device.index or 0}"
+        if obj.device.type not in ("cpu", "cuda"):
+            raise TypeError(f"torch device {obj.device} is neither CPU nor CUDA")
+        return View(obj.data_ptr(), tuple(obj.shape), tuple(obj.stride()), name, device, _torch_stream(obj), obj)
     cai = None
     try:
         cai = obj.__cuda_array_interface__
-    except (AttributeError, TypeError):  # torch raises TypeError for bf16 / fp8: use DLPack
+    except Exception:  # absent, or refused for this dtype: try DLPack
         cai = None
     if cai is not None and cai.get("typestr") in _TYPESTR:
-        view = _from_cai(obj, cai)
-        return view._replace(stream=torch_stream) if torch_stream is not None else view
+        return _from_cai(obj, cai)
     if hasattr(obj, "__dlpack__") and hasattr(obj, "__dlpack_device__"):
-        return _from_dlpack(obj, torch_stream)
+        # Without a stream of its own to go by, the work goes on the legacy default stream, and
+        # the producer is asked to order its work before it.
+        return _from_dlpack(obj, None)
     if numpy is None:
         try:
             import numpy  # noqa: F811  lists and scalars need NumPy
