@@ -14,6 +14,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend/cpu/cpu_gemm.hpp"
@@ -42,6 +43,7 @@ struct Case {
   double input_range = 2.0;                 // float inputs uniform in (-range, range)
   int i8_input_limit = 127;                 // i8 inputs uniform in [-limit, limit] (never 0)
   bool unit_scale = false;                  // output scales of +-1 (keeps exact ties exact)
+  bool offset_pointers = false;             // A, B, C, D one element past a 16-byte boundary
 };
 
 struct Outcome {
@@ -91,6 +93,7 @@ std::string describe(const Case& c, uint64_t seed) {
   if (c.alias_cd) os << " C==D";
   if (c.i8_input_limit != 127) os << " i8_inputs=+-" << c.i8_input_limit;
   if (c.unit_scale) os << " unit_scale";
+  if (c.offset_pointers) os << " offset_pointers";
   os << " seed=" << seed;
   return os.str();
 }
@@ -111,10 +114,16 @@ Outcome run_case(Case c, const std::string& label) {
   const int64_t nb = p.k > 0 ? extent(p, p.b_rows(), p.b_cols(), p.ldb, p.stride_b) : 0;
   const int64_t nc = reads_c ? extent(p, p.m, p.n, p.ldc, p.stride_c) : 0;
   const int64_t nd = extent(p, p.m, p.n, p.ldd, p.stride_d);
-  std::vector<unsigned char> a(std::size_t(na) * asz + 1), b(std::size_t(nb) * bsz + 1), cbuf(std::size_t(nc) * csz + 1);
-  fill_random(p.a_type, a.data(), na, rng, c.input_range, c.i8_input_limit);
-  fill_random(p.b_type, b.data(), nb, rng, c.input_range, c.i8_input_limit);
-  fill_random(p.c_type, cbuf.data(), nc, rng, 2.0);
+  // Operands may start one element past an aligned address (any element-aligned pointer is legal).
+  const std::size_t shift = c.offset_pointers ? 1 : 0;
+  std::vector<unsigned char> a_mem((std::size_t(na) + shift) * asz + 1), b_mem((std::size_t(nb) + shift) * bsz + 1),
+      c_mem((std::size_t(nc) + shift) * csz + 1);
+  unsigned char* a = a_mem.data() + shift * asz;
+  unsigned char* b = b_mem.data() + shift * bsz;
+  unsigned char* cbuf = c_mem.data() + shift * csz;
+  fill_random(p.a_type, a, na, rng, c.input_range, c.i8_input_limit);
+  fill_random(p.b_type, b, nb, rng, c.input_range, c.i8_input_limit);
+  fill_random(p.c_type, cbuf, nc, rng, 2.0);
 
   const int64_t bias_len = c.e.bias_mode == VectorMode::PerRow ? p.m : p.n;
   std::vector<unsigned char> bias(std::size_t(bias_len) * 4 + 4);
@@ -130,8 +139,8 @@ Outcome run_case(Case c, const std::string& label) {
   }
 
   ExecArgs x;
-  x.a = p.k > 0 ? a.data() : nullptr;  // k = 0 must not read A or B
-  x.b = p.k > 0 ? b.data() : nullptr;
+  x.a = p.k > 0 ? a : nullptr;  // k = 0 must not read A or B
+  x.b = p.k > 0 ? b : nullptr;
   x.bias = c.e.bias_mode != VectorMode::None ? bias.data() : nullptr;
   x.scale = c.e.scale_mode != VectorMode::None ? scale.data() : nullptr;
   x.zero_point = c.e.zero_point ? zero_point.data() : nullptr;
@@ -155,7 +164,7 @@ Outcome run_case(Case c, const std::string& label) {
   }
 
   // D with guard bands; `inside` marks the bytes of D's elements (everything else must keep the poison).
-  constexpr std::size_t kGuard = 64;
+  const std::size_t kGuard = 64 + shift * dsz;
   std::vector<unsigned char> dbuf(std::size_t(nd) * dsz + 2 * kGuard);
   void* d = dbuf.data() + kGuard;
   std::vector<char> inside(dbuf.size(), 0);
@@ -166,7 +175,7 @@ Outcome run_case(Case c, const std::string& label) {
         std::memset(&inside[off], 1, dsz);
       }
   x.d = d;
-  x.c = reads_c ? cbuf.data() : nullptr;
+  x.c = reads_c ? cbuf : nullptr;
   if (c.alias_cd) {
     BOOST_REQUIRE(reads_c && p.c_type == p.d_type && p.ldc == p.ldd && p.stride_c == p.stride_d);
     x.c = d;
@@ -174,7 +183,7 @@ Outcome run_case(Case c, const std::string& label) {
 
   auto run_once = [&](unsigned char poison) {
     std::memset(dbuf.data(), poison, dbuf.size());
-    if (c.alias_cd) std::memcpy(d, cbuf.data(), std::size_t(nd) * dsz);
+    if (c.alias_cd) std::memcpy(d, cbuf, std::size_t(nd) * dsz);
     auto t0 = std::chrono::steady_clock::now();
     cpu_gemm(p, c.e, x);
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -183,7 +192,7 @@ Outcome run_case(Case c, const std::string& label) {
   const std::vector<unsigned char> first = run_once(0xFF);
   // What each byte held before the run (C's bytes when C aliases D, else the poison).
   std::vector<unsigned char> before(dbuf.size(), 0xFF);
-  if (c.alias_cd) std::memcpy(before.data() + kGuard, cbuf.data(), std::size_t(nd) * dsz);
+  if (c.alias_cd) std::memcpy(before.data() + kGuard, cbuf, std::size_t(nd) * dsz);
   // A second run with another poison shows every element was written (an unwritten byte would
   // differ between the two). With C == D both runs start from C, so the values check covers it.
   const std::vector<unsigned char> second = c.alias_cd ? first : run_once(0x5A);
@@ -204,7 +213,7 @@ Outcome run_case(Case c, const std::string& label) {
 
   // Values against the reference (computed from the original C even when C aliases D).
   ExecArgs rx = x;
-  rx.c = cbuf.data();
+  rx.c = cbuf;
   rx.d = nullptr;
   const bool exact = p.is_integer() && p.d_type == DType::I32 && c.e.is_identity() && alpha == 1.0;
   auto check = [&](int64_t bt, int64_t i, int64_t j) {
@@ -315,6 +324,7 @@ BOOST_AUTO_TEST_CASE(both_orders_all_transposes_and_padded_leading_dimensions) {
           p.ldd = p.min_ld(p.m, p.n) + kLdPad + 3;
           Case c = make_case(p, t.ab == DType::I8 ? 1.0f : -0.75f);
           if (t.ab == DType::I8) c.e.alpha = 1.0f;
+          c.offset_pointers = op_a == op_b;
           run_case(c, "layout");
         }
   // Mixed fp8 operands in every layout too.
@@ -629,6 +639,35 @@ BOOST_AUTO_TEST_CASE(public_api_on_the_cpu_device) {
   BOOST_CHECK_EQUAL(sentinel, 0x77);
   dgemm_destroy_plan(plan);
   BOOST_CHECK_EQUAL(dgemm_context_destroy(ctx), DGEMM_STATUS_SUCCESS);
+}
+
+BOOST_AUTO_TEST_CASE(concurrent_calls_give_the_same_result_as_sequential_ones) {
+  // dgemm_execute may be called from several threads at once; the CPU backend keeps no shared
+  // mutable state, so each call must produce exactly what it produces alone.
+  GemmProblem p = make_problem(150, 300, 200, DType::F32, DType::F32, DType::BF16);
+  p.resolve_and_validate();
+  Epilogue e;
+  e.activation = Activation::Relu;
+  std::mt19937_64 rng(11);
+  constexpr int kCalls = 4;
+  std::vector<std::vector<float>> a(kCalls, std::vector<float>(150 * 200)), b(kCalls, std::vector<float>(200 * 300));
+  std::vector<std::vector<uint16_t>> alone(kCalls, std::vector<uint16_t>(150 * 300, 0xFFFF)), together = alone;
+  for (int t = 0; t < kCalls; ++t) {
+    fill_random(DType::F32, a[t].data(), 150 * 200, rng, 2.0);
+    fill_random(DType::F32, b[t].data(), 200 * 300, rng, 2.0);
+  }
+  auto call = [&](int t, std::vector<uint16_t>& d) {
+    ExecArgs x;
+    x.a = a[t].data();
+    x.b = b[t].data();
+    x.d = d.data();
+    cpu_gemm(p, e, x);
+  };
+  for (int t = 0; t < kCalls; ++t) call(t, alone[t]);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kCalls; ++t) threads.emplace_back([&, t] { call(t, together[t]); });
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < kCalls; ++t) BOOST_CHECK(alone[t] == together[t]);
 }
 
 BOOST_AUTO_TEST_CASE(speed_1024_cubed_bf16_with_bias_and_gelu) {
