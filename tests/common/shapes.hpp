@@ -24,6 +24,9 @@ inline const Shape kSmallOddShape = {13, 11, 19};
 // 4 x 8 micro-tile in every dimension.
 inline const std::vector<Shape> kTileCrossingShapes = {{67, 263, 259}, {129, 17, 513}, {3, 517, 5}, {65, 9, 257}};
 
+// Full tier only (DEEPGEMM_TEST_TIER=full): every M x N x K combination of these sizes.
+inline const std::vector<int64_t> kFullTierSizes = {1, 7, 16, 17, 63, 64, 65, 129, 257};
+
 // Extra elements added to every leading dimension in the layout sweep.
 inline constexpr int64_t kLdPad = 5;
 

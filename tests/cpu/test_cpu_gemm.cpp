@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <random>
@@ -639,6 +640,35 @@ BOOST_AUTO_TEST_CASE(public_api_on_the_cpu_device) {
   BOOST_CHECK_EQUAL(sentinel, 0x77);
   dgemm_destroy_plan(plan);
   BOOST_CHECK_EQUAL(dgemm_context_destroy(ctx), DGEMM_STATUS_SUCCESS);
+}
+
+// The larger sweep, not run in CI: DEEPGEMM_TEST_TIER=full ./test_cpu_gemm
+BOOST_AUTO_TEST_CASE(full_tier_cross_product_of_sizes) {
+  const char* tier = std::getenv("DEEPGEMM_TEST_TIER");
+  if (tier == nullptr || std::string(tier) != "full") {
+    BOOST_TEST_MESSAGE("full tier skipped (set DEEPGEMM_TEST_TIER=full)");
+    return;
+  }
+  int index = 0, failures = 0;
+  for (int64_t m : kFullTierSizes)
+    for (int64_t n : kFullTierSizes)
+      for (int64_t k : kFullTierSizes) {
+        const bool integer = index % 3 == 2;
+        GemmProblem p = integer ? make_problem(m, n, k, DType::I8, DType::I32, DType::I32)
+                                : make_problem(m, n, k, index % 3 ? DType::F16 : DType::BF16, DType::F32,
+                                               index % 2 ? DType::F8E4M3 : DType::BF16);
+        p.order = index % 2 ? Order::ColMajor : Order::RowMajor;
+        p.op_a = (index / 2) % 2 ? Op::T : Op::N;
+        p.op_b = (index / 4) % 2 ? Op::T : Op::N;
+        Case c = make_case(p, 0.5f);
+        if (!integer) {
+          c.e.bias_mode = VectorMode::PerRow;
+          c.e.activation = Activation::GeluErf;
+        }
+        failures += run_case(c, "full tier").failures;
+        ++index;
+      }
+  BOOST_CHECK_EQUAL(failures, 0);
 }
 
 BOOST_AUTO_TEST_CASE(concurrent_calls_give_the_same_result_as_sequential_ones) {
