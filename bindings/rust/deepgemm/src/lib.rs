@@ -486,8 +486,8 @@ impl Plan {
         check(unsafe { sys::dgemm_plan_describe(self.raw, ptr::null_mut(), 0, &mut need) })?;
         let mut buf = vec![0u8; need.max(1)];
         check(unsafe { sys::dgemm_plan_describe(self.raw, buf.as_mut_ptr() as *mut _, buf.len(), ptr::null_mut()) })?;
-        let text = CStr::from_bytes_until_nul(&buf).map_err(|_| invalid("describe: no NUL".into()))?;
-        Ok(text.to_string_lossy().into_owned())
+        let end = buf.iter().position(|&c| c == 0).unwrap_or(buf.len());
+        Ok(String::from_utf8_lossy(&buf[..end]).into_owned())
     }
 
     fn check_host(&self, name: &str, dtype: DType, len: usize, want_type: sys::dgemm_dtype_t::Type, need: i64) -> Result<()> {
