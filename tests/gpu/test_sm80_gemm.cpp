@@ -23,6 +23,10 @@
 #include <vector>
 
 #include "backend/cpu/cpu_gemm.hpp"
+#include "backend/cuda/jit.hpp"
+#include "backend/cuda/sm80_gemm.hpp"
+#include "plan/arch_file.hpp"
+#include "plan/planner.hpp"
 #include "common/shapes.hpp"
 #include "core/float_convert.hpp"
 #include "core/problem.hpp"
@@ -32,10 +36,18 @@ namespace {
 
 using namespace dgemm;
 
+void prefill_cache(const char* arch_name);
+
 struct SkipWithoutGpu {
   SkipWithoutGpu() {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+      // DGEMM_TEST_PREFILL=<built-in arch, e.g. h200>: compile, without a GPU, the kernels this
+      // test's plans will most likely use into $DEEPGEMM_CACHE_DIR (to carry to the device).
+      if (const char* arch = std::getenv("DGEMM_TEST_PREFILL")) {
+        prefill_cache(arch);
+        std::exit(0);
+      }
       std::printf("no CUDA device: skipping the GPU tests\n");
       std::exit(77);
     }
@@ -738,3 +750,37 @@ BOOST_AUTO_TEST_CASE(sm80_perf_vs_cublas) {
   cublasDestroy(h);
   cudaStreamDestroy(s);
 }
+
+namespace {
+
+void prefill_cache(const char* arch_name) {
+  HardwareDesc hw = apply_arch_file(HardwareDesc{}, arch_name);
+  const std::string arch = jit::arch_for_cc(hw.cc_major, hw.cc_minor);
+  std::vector<Case> cases = sweep();
+  cases.push_back(medium_case());
+  for (DType t : {DType::BF16, DType::F16})
+    for (int64_t mnk : {int64_t(4096), int64_t(1000)}) cases.push_back(perf_case(mnk, mnk, mnk, t));
+  std::vector<jit::CompileRequest> requests;
+  std::vector<std::string> keys;
+  for (const Case& c : cases) {
+    PlanRequest r;
+    r.force = Family::Sm80;
+    PlanDecision d = choose_kernel(c.p, c.e, hw, r);
+    jit::CompileRequest req = cuda::sm80_compile_request(c.p, c.e, d.chosen.config, arch);
+    std::string key = jit::cache_key(req);
+    if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+    keys.push_back(key);
+    requests.push_back(req);
+  }
+  std::printf("prefill: %zu distinct kernels for %s (%s) into %s\n", requests.size(), arch_name, arch.c_str(),
+              jit::cache_dir().c_str());
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < 2; ++t)
+    pool.emplace_back([&] {
+      for (std::size_t i; (i = next.fetch_add(1)) < requests.size();) jit::compile(requests[i]);
+    });
+  for (auto& t : pool) t.join();
+}
+
+}  // namespace
