@@ -20,9 +20,9 @@ struct Shape {
   int64_t m, n, k;
 };
 inline const Shape kSmallOddShape = {13, 11, 19};
-// Crosses the CPU oracle's internal tile sizes (64 rows, 256 columns, 256-deep K blocks) and its
-// 4 x 8 micro-tile in every dimension.
-inline const std::vector<Shape> kTileCrossingShapes = {{67, 263, 259}, {129, 17, 513}, {3, 517, 5}, {65, 9, 257}};
+// Crosses the CPU oracle's internal tile sizes (72 rows, 256 columns, 256-deep K blocks) and its
+// 6 x 8 micro-tile in every dimension, and common GPU tile sizes (64, 128) as well.
+inline const std::vector<Shape> kTileCrossingShapes = {{77, 263, 259}, {145, 17, 513}, {3, 517, 5}, {65, 9, 257}};
 
 // Full tier only (DEEPGEMM_TEST_TIER=full): every M x N x K combination of these sizes.
 inline const std::vector<int64_t> kFullTierSizes = {1, 7, 16, 17, 63, 64, 65, 129, 257};

@@ -25,44 +25,63 @@
 namespace dgemm {
 namespace {
 
-constexpr int kMR = 4;        // micro-tile rows
+constexpr int kMR = 6;        // micro-tile rows: 6 x 2 vector accumulators hide the FMA latency
 constexpr int kNR = 8;        // micro-tile columns (two 4-wide double vectors)
-constexpr int64_t kMC = 64;   // rows of a task's tile
+constexpr int64_t kMC = 72;   // rows of a task's tile (a multiple of kMR)
 constexpr int64_t kNC = 256;  // columns of a task's tile
-constexpr int64_t kKC = 256;  // K block: an A micro-panel (8 KiB) and a B micro-panel (16 KiB) stay in L1
+constexpr int64_t kKC = 256;  // K block: an A micro-panel (12 KiB) and a B micro-panel (16 KiB) stay in L1
 
 using v4d = double __attribute__((vector_size(32)));
 
-// t[MR][NR] = sum over p < kc of a[p][0..MR) (x) b[p][0..NR). The body is compiled twice (AVX2+FMA
-// and baseline x86-64) and chosen at run time; both are exact up to double rounding.
-__attribute__((always_inline)) inline void micro_kernel_body(int64_t kc, const double* a, const double* b,
-                                                             double* t) {
-  v4d c00 = {0, 0, 0, 0}, c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00, c30 = c00, c31 = c00;
+// t[MR][NR] = sum over p < kc of a[p][0..MR) (x) b[p][0..NR), with 4-wide vectors: 12
+// accumulators, which fit AVX2's 16 registers. Compiled for AVX2+FMA only.
+__attribute__((always_inline)) inline void micro_kernel_4wide(int64_t kc, const double* a, const double* b,
+                                                              double* t) {
+  v4d c[kMR][2];
+  for (int i = 0; i < kMR; ++i) c[i][0] = c[i][1] = v4d{0, 0, 0, 0};
   for (int64_t p = 0; p < kc; ++p) {
     v4d b0, b1;
     std::memcpy(&b0, b + p * kNR, sizeof b0);
     std::memcpy(&b1, b + p * kNR + 4, sizeof b1);
     const double* ap = a + p * kMR;
-    c00 += ap[0] * b0;
-    c01 += ap[0] * b1;
-    c10 += ap[1] * b0;
-    c11 += ap[1] * b1;
-    c20 += ap[2] * b0;
-    c21 += ap[2] * b1;
-    c30 += ap[3] * b0;
-    c31 += ap[3] * b1;
+    for (int i = 0; i < kMR; ++i) {
+      c[i][0] += ap[i] * b0;
+      c[i][1] += ap[i] * b1;
+    }
   }
-  std::memcpy(t + 0, &c00, 32);
-  std::memcpy(t + 4, &c01, 32);
-  std::memcpy(t + 8, &c10, 32);
-  std::memcpy(t + 12, &c11, 32);
-  std::memcpy(t + 16, &c20, 32);
-  std::memcpy(t + 20, &c21, 32);
-  std::memcpy(t + 24, &c30, 32);
-  std::memcpy(t + 28, &c31, 32);
+  for (int i = 0; i < kMR; ++i) {
+    std::memcpy(t + i * kNR, &c[i][0], 32);
+    std::memcpy(t + i * kNR + 4, &c[i][1], 32);
+  }
+}
+
+// The same product with 2-wide (SSE2, baseline x86-64) vectors, one half of NR at a time so the
+// 12 accumulators fit the 16 SSE registers.
+using v2d = double __attribute__((vector_size(16)));
+__attribute__((always_inline)) inline void micro_kernel_2wide(int64_t kc, const double* a, const double* b,
+                                                              double* t) {
+  for (int half = 0; half < 2; ++half) {
+    v2d c[kMR][2];
+    for (int i = 0; i < kMR; ++i) c[i][0] = c[i][1] = v2d{0, 0};
+    for (int64_t p = 0; p < kc; ++p) {
+      v2d b0, b1;
+      std::memcpy(&b0, b + p * kNR + half * 4, sizeof b0);
+      std::memcpy(&b1, b + p * kNR + half * 4 + 2, sizeof b1);
+      const double* ap = a + p * kMR;
+      for (int i = 0; i < kMR; ++i) {
+        c[i][0] += ap[i] * b0;
+        c[i][1] += ap[i] * b1;
+      }
+    }
+    for (int i = 0; i < kMR; ++i) {
+      std::memcpy(t + i * kNR + half * 4, &c[i][0], 16);
+      std::memcpy(t + i * kNR + half * 4 + 2, &c[i][1], 16);
+    }
+  }
 }
 
 // acc[mc][nc] (leading dimension ld) += packed A (mc rows) x packed B (nc columns) over kc.
+template <void (*Micro)(int64_t, const double*, const double*, double*)>
 __attribute__((always_inline)) inline void macro_kernel_body(int64_t mc, int64_t nc, int64_t kc, const double* ap,
                                                              const double* bp, double* acc, int64_t ld) {
   alignas(64) double t[kMR * kNR];
@@ -70,7 +89,7 @@ __attribute__((always_inline)) inline void macro_kernel_body(int64_t mc, int64_t
     const int64_t nr = std::min<int64_t>(kNR, nc - jr);
     for (int64_t ir = 0; ir < mc; ir += kMR) {
       const int64_t mr = std::min<int64_t>(kMR, mc - ir);
-      micro_kernel_body(kc, ap + ir * kc, bp + jr * kc, t);
+      Micro(kc, ap + ir * kc, bp + jr * kc, t);
       for (int64_t i = 0; i < mr; ++i)
         for (int64_t j = 0; j < nr; ++j) acc[(ir + i) * ld + jr + j] += t[i * kNR + j];
     }
@@ -79,12 +98,12 @@ __attribute__((always_inline)) inline void macro_kernel_body(int64_t mc, int64_t
 
 __attribute__((target("avx2,fma"))) void macro_kernel_avx2(int64_t mc, int64_t nc, int64_t kc, const double* ap,
                                                            const double* bp, double* acc, int64_t ld) {
-  macro_kernel_body(mc, nc, kc, ap, bp, acc, ld);
+  macro_kernel_body<micro_kernel_4wide>(mc, nc, kc, ap, bp, acc, ld);
 }
 
 void macro_kernel_generic(int64_t mc, int64_t nc, int64_t kc, const double* ap, const double* bp, double* acc,
                           int64_t ld) {
-  macro_kernel_body(mc, nc, kc, ap, bp, acc, ld);
+  macro_kernel_body<micro_kernel_2wide>(mc, nc, kc, ap, bp, acc, ld);
 }
 
 using MacroKernel = void (*)(int64_t, int64_t, int64_t, const double*, const double*, double*, int64_t);
