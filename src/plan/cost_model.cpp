@@ -105,6 +105,29 @@ double instruction_peak_tflops(const HardwareDesc& hw, DType a_type, MathInstr i
   return 0;
 }
 
+std::vector<SmemTraffic> default_smem_traffic(const GemmProblem& p, const CostInput& in) {
+  const KernelConfig& c = in.config;
+  if (in.math == MathInstr::Simt || c.block_k <= 0) return {};
+  const int a_row = c.block_k * int(dtype_size(p.a_type)), b_row = c.block_k * int(dtype_size(p.b_type));
+  auto swizzle_for = [&](int row_bytes) {
+    return banksim::Swizzle::span_bytes(c.swizzle_bytes > 0 ? std::min(c.swizzle_bytes, row_bytes) : 0);
+  };
+  double a_reads = 1, b_reads = 1;
+  if (in.math == MathInstr::MmaSync) {
+    const int warps = std::max(1, c.threads / 32);
+    const int warps_m = warps >= 2 ? 2 : 1;
+    a_reads = double(warps / warps_m);
+    b_reads = double(warps_m);
+  } else {
+    const int consumers = in.consumer_threads > 0 ? in.consumer_threads : c.threads;
+    b_reads = double(std::max(1, consumers / 128));
+  }
+  return {{"A tile", banksim::TileLayout::k_major(c.block_m, c.block_k, int(dtype_size(p.a_type)), swizzle_for(a_row)),
+           banksim::TileOp::Ldmatrix, double(c.block_m) * a_row * a_reads},
+          {"B tile", banksim::TileLayout::k_major(c.block_n, c.block_k, int(dtype_size(p.b_type)), swizzle_for(b_row)),
+           banksim::TileOp::Ldmatrix, double(c.block_n) * b_row * b_reads}};
+}
+
 long operand_ring_bytes(const GemmProblem& p, const KernelConfig& c) {
   return long(c.stages) * (long(c.block_m) * c.block_k * long(dtype_size(p.a_type)) +
                            long(c.block_n) * c.block_k * long(dtype_size(p.b_type)));
@@ -188,7 +211,8 @@ CostEstimate estimate_cost(const GemmProblem& p, const Epilogue& e, const Hardwa
   const double clock = hw.clock_mhz > 0 ? hw.clock_mhz : 1500.0;
   const double smem_bytes_per_us = double(hw.smem_banks) * hw.smem_bank_bytes * clock;
   double smem_per_k = 0, weighted = 0, weight = 0;
-  for (const SmemTraffic& s : in.smem) {
+  const std::vector<SmemTraffic> traffic = in.smem.empty() ? default_smem_traffic(p, in) : in.smem;
+  for (const SmemTraffic& s : traffic) {
     const double degree = banksim::tile_conflict_degree(s.layout, s.op);
     const double bytes = s.bytes_per_k_tile > 0 ? s.bytes_per_k_tile : double(s.layout.rows) * s.layout.row_bytes;
     smem_per_k += bytes * degree / smem_bytes_per_us;

@@ -52,7 +52,7 @@ struct CostInput {
   int consumer_threads = 0;         // threads that hold accumulators (0 = all threads)
   int regs_per_thread = 0;          // known count (setmaxnreg, cuobjdump); 0 = the model estimates
   long smem_extra_bytes = 0;        // beyond the stages x (A + B) ring: epilogue staging, barriers
-  std::vector<SmemTraffic> smem;    // simulated for bank conflicts; empty = conflict free, no term
+  std::vector<SmemTraffic> smem;    // simulated for bank conflicts; empty = derived (default_smem_traffic)
   double math_efficiency = 0;       // fraction of the instruction peak the main loop reaches
                                     // (0 = default: 0.85, measured cuBLAS-class kernels)
   double extra_fixed_us = 0;        // e.g. a separate split-K reduction or packing launch
@@ -89,6 +89,13 @@ struct CostEstimate {
 };
 
 CostEstimate estimate_cost(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw, const CostInput& in);
+
+// The shared-memory traffic the model assumes when a family describes none: K-major A and B
+// tiles of block_k elements per row, swizzled with config.swizzle_bytes (capped at the row
+// length; 0 = unswizzled), read as 8-row x 16-byte core matrices (ldmatrix for mma.sync, the
+// same phases for wgmma's descriptors). mma.sync: A is read once per warp column and B once per
+// warp row (warps_m = 2 when there are 2+ warps); wgmma: A once, B once per consumer warpgroup.
+std::vector<SmemTraffic> default_smem_traffic(const GemmProblem& p, const CostInput& in);
 
 // Shared-memory ring of a candidate: stages x (block_m x block_k x |A| + block_n x block_k x |B|).
 long operand_ring_bytes(const GemmProblem& p, const KernelConfig& c);

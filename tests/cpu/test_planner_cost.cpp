@@ -31,6 +31,7 @@ CostInput input(int bm, int bn, int bk, int stages, int threads, MathInstr math 
   in.config.block_k = bk;
   in.config.stages = stages;
   in.config.threads = threads;
+  in.config.swizzle_bytes = 128;  // conflict-free default traffic unless a test says otherwise
   in.math = math;
   return in;
 }
@@ -173,4 +174,20 @@ BOOST_AUTO_TEST_CASE(notes_and_json_carry_the_terms) {
   for (const char* part : {"waves", "blk/SM", "regs", "smem", "HBM", "L2", "conflicts"}) BOOST_TEST(n.find(part) != std::string::npos, part);
   for (const char* key : {"\"predicted_us\"", "\"compute_us\"", "\"hbm_us\"", "\"l2_us\"", "\"waves\"", "\"bound\""})
     BOOST_TEST(j.find(key) != std::string::npos, key);
+}
+
+BOOST_AUTO_TEST_CASE(derived_traffic_simulates_the_configured_swizzle) {
+  HardwareDesc hw = h200();
+  GemmProblem p = problem(4096, 4096, 4096);
+  CostInput swz = input(128, 128, 64, 4, 256, MathInstr::MmaSync);
+  CostInput plain = swz;
+  plain.config.swizzle_bytes = 0;
+  BOOST_TEST(default_smem_traffic(p, swz).size() == 2u);
+  CostEstimate a = estimate_cost(p, Epilogue{}, hw, plain), b = estimate_cost(p, Epilogue{}, hw, swz);
+  BOOST_TEST(a.conflict_degree == 8.0);  // 128-byte rows, no swizzle: 8 rows of a phase share banks
+  BOOST_TEST(b.conflict_degree == 1.0);
+  BOOST_TEST(a.predicted_us > b.predicted_us);
+  // 64-byte rows (block_k 32 bf16): a 128B swizzle is capped to the row, conflict free.
+  CostInput narrow = input(128, 128, 32, 4, 256, MathInstr::MmaSync);
+  BOOST_TEST(estimate_cost(p, Epilogue{}, hw, narrow).conflict_degree == 1.0);
 }
