@@ -43,11 +43,13 @@ struct Sm90Tile {
   int block_m, block_n, stages, cluster_m;
   double efficiency;  // measured fraction of the wgmma peak in the main loop
 };
-// The default menu: 128x256 for big problems, 256x128 for tall ones, 128x128 and 128x64 so that
-// mid-sized problems fill 132 SMs. Clusters of 2 along M share (multicast) the B tile.
+// The default menu: 128x256 for big problems, 256x128 for tall ones, 128x192 where N = 256 would
+// leave a partial wave or a mostly empty last column of tiles (e.g. N = 2112), 128x128 and 128x64
+// so that mid-sized problems fill 132 SMs. Clusters of 2 along M share (multicast) the B tile.
 constexpr Sm90Tile kMenu[] = {
-    {128, 256, 4, 2, 0.68}, {128, 256, 4, 1, 0.68}, {256, 128, 4, 2, 0.64}, {256, 128, 4, 1, 0.64},
-    {128, 128, 6, 2, 0.60}, {128, 128, 6, 1, 0.60}, {128, 64, 8, 1, 0.50},
+    {128, 256, 4, 2, 0.68}, {128, 256, 4, 1, 0.68}, {128, 192, 5, 2, 0.64}, {128, 192, 5, 1, 0.64},
+    {256, 128, 4, 2, 0.64}, {256, 128, 4, 1, 0.64}, {128, 128, 6, 2, 0.60}, {128, 128, 6, 1, 0.60},
+    {128, 64, 8, 2, 0.50},  {128, 64, 8, 1, 0.50},
 };
 constexpr int kThreads = 384;
 constexpr int kRegsAtEntry = 168;
@@ -85,11 +87,17 @@ class Sm90Family final : public FamilyModel {
       c.swizzle_bytes = 128;
       c.raster_group = 8;
       c.persistent = true;
-      if (!why.empty()) {
+      std::string tile_why = why;
+      // A cluster splits an N-major B tile into whole 64-column boxes, one set per CTA.
+      const bool b_kmajor = p.order == Order::RowMajor ? p.op_b == Op::T : p.op_a == Op::T;
+      if (tile_why.empty() && t.cluster_m > 1 && !b_kmajor && (t.block_n / 64) % t.cluster_m != 0)
+        tile_why = "a cluster of " + std::to_string(t.cluster_m) + " cannot split an N-major B tile of " +
+                   std::to_string(t.block_n) + " columns into 64-column boxes";
+      if (!tile_why.empty()) {
         Candidate r;
         r.config = c;
         r.feasible = false;
-        r.reject_reason = why;
+        r.reject_reason = tile_why;
         out.push_back(r);
         continue;
       }

@@ -1,0 +1,210 @@
+// sm90 family without a GPU (label cpu): every default planner variant compiles with NVRTC for
+// sm_90a, ptxas keeps the setmaxnreg register split (no C7508 warning) with no spills and no stack,
+// and, where cuobjdump is installed, the SASS has HGMMA and no local memory (LDL/STL). Also the
+// planner model: chosen on Hopper for TMA-friendly problems, rejected with a reason otherwise.
+#include <boost/test/unit_test.hpp>
+
+#if DGEMM_WITH_CUDA
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "backend/cuda/jit.hpp"
+#include "backend/cuda/sm90_gemm.hpp"
+#include "plan/arch_file.hpp"
+#include "plan/families.hpp"
+#include "plan/planner.hpp"
+
+namespace {
+
+using namespace dgemm;
+
+struct CacheDirFixture {
+  CacheDirFixture() {
+    if (std::getenv("DEEPGEMM_CACHE_DIR")) return;
+    const char* bin = std::getenv("DEEPGEMM_TEST_BINARY_DIR");
+    std::string dir = std::string(bin ? bin : ".") + "/jit-cache-test";
+    setenv("DEEPGEMM_CACHE_DIR", dir.c_str(), 1);
+  }
+};
+BOOST_TEST_GLOBAL_FIXTURE(CacheDirFixture);
+
+bool have_nvrtc() {
+  std::string why;
+  if (jit::nvrtc_available(&why)) return true;
+  BOOST_TEST_MESSAGE("SKIPPED: NVRTC cannot be loaded: " << why);
+  return false;
+}
+
+// A Hopper (H100/H200-like) planning description.
+HardwareDesc hopper() {
+  HardwareDesc hw;
+  hw.name = "test-hopper";
+  hw.vendor = Vendor::Nvidia;
+  hw.cc_major = 9;
+  hw.cc_minor = 0;
+  hw.sm_count = 132;
+  hw.smem_per_sm = 233472;
+  hw.smem_per_block_optin = 232448;
+  hw.l2_bytes = 50 << 20;
+  hw.mem_bandwidth_gbs = 4800;
+  hw.clock_mhz = 1755;
+  hw.peak_tflops_bf16 = hw.peak_tflops_f16 = 989;
+  hw.has_tma = hw.has_wgmma = true;
+  hw.can_run_kernels = true;
+  return hw;
+}
+
+std::string find_cuobjdump() {
+  std::vector<std::string> c;
+  if (const char* h = std::getenv("CUDA_HOME")) c.push_back(std::string(h) + "/bin/cuobjdump");
+  c.push_back("/usr/local/cuda/bin/cuobjdump");
+  for (const std::string& p : c)
+    if (access(p.c_str(), X_OK) == 0) return p;
+  return "";
+}
+
+std::string run_tool(const std::string& cmd) {
+  std::string out;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char buf[512];
+    while (fgets(buf, sizeof buf, p)) out += buf;
+    pclose(p);
+  }
+  return out;
+}
+
+std::size_t count(const std::string& text, const std::regex& re) {
+  return std::size_t(std::distance(std::sregex_iterator(text.begin(), text.end(), re), std::sregex_iterator()));
+}
+
+// Checks one compiled variant; returns "regs" as ptxas reports them.
+std::string check_code(const std::string& what, const jit::CompiledCode& code) {
+  const std::string& log = code.log;
+  std::smatch m;
+  BOOST_CHECK_MESSAGE(std::regex_search(log, m, std::regex(R"((\d+) bytes spill stores, (\d+) bytes spill loads)")) &&
+                          m[1] == "0" && m[2] == "0",
+                      what << ": spills or no ptxas statistics:\n" << log);
+  BOOST_CHECK_MESSAGE(std::regex_search(log, m, std::regex(R"((\d+) bytes stack frame)")) && m[1] == "0",
+                      what << ": stack frame:\n" << log);
+  // setmaxnreg is honoured only with a register cap at entry; ptxas says so when it is not.
+  BOOST_CHECK_MESSAGE(log.find("C7508") == std::string::npos && log.find("setmaxnreg") == std::string::npos,
+                      what << ": ptxas ignored setmaxnreg:\n" << log);
+  BOOST_CHECK_MESSAGE(log.find("serialized") == std::string::npos, what << ": ptxas serialized wgmma:\n" << log);
+  std::string regs = std::regex_search(log, m, std::regex(R"(Used (\d+) registers)")) ? m[1].str() : "?";
+  // 384 threads x 168 = 64512 of 65536 registers: the cap __launch_bounds__(384, 1) gives.
+  BOOST_CHECK_MESSAGE(regs == "168", what << ": expected 168 registers at entry, ptxas used " << regs);
+
+  static const std::string cuobjdump = find_cuobjdump();
+  if (!cuobjdump.empty()) {
+    char tmpl[] = "/tmp/dgemm_sm90_cubin_XXXXXX";
+    int fd = mkstemp(tmpl);
+    BOOST_REQUIRE(fd >= 0);
+    FILE* f = fdopen(fd, "wb");
+    fwrite(code.cubin.data(), 1, code.cubin.size(), f);
+    fclose(f);
+    const std::string sass = run_tool(cuobjdump + " -sass " + tmpl + " 2>&1");
+    std::remove(tmpl);
+    BOOST_CHECK_MESSAGE(count(sass, std::regex(R"(\bHGMMA\b)")) > 0, what << ": no HGMMA in the SASS");
+    BOOST_CHECK_MESSAGE(count(sass, std::regex(R"(\b(LDL|STL)\b)")) == 0, what << ": local memory (LDL/STL) in the SASS");
+    BOOST_CHECK_MESSAGE(count(sass, std::regex(R"(\bUTMALDG\b)")) > 0, what << ": no TMA load (UTMALDG) in the SASS");
+  }
+  return regs;
+}
+
+GemmProblem problem(DType t, Op op_a, Op op_b, Order order = Order::RowMajor, int64_t m = 4096, int64_t n = 4096,
+                    int64_t k = 4096) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.a_type = p.b_type = t;
+  p.c_type = p.d_type = t;
+  p.op_a = op_a;
+  p.op_b = op_b;
+  p.order = order;
+  p.resolve_and_validate();
+  return p;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(sm90_default_menu_compiles_for_sm90a_with_hgmma_and_no_spills) {
+  if (!have_nvrtc()) return;
+  BOOST_TEST_MESSAGE("cuobjdump: " << (find_cuobjdump().empty() ? "not found (ptxas log only)" : find_cuobjdump()));
+  const HardwareDesc hw = hopper();
+  const std::string arch = jit::arch_for_cc(9, 0);
+  int compiled = 0;
+  // Every tile of the menu on the TN bf16 problem; the four operand majors and f16 on two tiles.
+  auto compile = [&](const GemmProblem& p, const Epilogue& e, const KernelConfig& c) {
+    jit::CompileRequest r = cuda::sm90_compile_request(p, e, c, arch);
+    auto code = jit::compile(r);
+    std::string regs = check_code(r.name, *code);
+    BOOST_TEST_MESSAGE(arch << " " << r.name << " regs " << regs << " (" << code->cubin.size() << " B cubin)");
+    ++compiled;
+  };
+  GemmProblem tn = problem(DType::BF16, Op::N, Op::T);
+  Epilogue plain;
+  std::vector<Candidate> menu = sm90_family_model().enumerate(tn, plain, hw);
+  BOOST_REQUIRE(!menu.empty());
+  for (const Candidate& c : menu) {
+    BOOST_CHECK_MESSAGE(c.feasible, c.config.name() << " rejected: " << c.reject_reason);
+    compile(tn, plain, c.config);
+  }
+  for (Op op_a : {Op::N, Op::T})
+    for (Op op_b : {Op::N, Op::T})
+      for (DType t : {DType::BF16, DType::F16}) {
+        if (op_a == Op::N && op_b == Op::T && t == DType::BF16) continue;
+        GemmProblem p = problem(t, op_a, op_b);
+        compile(p, plain, menu[0].config);  // 128x256, cluster 2
+      }
+  // A full epilogue (C, per-column bias, GELU) and a column-major problem.
+  Epilogue full;
+  full.alpha = 1.5f;
+  full.beta = 0.5f;
+  full.bias_mode = VectorMode::PerColumn;
+  full.activation = Activation::GeluTanh;
+  compile(problem(DType::BF16, Op::N, Op::T, Order::ColMajor), full, menu[1].config);
+  BOOST_CHECK_EQUAL(compiled, int(menu.size()) + 7 + 1);
+}
+
+BOOST_AUTO_TEST_CASE(sm90_planner_model_feasibility_and_choice) {
+  // The planner's choices on the built-in H200 description (the machine the targets are for).
+  const HardwareDesc hw = apply_arch_file(HardwareDesc{}, "h200");
+  Epilogue e;
+  // Chosen for a big aligned problem on Hopper.
+  PlanDecision d = choose_kernel(problem(DType::BF16, Op::N, Op::T), e, hw, PlanRequest{});
+  BOOST_CHECK_MESSAGE(d.chosen.config.family == Family::Sm90, "4096^3 bf16 on Hopper chose " << d.chosen.config.name());
+  // Mid-sized problems get a tile that fills the SMs (not 32 tiles of 128x256 on 132 SMs).
+  PlanDecision mid = choose_kernel(problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 1024, 1024, 4096), e, hw,
+                                   PlanRequest{});
+  BOOST_CHECK_MESSAGE(mid.chosen.config.family == Family::Sm90, "1024x1024x4096 chose " << mid.chosen.config.name());
+  BOOST_CHECK_MESSAGE(mid.chosen.config.block_m * mid.chosen.config.block_n <= 128 * 128,
+                      "1024x1024x4096 chose " << mid.chosen.config.name());
+  // K = 4093 in bf16 (row-major A with op N): lda * 2 bytes is not a multiple of 16.
+  GemmProblem odd = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 4095, 4097, 4093);
+  for (const Candidate& c : sm90_family_model().enumerate(odd, e, hw)) {
+    BOOST_CHECK(!c.feasible);
+    BOOST_CHECK_MESSAGE(c.reject_reason.find("16 bytes") != std::string::npos, c.reject_reason);
+  }
+  PlanDecision fallback = choose_kernel(odd, e, hw, PlanRequest{});
+  BOOST_CHECK(fallback.chosen.config.family == Family::Sm80);
+  // Not Hopper, not 16-bit operands: rejected with a reason.
+  HardwareDesc ampere = hw;
+  ampere.cc_major = 8;
+  ampere.has_tma = ampere.has_wgmma = false;
+  for (const Candidate& c : sm90_family_model().enumerate(problem(DType::BF16, Op::N, Op::T), e, ampere))
+    BOOST_CHECK(!c.feasible && c.reject_reason.find("sm_90a") != std::string::npos);
+  GemmProblem f32 = problem(DType::F32, Op::N, Op::T);
+  for (const Candidate& c : sm90_family_model().enumerate(f32, e, hw))
+    BOOST_CHECK(!c.feasible && c.reject_reason.find("f16 or bf16") != std::string::npos);
+}
+
+#else
+BOOST_AUTO_TEST_CASE(sm90_compile_needs_cuda_build) { BOOST_TEST_MESSAGE("built without CUDA: nothing to test"); }
+#endif

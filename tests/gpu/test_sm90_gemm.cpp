@@ -1,0 +1,356 @@
+// GPU tests of the sm90 family (TMA + wgmma) through the public API with the family forced
+// (label gpu; exit 77 = skipped without a GPU; the cases are skipped on non-Hopper devices).
+// Every case: fresh random inputs, D poisoned with guard bands around it, compared with the CPU
+// oracle (dgemm::cpu_gemm, f64) by relative Frobenius error with per-type thresholds, and every
+// byte outside D's m x n elements checked untouched. Big shapes are compared with cuBLAS instead
+// (the CPU oracle would take minutes). Covers the edge sizes of DESIGN.md in M, N and K, all four
+// transposes in both orders, f16/bf16 in and f32/f16/bf16 out, fused epilogues, batches, padded
+// leading dimensions, and unaligned pointers (which run the sm80 fallback the plan prepared).
+// Every failure prints a one-line repro.
+#include <boost/test/unit_test.hpp>
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "backend/cpu/cpu_gemm.hpp"
+#include "common/shapes.hpp"
+#include "core/float_convert.hpp"
+#include "core/problem.hpp"
+#include "deepgemm/deepgemm.h"
+
+namespace {
+
+using namespace dgemm;
+
+struct SkipWithoutGpu {
+  SkipWithoutGpu() {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+      std::printf("no CUDA device: skipping the GPU tests\n");
+      std::exit(77);
+    }
+  }
+};
+BOOST_TEST_GLOBAL_FIXTURE(SkipWithoutGpu);
+
+bool is_hopper() {
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) return false;
+  if (prop.major != 9) BOOST_TEST_MESSAGE("not a Hopper GPU (cc " << prop.major << "." << prop.minor << "): sm90 cases skipped");
+  return prop.major == 9;
+}
+
+constexpr unsigned char kPoison = 0xCD;
+constexpr std::size_t kGuard = 256;
+
+struct Case {
+  GemmProblem p;
+  Epilogue e;
+  int misalign = 0;  // elements added to the A and B pointers (breaks TMA's 16-byte rule)
+  bool vs_cublas = false;
+  std::string tag;
+};
+
+std::string repro(const Case& c) {
+  std::ostringstream os;
+  os << "[" << c.tag << "] " << c.p.to_string() << " | " << c.e.to_string() << " misalign=" << c.misalign;
+  return os.str();
+}
+
+double threshold(DType d) { return d == DType::F32 ? 1e-5 : d == DType::F16 ? 2e-3 : 1e-2; }
+
+dgemm_context_t context() {
+  static dgemm_context_t ctx = [] {
+    dgemm_context_t c = nullptr;
+    if (dgemm_context_create(DGEMM_DEVICE_CUDA, 0, &c) != DGEMM_STATUS_SUCCESS)
+      std::printf("context: %s\n", dgemm_last_error());
+    return c;
+  }();
+  return ctx;
+}
+
+dgemm_status_t make_plan(const Case& c, dgemm_plan_t* plan) {
+  dgemm_problem_t p;
+  dgemm_problem_init(&p);
+  p.m = c.p.m; p.n = c.p.n; p.k = c.p.k;
+  p.a_type = dgemm_dtype_t(c.p.a_type); p.b_type = dgemm_dtype_t(c.p.b_type);
+  p.c_type = dgemm_dtype_t(c.p.c_type); p.d_type = dgemm_dtype_t(c.p.d_type);
+  p.compute_type = DGEMM_DTYPE_F32;
+  p.op_a = dgemm_op_t(c.p.op_a); p.op_b = dgemm_op_t(c.p.op_b);
+  p.order = dgemm_order_t(c.p.order);
+  p.lda = c.p.lda; p.ldb = c.p.ldb; p.ldc = c.p.ldc; p.ldd = c.p.ldd;
+  p.batch_count = c.p.batch_count;
+  p.stride_a = c.p.stride_a; p.stride_b = c.p.stride_b; p.stride_c = c.p.stride_c; p.stride_d = c.p.stride_d;
+  dgemm_epilogue_t e;
+  dgemm_epilogue_init(&e);
+  e.alpha = c.e.alpha;
+  e.beta = c.e.beta;
+  e.bias_mode = dgemm_vector_mode_t(c.e.bias_mode);
+  e.bias_type = dgemm_dtype_t(c.e.bias_type);
+  e.activation = dgemm_activation_t(c.e.activation);
+  dgemm_plan_options_t o;
+  dgemm_plan_options_init(&o);
+  o.force_kernel = "sm90";
+  return dgemm_create_plan(context(), &p, &e, &o, plan);
+}
+
+std::size_t span(const GemmProblem& p, int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
+  if (rows == 0 || cols == 0) return 0;
+  std::size_t one = std::size_t(p.order == Order::RowMajor ? (rows - 1) * ld + cols : (cols - 1) * ld + rows);
+  return one + std::size_t(stride) * std::size_t(p.batch_count - 1);
+}
+
+void fill_random(std::mt19937& rng, DType t, std::vector<unsigned char>& buf, std::size_t elems, double lo, double hi) {
+  std::uniform_real_distribution<double> u(lo, hi);
+  buf.assign(elems * dtype_size(t), 0);
+  for (std::size_t i = 0; i < elems; ++i) store_from_double(t, buf.data(), int64_t(i), u(rng), true);
+}
+
+struct DevBuf {
+  void* base = nullptr;
+  explicit DevBuf(std::size_t n) { if (n) cudaMalloc(&base, n); }
+  ~DevBuf() { if (base) cudaFree(base); }
+  char* at(std::size_t off) const { return static_cast<char*>(base) + off; }
+};
+
+std::string run_case(const Case& cs, dgemm_plan_t plan, std::mt19937& rng) {
+  const GemmProblem& p = cs.p;
+  const Epilogue& e = cs.e;
+  const std::size_t a_el = span(p, p.a_rows(), p.a_cols(), p.lda, p.stride_a);
+  const std::size_t b_el = span(p, p.b_rows(), p.b_cols(), p.ldb, p.stride_b);
+  const std::size_t c_el = e.reads_c() ? span(p, p.m, p.n, p.ldc, p.stride_c) : 0;
+  const std::size_t d_el = span(p, p.m, p.n, p.ldd, p.stride_d);
+  std::vector<unsigned char> a, b, c, bias, d_init(d_el * dtype_size(p.d_type) + 2 * kGuard, kPoison);
+  fill_random(rng, p.a_type, a, a_el, -1, 1);
+  fill_random(rng, p.b_type, b, b_el, -1, 1);
+  fill_random(rng, p.c_type, c, c_el, -2, 2);
+  fill_random(rng, e.bias_type, bias, std::size_t(std::max(p.m, p.n)), -1, 1);
+  const std::size_t off_a = cs.misalign * dtype_size(p.a_type), off_b = cs.misalign * dtype_size(p.b_type);
+  DevBuf da(a.size() + off_a + 16), db(b.size() + off_b + 16), dc(c.size() + 16), dd(d_init.size()), dbias(bias.size());
+  cudaMemcpy(da.at(off_a), a.data(), a.size(), cudaMemcpyHostToDevice);
+  cudaMemcpy(db.at(off_b), b.data(), b.size(), cudaMemcpyHostToDevice);
+  if (!c.empty()) cudaMemcpy(dc.base, c.data(), c.size(), cudaMemcpyHostToDevice);
+  cudaMemcpy(dbias.base, bias.data(), bias.size(), cudaMemcpyHostToDevice);
+  cudaMemcpy(dd.base, d_init.data(), d_init.size(), cudaMemcpyHostToDevice);
+  dgemm_args_t x;
+  dgemm_args_init(&x);
+  if (e.bias_mode != VectorMode::None) x.bias = dbias.base;
+  dgemm_status_t st = dgemm_execute(plan, da.at(off_a), db.at(off_b), e.reads_c() ? dc.base : nullptr, dd.at(kGuard),
+                                    &x, nullptr, 0, nullptr);
+  if (st != DGEMM_STATUS_SUCCESS) return std::string("execute: ") + dgemm_last_error();
+  if (cudaDeviceSynchronize() != cudaSuccess) return "kernel failed: " + std::string(cudaGetErrorString(cudaGetLastError()));
+  std::vector<unsigned char> got(d_init.size());
+  cudaMemcpy(got.data(), dd.base, got.size(), cudaMemcpyDeviceToHost);
+
+  // The reference: the CPU oracle, or cuBLAS for shapes the oracle is too slow for.
+  std::vector<unsigned char> want = d_init;
+  if (!cs.vs_cublas) {
+    ExecArgs ox;
+    ox.a = a.data();
+    ox.b = b.data();
+    ox.c = c.empty() ? nullptr : c.data();
+    ox.d = want.data() + kGuard;
+    ox.alpha = e.alpha;
+    ox.beta = e.beta;
+    ox.bias = bias.data();
+    cpu_gemm(p, e, ox);
+  } else {
+    static cublasHandle_t h = [] { cublasHandle_t t = nullptr; cublasCreate(&t); return t; }();
+    auto ct = [](DType t) { return t == DType::F16 ? CUDA_R_16F : t == DType::BF16 ? CUDA_R_16BF : CUDA_R_32F; };
+    auto op = [](Op o) { return o == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T; };
+    DevBuf dr(want.size());
+    cudaMemcpy(dr.base, want.data(), want.size(), cudaMemcpyHostToDevice);
+    const float one = 1.0f, zero = 0.0f;
+    cublasStatus_t cs2 = p.order == Order::ColMajor
+        ? cublasGemmEx(h, op(p.op_a), op(p.op_b), int(p.m), int(p.n), int(p.k), &one, da.at(off_a), ct(p.a_type), int(p.lda),
+                       db.at(off_b), ct(p.b_type), int(p.ldb), &zero, dr.at(kGuard), ct(p.d_type), int(p.ldd),
+                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)
+        : cublasGemmEx(h, op(p.op_b), op(p.op_a), int(p.n), int(p.m), int(p.k), &one, db.at(off_b), ct(p.b_type), int(p.ldb),
+                       da.at(off_a), ct(p.a_type), int(p.lda), &zero, dr.at(kGuard), ct(p.d_type), int(p.ldd),
+                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    if (cs2 != CUBLAS_STATUS_SUCCESS) return "cuBLAS failed";
+    cudaMemcpy(want.data(), dr.base, want.size(), cudaMemcpyDeviceToHost);
+  }
+
+  const std::size_t es = dtype_size(p.d_type);
+  std::vector<char> is_elem(got.size(), 0);
+  double num = 0, den = 0;
+  int64_t nonfinite = 0;
+  for (int64_t bt = 0; bt < p.batch_count; ++bt)
+    for (int64_t i = 0; i < p.m; ++i)
+      for (int64_t j = 0; j < p.n; ++j) {
+        const int64_t idx = bt * p.stride_d + p.offset(i, j, p.ldd);
+        std::memset(&is_elem[kGuard + std::size_t(idx) * es], 1, es);
+        const double g = load_as_double(p.d_type, got.data() + kGuard, idx);
+        const double w = load_as_double(p.d_type, want.data() + kGuard, idx);
+        if (!std::isfinite(g) || !std::isfinite(w)) {
+          nonfinite += !(std::isnan(w) ? std::isnan(g) : g == w);
+          continue;
+        }
+        num += (g - w) * (g - w);
+        den += w * w;
+      }
+  std::ostringstream os;
+  const double rel = den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+  // cuBLAS rounds its own way: allow both results their own rounding error.
+  const double limit = cs.vs_cublas ? 2 * threshold(p.d_type) : threshold(p.d_type);
+  if (rel > limit || nonfinite)
+    os << "rel_frobenius=" << rel << " (max " << limit << ") vs " << (cs.vs_cublas ? "cuBLAS" : "oracle")
+       << ", non-finite mismatches " << nonfinite << "; ";
+  std::size_t touched = 0;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    if (!is_elem[i] && got[i] != kPoison) ++touched;
+  if (touched) os << touched << " bytes outside D's elements were written; ";
+  return os.str();
+}
+
+Case make_case(int64_t m, int64_t n, int64_t k, DType ab, DType d, Op op_a, Op op_b, Order order, const std::string& tag) {
+  Case c;
+  c.p.m = m;
+  c.p.n = n;
+  c.p.k = k;
+  c.p.a_type = c.p.b_type = ab;
+  c.p.c_type = c.p.d_type = d;
+  c.p.op_a = op_a;
+  c.p.op_b = op_b;
+  c.p.order = order;
+  c.tag = tag;
+  c.p.resolve_and_validate();
+  // TMA needs 16-byte rows: round A's and B's leading dimensions up to 8 elements.
+  c.p.lda = (c.p.lda + 7) / 8 * 8;
+  c.p.ldb = (c.p.ldb + 7) / 8 * 8;
+  return c;
+}
+
+std::vector<Case> sweep() {
+  std::vector<Case> cases;
+  const Op ops[] = {Op::N, Op::T};
+  const Order orders[] = {Order::RowMajor, Order::ColMajor};
+  // Edge sizes in each of M, N, K (others odd, spanning more than one tile), every transpose/order.
+  for (int dim = 0; dim < 3; ++dim)
+    for (int64_t s : dgemm_test::kEdgeSizes)
+      for (Op oa : ops)
+        for (Op ob : ops)
+          for (Order o : orders) {
+            if (s == 4093 && dim != 2 && (oa != ob || o == Order::ColMajor)) continue;  // keep the oracle quick
+            const int64_t m = dim == 0 ? s : 133, n = dim == 1 ? s : 259, k = dim == 2 ? s : 200;
+            cases.push_back(make_case(m, n, k, DType::BF16, DType::BF16, oa, ob, o, "edge"));
+          }
+  // K around the pipeline depth (64-wide K blocks, 4-8 stages): odd and even block counts.
+  for (int64_t k : {64, 128, 192, 256, 320, 448, 512, 576, 1024, 1088})
+    cases.push_back(make_case(130, 300, k, DType::F16, DType::F32, Op::N, Op::T, Order::RowMajor, "kblocks"));
+  // Types.
+  for (DType ab : {DType::F16, DType::BF16})
+    for (DType d : {DType::F32, DType::F16, DType::BF16})
+      for (Op oa : ops)
+        for (Op ob : ops) cases.push_back(make_case(263, 520, 264, ab, d, oa, ob, Order::RowMajor, "types"));
+  // Padded leading dimensions (C and D too), and unaligned A/B pointers (sm80 fallback).
+  for (Order o : orders)
+    for (int mis : {0, 1}) {
+      Case c = make_case(300, 200, 136, DType::BF16, DType::BF16, Op::T, Op::N, o, mis ? "unaligned" : "ldpad");
+      c.p.lda += 8;
+      c.p.ldb += 16;
+      c.p.ldd += 5;
+      c.misalign = mis;
+      cases.push_back(c);
+    }
+  // Strided batches with gaps, and a broadcast B.
+  for (Order o : orders)
+    for (int bcast : {0, 1}) {
+      Case c = make_case(200, 150, 72, DType::F16, DType::F16, Op::N, Op::T, o, "batch");
+      GemmProblem& p = c.p;
+      p.batch_count = 3;
+      p.stride_a = int64_t(span(p, p.a_rows(), p.a_cols(), p.lda, 0) + 8) / 8 * 8 + 8;
+      p.stride_b = bcast ? 0 : int64_t(span(p, p.b_rows(), p.b_cols(), p.ldb, 0) + 8) / 8 * 8 + 16;
+      p.stride_d = int64_t(span(p, p.m, p.n, p.ldd, 0)) + 5;
+      cases.push_back(c);
+    }
+  // Fused epilogues in both orders (per-row / per-column bias swap when transposed).
+  struct Epi { DType d; float alpha, beta; VectorMode bias; Activation act; };
+  const Epi epis[] = {
+      {DType::F32, 1.5f, 0.5f, VectorMode::None, Activation::None},
+      {DType::BF16, 1.0f, -1.0f, VectorMode::PerColumn, Activation::Relu},
+      {DType::F32, 0.5f, 0.0f, VectorMode::PerRow, Activation::GeluTanh},
+      {DType::F16, 1.0f, 2.0f, VectorMode::PerColumn, Activation::GeluErf},
+      {DType::F32, 1.0f, 0.0f, VectorMode::PerRow, Activation::Silu},
+  };
+  for (const Epi& x : epis)
+    for (Order o : orders) {
+      Case c = make_case(260, 136, 264, DType::BF16, x.d, Op::N, Op::T, o, "epilogue");
+      c.e.alpha = x.alpha;
+      c.e.beta = x.beta;
+      c.e.bias_mode = x.bias;
+      c.e.bias_type = DType::F32;
+      c.e.activation = x.act;
+      cases.push_back(c);
+    }
+  // Big shapes against cuBLAS: every tile of the menu gets used somewhere here.
+  for (auto [m, n, k] : {std::tuple{4096, 4096, 4096}, std::tuple{1024, 1024, 4096}, std::tuple{4095, 4097, 4088},
+                         std::tuple{4096, 2112, 7168}})
+    for (Op oa : ops) {
+      Case c = make_case(m, n, k, DType::BF16, DType::BF16, oa, Op::T, Order::RowMajor, "big");
+      c.vs_cublas = true;
+      cases.push_back(c);
+    }
+  return cases;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(sm90_sweep_vs_oracle) {
+  if (!is_hopper()) return;
+  BOOST_REQUIRE(context() != nullptr);
+  std::mt19937 rng(90);
+  int failed = 0;
+  std::vector<Case> cases = sweep();
+  // Plans first, from all cores at once: the distinct kernels compile in parallel (or come from
+  // the carried cache); the cases then run one by one.
+  std::vector<dgemm_plan_t> plans(cases.size(), nullptr);
+  std::vector<std::string> errors(cases.size());
+  {
+    std::atomic<std::size_t> next{0};
+    std::vector<std::thread> pool;
+    const unsigned n = std::max(2u, std::thread::hardware_concurrency());
+    for (unsigned t = 0; t < n; ++t)
+      pool.emplace_back([&] {
+        for (std::size_t i; (i = next.fetch_add(1)) < cases.size();)
+          if (make_plan(cases[i], &plans[i]) != DGEMM_STATUS_SUCCESS) errors[i] = dgemm_last_error();
+      });
+    for (auto& t : pool) t.join();
+  }
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Case& cs = cases[i];
+    dgemm_plan_t plan = plans[i];
+    BOOST_CHECK_MESSAGE(plan != nullptr, repro(cs) << ": create_plan: " << errors[i]);
+    if (!plan) { ++failed; continue; }
+    const std::string why = run_case(cs, plan, rng);
+    BOOST_CHECK_MESSAGE(why.empty(), repro(cs) << ": " << why);
+    failed += !why.empty();
+    dgemm_destroy_plan(plan);
+  }
+  BOOST_TEST_MESSAGE(cases.size() << " sm90 cases, " << failed << " failed");
+}
+
+BOOST_AUTO_TEST_CASE(sm90_rejects_tma_unfriendly_leading_dimensions) {
+  if (!is_hopper()) return;
+  BOOST_REQUIRE(context() != nullptr);
+  // K = 4093 bf16 with row-major A (op N): lda = 4093 elements is not a multiple of 16 bytes.
+  Case c = make_case(64, 64, 4093, DType::BF16, DType::BF16, Op::N, Op::T, Order::RowMajor, "odd-ld");
+  c.p.lda = c.p.ldb = 4093;
+  dgemm_plan_t plan = nullptr;
+  BOOST_CHECK(make_plan(c, &plan) != DGEMM_STATUS_SUCCESS);
+  BOOST_CHECK_MESSAGE(std::string(dgemm_last_error()).find("16 bytes") != std::string::npos, dgemm_last_error());
+  if (plan) dgemm_destroy_plan(plan);
+}
