@@ -45,7 +45,7 @@ struct HardwareDesc {
   bool has_tma = false;               // Hopper bulk tensor copies
   bool has_wgmma = false;             // sm_90a warpgroup MMA
   bool can_run_kernels = false;       // false for planning-only descriptions (e.g. AMD)
-  // Appended for the cost model (0 = unknown: the model assumes 3x mem_bandwidth_gbs).
+  // Appended for the cost model (0 = unknown: the model estimates it from sm_count and clock_mhz).
   double l2_bandwidth_gbs = 0;        // L2 -> SM read bandwidth, whole chip, GB/s
 
   int cc() const { return cc_major * 10 + cc_minor; }
