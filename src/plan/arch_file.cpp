@@ -265,7 +265,7 @@ HardwareDesc apply(const HardwareDesc& base, const Node& root, const Source& src
          const std::string s = trim(scalar(src, v, f));
          int major = 0, minor = 0;
          char dot = 0, extra = 0;
-         if (std::sscanf(s.c_str(), "%d%c%d%c", &major, &dot, &minor, &extra) != 3 || dot != '.' || major < 1 ||
+         if (std::sscanf(s.c_str(), "%d%c%d%c", &major, &dot, &minor, &extra) != 3 || dot != '.' || major < 0 ||
              major > 99 || minor < 0 || minor > 9)
            src.bad(v.line, f, "expected major.minor such as \"9.0\", got \"" + s + "\"");
          hw.cc_major = major;
@@ -290,9 +290,9 @@ HardwareDesc apply(const HardwareDesc& base, const Node& root, const Source& src
        }},
       {"l1_size", [&](const Node& v, const std::string& f) { hw.l1_bytes = read_size(src, v, f, 0, kMaxBytes); }},
       {"l2_size", [&](const Node& v, const std::string& f) { hw.l2_bytes = read_size(src, v, f, 0, kMaxBytes); }},
-      {"memory_bandwidth_gbs", [&](const Node& v, const std::string& f) { hw.mem_bandwidth_gbs = read_number(src, v, f, 0.001, 1e6); }},
+      {"memory_bandwidth_gbs", [&](const Node& v, const std::string& f) { hw.mem_bandwidth_gbs = read_number(src, v, f, 0.0, 1e6); }},
       {"l2_bandwidth_gbs", [&](const Node& v, const std::string& f) { hw.l2_bandwidth_gbs = read_number(src, v, f, 0.0, 1e7); }},
-      {"clock_mhz", [&](const Node& v, const std::string& f) { hw.clock_mhz = read_number(src, v, f, 1.0, 1e5); }},
+      {"clock_mhz", [&](const Node& v, const std::string& f) { hw.clock_mhz = read_number(src, v, f, 0.0, 1e5); }},
       {"peak_tflops", [&](const Node& v, const std::string&) { read_peaks(src, v, hw); }},
       {"mma_shapes", [&](const Node& v, const std::string&) { read_mma_shapes(src, v, hw); }},
       {"has_tma", [&](const Node& v, const std::string& f) { hw.has_tma = read_bool(src, v, f); }},
@@ -338,6 +338,34 @@ std::string strip_yaml_suffix(const std::string& name) {
 }
 
 }  // namespace
+
+std::string arch_to_yaml(const HardwareDesc& hw) {
+  std::ostringstream os;
+  os.precision(17);
+  auto quoted = [](const std::string& v) {
+    std::string out = "\"";
+    for (char c : v) out += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+    return out + "\"";
+  };
+  const char* vendor = hw.vendor == Vendor::Nvidia ? "nvidia" : hw.vendor == Vendor::Amd ? "amd" : "cpu";
+  os << "name: " << quoted(hw.name) << "\nvendor: " << vendor << "\ncompute_capability: \"" << hw.cc_major << "."
+     << hw.cc_minor << "\"\nsm_count: " << hw.sm_count << "\nwarp_size: " << hw.warp_size
+     << "\nmax_warps_per_sm: " << hw.max_warps_per_sm << "\nmax_blocks_per_sm: " << hw.max_blocks_per_sm
+     << "\nmax_threads_per_block: " << hw.max_threads_per_block << "\nregisters_per_sm: " << hw.regs_per_sm
+     << "\nmax_registers_per_thread: " << hw.max_regs_per_thread << "\nshared_mem_per_sm: " << hw.smem_per_sm
+     << "\nshared_mem_per_block: " << hw.smem_per_block_optin << "\nshared_mem_banks: " << hw.smem_banks
+     << "\nshared_mem_bank_bytes: " << hw.smem_bank_bytes << "\nl1_size: " << hw.l1_bytes << "\nl2_size: " << hw.l2_bytes
+     << "\nmemory_bandwidth_gbs: " << hw.mem_bandwidth_gbs << "\nl2_bandwidth_gbs: " << hw.l2_bandwidth_gbs
+     << "\nclock_mhz: " << hw.clock_mhz << "\npeak_tflops:\n  f32: " << hw.peak_tflops_f32 << "\n  f16: " << hw.peak_tflops_f16
+     << "\n  bf16: " << hw.peak_tflops_bf16 << "\n  fp8: " << hw.peak_tflops_fp8 << "\n  i8: " << hw.peak_tops_i8
+     << "\nmma_shapes:" << (hw.mma_shapes.empty() ? " []" : "") << "\n";
+  for (const MmaShape& m : hw.mma_shapes)
+    os << "  - {a_type: " << dtype_name(m.a_type) << ", acc_type: " << dtype_name(m.acc_type) << ", m: " << m.m
+       << ", n: " << m.n << ", k: " << m.k << ", instruction: " << m.instruction << "}\n";
+  os << "has_tma: " << (hw.has_tma ? "true" : "false") << "\nhas_wgmma: " << (hw.has_wgmma ? "true" : "false")
+     << "\ncan_run_kernels: " << (hw.can_run_kernels ? "true" : "false") << "\n";
+  return os.str();
+}
 
 std::vector<std::string> builtin_arch_names() {
   std::vector<std::string> names;

@@ -34,6 +34,10 @@ HardwareDesc apply_arch_file(const HardwareDesc& base, const std::string& path);
 // The same on YAML text; `source` names it in errors.
 HardwareDesc apply_arch_text(const HardwareDesc& base, const std::string& text, const std::string& source);
 
+// A whole-machine YAML description of `hw` that apply_arch_text reads back unchanged (`deepgemm
+// plan --arch auto --show-arch` writes the detected device this way, a start for a new file).
+std::string arch_to_yaml(const HardwareDesc& hw);
+
 // Names of the built-in descriptions ("a100", "h100", "h200", "l40s", "mi300x").
 std::vector<std::string> builtin_arch_names();
 // The built-in description `name` (case-insensitive, ".yaml" optional); nullptr when unknown.

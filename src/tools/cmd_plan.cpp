@@ -28,6 +28,7 @@ void print_help() {
       "  --json    print the plan's JSON description (as dgemm_plan_describe gives it)\n"
       "  --all     list every candidate, not only the best few\n"
       "  --force   only this family may be chosen (cpu, sm80, sm90, small_m)\n"
+      "  --show-arch  print the machine's description as YAML (a start for a file) and stop\n"
       "%s",
       names.c_str(), gemm_options_help());
 }
@@ -66,6 +67,7 @@ int cmd_plan(int argc, char** argv) {
   const std::string arch = f.get("arch", "auto");
   const bool json = f.get_bool("json");
   const bool all = f.get_bool("all");
+  const bool show_arch = f.get_bool("show-arch");
   PlanRequest request;
   request.use_cache = false;
   if (f.has("force")) {
@@ -82,6 +84,10 @@ int cmd_plan(int argc, char** argv) {
   std::string note;
   HardwareDesc hw = resolve_arch(arch, &note);
   if (!note.empty()) std::fprintf(stderr, "deepgemm plan: %s\n", note.c_str());
+  if (show_arch) {
+    std::printf("# %s (deepgemm plan --arch %s --show-arch)\n%s", hw.name.c_str(), arch.c_str(), arch_to_yaml(hw).c_str());
+    return 0;
+  }
 
   CandidateSet set = evaluate_candidates(p, e, hw, request, family_models());
   const Roofline roof = problem_roofline(p, e, hw);

@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "plan/arch_file.hpp"
+#include "plan/planner.hpp"
 
 using namespace dgemm;
 
@@ -230,5 +231,18 @@ BOOST_AUTO_TEST_CASE(invalid_yaml_and_missing_files) {
     BOOST_FAIL("no error for an unknown name");
   } catch (const Error& e) {
     BOOST_TEST(contains(e.what(), "h200"));  // lists the known names
+  }
+}
+
+BOOST_AUTO_TEST_CASE(descriptions_round_trip_through_yaml) {
+  std::vector<HardwareDesc> all = {cpu_hardware()};
+  for (const std::string& name : builtin_arch_names()) all.push_back(apply_arch_file(cpu_hardware(), name));
+  all.push_back(apply_arch_text(all.back(), "name: \"odd \\\"name\\\"\"\nclock_mhz: 1234.5678901\n", "x.yaml"));
+  for (const HardwareDesc& hw : all) {
+    BOOST_TEST_CONTEXT(hw.name) {
+      const std::string yaml = arch_to_yaml(hw);
+      HardwareDesc back = apply_arch_text(h200(), yaml, "roundtrip.yaml");
+      BOOST_TEST(hardware_key(back) == hardware_key(hw), yaml);
+    }
   }
 }
