@@ -5,11 +5,11 @@
 // host stack: no allocation) and launches on the caller's stream.
 //
 // Unaligned pointers: TMA needs 16-byte aligned global addresses. The planner has already made
-// sure that leading dimensions and batch strides are multiples of 16 bytes, so only a base pointer
-// can break the rule, and only at execute. Such an operand is described from the aligned address
-// below its pointer, its contiguous dimension widened by the (1..7 element) gap, and the kernel
-// shifts its inner coordinates by the gap: the same kernel runs, nothing is copied, and the boxes
-// never touch the gap (out-of-bounds fill still starts right after the operand's last element).
+// sure that leading dimensions and batch strides keep rows aligned, so only the base pointers can
+// break the rule, and only at execute. For that case the plan also prepares (at plan time, so
+// execute never compiles) an sm80 kernel for the same problem and runs it instead. (Describing
+// the operand from the aligned address below it and shifting the box coordinates by the gap was
+// tried: the TMA load then faults with an illegal instruction on the H200, NOTES.md.)
 #include "backend/cuda/sm90_gemm.hpp"
 
 #include <cuda.h>
@@ -37,7 +37,6 @@ struct alignas(64) Sm90GemmArgsHost {
   int num_m_blocks, num_n_blocks, num_k_blocks;
   int raster_group;
   int num_tiles;
-  int a_shift, b_shift;
   int reserved;
 };
 static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes");
@@ -62,6 +61,7 @@ EncodeTiledFn encode_tiled_fn() {
   return fn;
 }
 
+bool aligned16(const void* ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 15u) == 0; }
 }  // namespace
 
 Sm90Mapping sm90_mapping(const GemmProblem& p) {
@@ -185,6 +185,18 @@ class Sm90Executable final : public Executable {
     }
     if (max_units <= 0) fail(Status::NotSupported, "the sm90 kernel ", c.name(), " cannot be resident on this device");
     grid_ = unsigned((num_tiles_ < max_units ? num_tiles_ : max_units) * c.cluster_m);
+
+    // The fallback for pointers TMA cannot take (see the file comment).
+    KernelConfig fb;
+    fb.family = Family::Sm80;
+    fb.block_m = 128;
+    fb.block_n = 128;
+    fb.block_k = 32;
+    fb.stages = 4;
+    fb.threads = 256;
+    fb.swizzle_bytes = 128;
+    fb.raster_group = 8;
+    fallback_ = prepare_sm80(device, p, e, fb);
   }
 
   std::size_t workspace_size() const override { return 0; }
@@ -193,11 +205,14 @@ class Sm90Executable final : public Executable {
     require_current_device(device_);
     const void* a = map_.transposed ? x.b : x.a;
     const void* b = map_.transposed ? x.a : x.b;
+    if (!aligned16(a) || !aligned16(b)) {
+      fallback_->run(x);
+      return;
+    }
     Sm90GemmArgsHost args;
     std::memset(&args, 0, sizeof(args));
-    args.a_shift = encode(&args.tma_a, a, map_.a_kmajor, base_.m, base_.lda, base_.stride_a, config_.block_m);
-    args.b_shift =
-        encode(&args.tma_b, b, map_.b_kmajor, base_.n, base_.ldb, base_.stride_b, config_.block_n / config_.cluster_m);
+    encode(&args.tma_a, a, map_.a_kmajor, base_.m, base_.lda, base_.stride_a, config_.block_m);
+    encode(&args.tma_b, b, map_.b_kmajor, base_.n, base_.ldb, base_.stride_b, config_.block_n / config_.cluster_m);
     DgemmParams& prm = args.p;
     prm = base_;
     prm.a = a;
@@ -243,16 +258,11 @@ class Sm90Executable final : public Executable {
   }
 
   // A 3-D map {inner, outer, batch} of a 16-bit operand with 128-byte swizzle. K-major operands
-  // take one box of {64 K, rows} per stage; MN-major ones boxes of {64 MN, 64 K}. Returns the
-  // inner-coordinate shift of an unaligned pointer (see the file comment).
-  int encode(CUtensorMap* out, const void* ptr, bool kmajor, int64_t mn, int64_t ld, int64_t batch_stride,
-             int rows_per_box) const {
+  // take one box of {64 K, rows} per stage; MN-major ones boxes of {64 MN, 64 K}.
+  void encode(CUtensorMap* out, const void* ptr, bool kmajor, int64_t mn, int64_t ld, int64_t batch_stride,
+              int rows_per_box) const {
     const int64_t k = base_.k;
-    const std::uintptr_t addr = reinterpret_cast<std::uintptr_t>(ptr);
-    if (addr % 2 != 0) fail(Status::InvalidArgument, "operand pointer ", ptr, " is not aligned to its 2-byte elements");
-    const int shift = int((addr & 15u) / 2);
-    ptr = reinterpret_cast<const void*>(addr & ~std::uintptr_t(15));
-    const int64_t inner = (kmajor ? k : mn) + shift, outer = kmajor ? mn : k;
+    const int64_t inner = kmajor ? k : mn, outer = kmajor ? mn : k;
     cuuint64_t dims[3] = {cuuint64_t(inner), cuuint64_t(outer), cuuint64_t(batch_)};
     // A batch of one still needs a valid (16-byte multiple) stride for its unit dimension.
     const int64_t bstride = batch_ > 1 ? batch_stride * 2 : ((outer * ld * 2 + 15) / 16) * 16;
@@ -265,7 +275,6 @@ class Sm90Executable final : public Executable {
     if (r != CUDA_SUCCESS)
       fail(Status::DeviceError, "cuTensorMapEncodeTiled failed (", int(r), ") for an operand of ", inner, " x ", outer,
            " x ", batch_, ", leading dimension ", ld);
-    return shift;
   }
 
   int device_;
@@ -281,6 +290,7 @@ class Sm90Executable final : public Executable {
   int64_t batch_ = 1;
   int num_m_blocks_ = 0, num_n_blocks_ = 0, num_k_blocks_ = 0, num_tiles_ = 0, raster_group_ = 8;
   unsigned grid_ = 1;
+  std::unique_ptr<Executable> fallback_;
 };
 
 }  // namespace

@@ -39,8 +39,8 @@ int sm90_smem_bytes(const KernelConfig& config);
 jit::CompileRequest sm90_compile_request(const GemmProblem& p, const Epilogue& e, const KernelConfig& config,
                                          const std::string& arch);
 
-// The launcher (registered in cuda_backend.cpp's kLaunchers). A or B pointers that are not 16-byte
-// aligned (TMA's rule) are handled at execute by shifting the tensor map (see sm90_gemm.cpp).
+// The launcher (registered in cuda_backend.cpp's kLaunchers). At execute, A or B pointers that are
+// not 16-byte aligned (TMA's rule) run on an sm80 kernel prepared alongside at plan time.
 std::unique_ptr<Executable> prepare_sm90(const DeviceInfo& device, const GemmProblem& p, const Epilogue& e,
                                          const KernelConfig& config);
 

@@ -29,9 +29,6 @@ struct Sm90GemmArgs {
   int num_m_blocks, num_n_blocks, num_k_blocks;
   int raster_group;  // M blocks per rasterization group (consecutive tiles share a B column)
   int num_tiles;     // tiles (clusters' tile pairs when kClusterM = 2) over all batches
-  // TMA needs 16-byte aligned base addresses: an operand whose pointer is not is mapped from the
-  // aligned address below it, and its inner (contiguous) coordinates shift by this many elements.
-  int a_shift, b_shift;
   int reserved;
 };
 
@@ -121,19 +118,19 @@ struct Sm90Gemm {
             if constexpr (kAMajorMN) {
 #pragma unroll
               for (int c = 0; c < kBlockM / 64; ++c)
-                tma_load_3d(smem_a(stage) + c * 8192, &args.tma_a, full_bar(stage), args.a_shift + m0 + c * 64, k0,
+                tma_load_3d(smem_a(stage) + c * 8192, &args.tma_a, full_bar(stage), m0 + c * 64, k0,
                             batch);
             } else {
-              tma_load_3d(smem_a(stage), &args.tma_a, full_bar(stage), args.a_shift + k0, m0, batch);
+              tma_load_3d(smem_a(stage), &args.tma_a, full_bar(stage), k0, m0, batch);
             }
             if constexpr (kClusterM == 1) {
               if constexpr (kBMajorMN) {
 #pragma unroll
                 for (int c = 0; c < kBlockN / 64; ++c)
-                  tma_load_3d(smem_b(stage) + c * 8192, &args.tma_b, full_bar(stage), args.b_shift + n0 + c * 64, k0,
+                  tma_load_3d(smem_b(stage) + c * 8192, &args.tma_b, full_bar(stage), n0 + c * 64, k0,
                               batch);
               } else {
-                tma_load_3d(smem_b(stage), &args.tma_b, full_bar(stage), args.b_shift + k0, n0, batch);
+                tma_load_3d(smem_b(stage), &args.tma_b, full_bar(stage), k0, n0, batch);
               }
             } else {
               const unsigned short mask = (1u << kClusterM) - 1;
@@ -143,12 +140,12 @@ struct Sm90Gemm {
                 for (int c = 0; c < kBoxes; ++c) {
                   const int box = rank * kBoxes + c;
                   tma_load_3d_multicast(smem_b(stage) + box * 8192, &args.tma_b, full_bar(stage),
-                                        args.b_shift + n0 + box * 64, k0,
+                                        n0 + box * 64, k0,
                                         batch, mask);
                 }
               } else {
                 constexpr int kRows = kBlockN / kClusterM;
-                tma_load_3d_multicast(smem_b(stage) + rank * kRows * 128, &args.tma_b, full_bar(stage), args.b_shift + k0,
+                tma_load_3d_multicast(smem_b(stage) + rank * kRows * 128, &args.tma_b, full_bar(stage), k0,
                                       n0 + rank * kRows, batch, mask);
               }
             }
