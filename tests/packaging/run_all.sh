@@ -93,6 +93,25 @@ step "Python ctypes loader"
 LD_LIBRARY_PATH=$LIBDIR "$PYTHON" "$HERE/ctypes_check.py"
 "$PYTHON" "$HERE/ctypes_check.py" "$LIBDIR/libdeepgemm.so.1" >/dev/null
 
+pkg=$(find "$STAGE" -path '*/site-packages/deepgemm/__init__.py' | head -n 1)
+if [ -n "$pkg" ]; then
+  step "installed Python package (built with -DDGEMM_BUILD_BINDINGS=ON), found through its RPATH"
+  site=$(dirname "$(dirname "$pkg")")
+  (cd "$WORK" && env -u LD_LIBRARY_PATH PYTHONPATH="$site" "$PYTHON" - <<'PY'
+import numpy as np
+import deepgemm
+rng = np.random.default_rng()
+x, w, b = (rng.uniform(-1, 1, s).astype(np.float32) for s in ((9, 33), (17, 33), (17,)))
+y = deepgemm.matmul(x, w, trans_b=True, bias=b, activation="relu")
+ref = np.maximum(x.astype(np.float64) @ w.T.astype(np.float64) + b, 0)
+err = np.linalg.norm(y - ref) / np.linalg.norm(ref)
+assert err < 1e-5, err
+assert deepgemm.__file__.startswith(__import__("os").environ["PYTHONPATH"]), deepgemm.__file__
+print(f"[python] OK: {deepgemm.__file__}, relative error {err:.2e}")
+PY
+  )
+fi
+
 step "with the CUDA toolkit hidden from the loader (env -i, no ld.so.cache, only system dirs + the stage)"
 # /etc/ld.so.cache lists /usr/local/cuda*/lib on this machine; --inhibit-cache makes the loader
 # search only --library-path and its built-in system directories, so nothing of the toolkit can be
