@@ -227,6 +227,8 @@ def matrix_layout(view: View):
     dimension is contiguous."""
     rows, cols = view.shape[-2], view.shape[-1]
     rs, cs = view.strides[-2], view.strides[-1]
+    if rows == 0 or cols == 0:  # nothing is read: any valid leading dimension will do
+        return False, max(cols, 1)
     if cs == 1 or cols == 1:
         ld = rs if rows > 1 else cols
         if ld >= max(cols, 1):

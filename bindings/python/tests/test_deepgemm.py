@@ -85,6 +85,15 @@ def test_alpha_beta_c():
     assert rel_error(got, reference(a, b, alpha=2.0, beta=0.5, c=c)) < TOLERANCE["float32"]
 
 
+def test_empty_dimensions():
+    """k = 0: the product is empty, D = act(bias) (BLAS semantics); m = 0 or n = 0: nothing to do."""
+    bias = rand(6)
+    got = deepgemm.matmul(rand(4, 0), rand(0, 6), bias=bias, activation="relu")
+    np.testing.assert_allclose(got, np.broadcast_to(np.maximum(bias, 0), (4, 6)), rtol=0, atol=0)
+    assert deepgemm.matmul(rand(0, 5), rand(5, 3)).shape == (0, 3)
+    assert deepgemm.matmul(rand(2, 5), rand(5, 0)).shape == (2, 0)
+
+
 def test_non_contiguous_views():
     base_a, base_b = rand(40, 50), rand(60, 80)
     a = base_a[3:20, 5:30]          # row stride 50: a leading dimension larger than needed
