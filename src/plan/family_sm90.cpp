@@ -67,6 +67,8 @@ class Sm90Family final : public FamilyModel {
       why = "computes in f32 only (compute_type " + std::string(dtype_name(p.compute_type)) + ")";
     else if (p.a_type != p.b_type || (p.a_type != DType::F16 && p.a_type != DType::BF16))
       why = std::string("takes f16 or bf16 A and B (got ") + dtype_name(p.a_type) + ", " + dtype_name(p.b_type) + ")";
+    else if (p.m < 1 || p.n < 1 || p.k < 1)
+      why = "needs m, n, k >= 1 (k = 0 is the epilogue alone; a zero-sized TMA box cannot be described)";
     else
       why = sm90_tma_layout_problem(p);
     if (!why.empty() && why.rfind("TMA needs", 0) == 0)
