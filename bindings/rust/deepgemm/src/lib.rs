@@ -8,6 +8,22 @@
 //! the CPU backend, the `unsafe` [`Plan::execute_raw`] for device memory). Handles free
 //! themselves on drop; failures are [`Error`]s carrying the library's status and message.
 //!
+//! ```no_run
+//! use deepgemm::{Activation, Context, DType, Device, Epilogue, HostArgs, Problem};
+//!
+//! // y = gelu(x @ w^T + b), w stored n x k like a torch.nn.Linear weight.
+//! let (m, n, k) = (8, 128, 64);
+//! let ctx = Context::new(Device::Cpu)?; // Device::Cuda(0) / Device::Auto on a GPU
+//! let problem = Problem::new(m, n, k, DType::F32).trans_b(true);
+//! let epilogue = Epilogue::new().bias_per_column(DType::F32).activation(Activation::GeluErf);
+//! let plan = ctx.plan(&problem, &epilogue)?;
+//! let (x, w, b) = (vec![0.5f32; 8 * 64], vec![0.25f32; 128 * 64], vec![0.1f32; 128]);
+//! let mut y = vec![0f32; 8 * 128];
+//! plan.execute_host(&x, &w, &mut y, &HostArgs { bias: Some(b.as_slice().into()), ..Default::default() })?;
+//! println!("{}", plan.describe()?);
+//! # Ok::<(), deepgemm::Error>(())
+//! ```
+//!
 //! Thread safety, from `deepgemm.h`: creating plans on one context is thread-safe and a plan may
 //! be executed from many threads at once, so both [`Context`] and [`Plan`] are `Send + Sync`.
 //! Destruction needs exclusive access, which `Drop` has; a plan keeps its context alive, because
