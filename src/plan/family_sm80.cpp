@@ -16,8 +16,13 @@ struct Sm80Tile {
 // The default menu. Big tiles for big problems (fewer bytes per flop), small ones so that small
 // problems still fill the SMs.
 constexpr Sm80Tile kMenu[] = {
-    {128, 256, 32, 3, 256, 232},
+    {128, 256, 32, 3, 256, 244},
+    {128, 256, 64, 3, 256, 249},
+    {256, 128, 64, 3, 256, 249},
     {128, 128, 32, 4, 256, 168},
+    {128, 128, 64, 4, 256, 193},
+    {128, 128, 32, 4, 128, 246},
+    {128, 128, 64, 3, 128, 255},
     {128, 64, 32, 4, 128, 168},
     {64, 128, 32, 4, 128, 168},
     {64, 64, 32, 4, 128, 128},

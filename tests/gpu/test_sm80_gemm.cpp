@@ -27,6 +27,8 @@
 #include "backend/cuda/sm80_gemm.hpp"
 #include "plan/arch_file.hpp"
 #include "plan/planner.hpp"
+#include "plan/families.hpp"
+#include "backend/backend.hpp"
 #include "common/shapes.hpp"
 #include "core/float_convert.hpp"
 #include "core/problem.hpp"
@@ -526,6 +528,83 @@ Case medium_case() {
 }
 }  // namespace
 
+// Every tile of the planner's menu (not only the ones it picks for the sweep's shapes), in every
+// operand layout, through both kernels (aligned -> 16-byte loads, misaligned -> element loads),
+// with C read: the backend's prepare() is called directly with each configuration.
+namespace {
+std::vector<Case> menu_cases() {
+  std::vector<Case> cases;
+  for (Op oa : {Op::N, Op::T})
+    for (Op ob : {Op::N, Op::T})
+      for (int mis : {0, 1}) {
+        Case c = make_case(257, 263, 200, DType::BF16, DType::BF16, oa, ob, Order::RowMajor, "menu");
+        c.misalign = mis;
+        c.e.beta = 0.5f;
+        c.p.resolve_and_validate();
+        cases.push_back(c);
+      }
+  return cases;
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(sm80_every_menu_tile_every_layout) {
+  std::string why;
+  std::unique_ptr<Backend> backend = make_cuda_backend(0, &why);
+  BOOST_REQUIRE_MESSAGE(backend, why);
+  std::vector<Case> cases = menu_cases();
+  struct Job {
+    const Case* cs;
+    KernelConfig cfg;
+    std::unique_ptr<Executable> exe;
+    std::string error;
+  };
+  std::vector<Job> jobs;
+  for (const Case& cs : cases)
+    for (const Candidate& c : sm80_family_model().enumerate(cs.p, cs.e, backend->hardware()))
+      if (c.feasible) jobs.push_back({&cs, c.config, nullptr, ""});
+  {
+    std::atomic<std::size_t> next{0};
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < std::max(2u, std::thread::hardware_concurrency()); ++t)
+      pool.emplace_back([&] {
+        for (std::size_t i; (i = next.fetch_add(1)) < jobs.size();) {
+          try {
+            jobs[i].exe = backend->prepare(jobs[i].cs->p, jobs[i].cs->e, jobs[i].cfg);
+          } catch (const std::exception& ex) {
+            jobs[i].error = ex.what();
+          }
+        }
+      });
+    for (auto& t : pool) t.join();
+  }
+  std::mt19937 rng(33);
+  const Case* current = nullptr;
+  std::unique_ptr<Operands> ops;
+  std::vector<unsigned char> want;
+  for (Job& j : jobs) {
+    BOOST_CHECK_MESSAGE(j.exe, j.cfg.name() << " " << repro(*j.cs) << ": prepare: " << j.error);
+    if (!j.exe) continue;
+    if (j.cs != current) {
+      current = j.cs;
+      ops = std::make_unique<Operands>(*j.cs, rng);
+      want = ops->oracle(*j.cs);
+    }
+    ops->poison_d();
+    ExecArgs x;
+    x.a = ops->da->at(ops->off_a);
+    x.b = ops->db->at(ops->off_b);
+    x.c = ops->dc->at(ops->off_c);
+    x.d = ops->dd->at(ops->off_d);
+    x.alpha = j.cs->e.alpha;
+    x.beta = j.cs->e.beta;
+    j.exe->run(x);
+    CUDA_OK(cudaDeviceSynchronize());
+    std::string bad = compare(*j.cs, ops->fetch_d(), want, ops->off_d);
+    BOOST_CHECK_MESSAGE(bad.empty(), j.cfg.name() << " " << repro(*j.cs) << ": " << bad);
+  }
+  BOOST_TEST_MESSAGE(jobs.size() << " tile x layout x alignment runs");
+}
+
 BOOST_AUTO_TEST_CASE(sm80_user_stream_ordering) {
   Case cs = medium_case();
   dgemm_plan_t plan = nullptr;
@@ -746,6 +825,78 @@ BOOST_AUTO_TEST_CASE(sm80_perf_vs_cublas) {
       dgemm_destroy_plan(plan);
     }
   }
+  // Every menu tile on the target shapes (bf16), to calibrate the planner's per-tile efficiency.
+  std::string why;
+  std::unique_ptr<Backend> backend = make_cuda_backend(0, &why);
+  BOOST_REQUIRE_MESSAGE(backend, why);
+  std::printf("\n%-22s %-28s %10s %9s %10s %6s %8s %9s\n", "shape (m x n x k)", "sm80 tile (forced)", "ours_us",
+              "TFLOP/s", "cublas_us", "ratio", "pred_us", "err");
+  const Shape tile_shapes[] = {{4096, 4096, 4096}, {1024, 1024, 4096}, {8192, 8192, 8192}, {2048, 2048, 2048}, {128, 8192, 8192}};
+  for (const Shape& sh : tile_shapes) {
+    Case cs = perf_case(sh.m, sh.n, sh.k, DType::BF16);
+    std::mt19937 rng(3);
+    Operands ops(cs, rng);
+    const float one = 1.0f, zero = 0.0f;
+    DevBuf ref(ops.d_init.size());
+    auto theirs = [&] {
+      cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(sh.m), int(sh.n), int(sh.k), &one, ops.da->at(0), CUDA_R_16BF,
+                   int(cs.p.lda), ops.db->at(0), CUDA_R_16BF, int(cs.p.ldb), &zero, ref.at(kGuard), CUDA_R_16BF,
+                   int(cs.p.ldd), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    };
+    const double flops = cs.p.flops();
+    const int iters = flops > 1e11 ? 10 : flops > 1e10 ? 50 : 200;
+    auto time_us = [&](const std::function<void()>& f) {
+      cudaEvent_t a, b;
+      cudaEventCreate(&a);
+      cudaEventCreate(&b);
+      cudaEventRecord(a, s);
+      for (int i = 0; i < iters; ++i) f();
+      cudaEventRecord(b, s);
+      cudaEventSynchronize(b);
+      float ms = 0;
+      cudaEventElapsedTime(&ms, a, b);
+      cudaEventDestroy(a);
+      cudaEventDestroy(b);
+      return 1e3 * ms / iters;
+    };
+    theirs();
+    CUDA_OK(cudaStreamSynchronize(s));
+    std::vector<unsigned char> cub(ops.d_init.size());
+    cudaMemcpy(cub.data(), ref.base, cub.size(), cudaMemcpyDeviceToHost);
+    for (const Candidate& c : sm80_family_model().enumerate(cs.p, cs.e, backend->hardware())) {
+      if (!c.feasible) continue;
+      std::unique_ptr<Executable> exe;
+      try {
+        exe = backend->prepare(cs.p, cs.e, c.config);
+      } catch (const std::exception& ex) {
+        std::printf("%s: %s\n", c.config.name().c_str(), ex.what());
+        continue;
+      }
+      ExecArgs x;
+      x.a = ops.da->at(0);
+      x.b = ops.db->at(0);
+      x.d = ops.dd->at(kGuard);
+      x.stream = s;
+      auto ours = [&] { exe->run(x); };
+      ours();
+      CUDA_OK(cudaStreamSynchronize(s));
+      std::string err = compare(cs, ops.fetch_d(), cub, kGuard, "cuBLAS");
+      std::vector<double> to, tc;
+      for (int r = 0; r < 5; ++r) {
+        to.push_back(time_us(ours));
+        tc.push_back(time_us(theirs));
+      }
+      std::sort(to.begin(), to.end());
+      std::sort(tc.begin(), tc.end());
+      const double o = to[to.size() / 2], cb = tc[tc.size() / 2];
+      char shape[64];
+      std::snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)sh.m, (long long)sh.n, (long long)sh.k);
+      std::printf("%-22s %-28s %10.1f %9.1f %10.1f %6.2f %8.1f %9s\n", shape, c.config.name().c_str(), o,
+                  flops / o / 1e6, cb, cb / o, c.predicted_us, err.empty() ? "ok" : "MISMATCH");
+      if (!err.empty()) std::printf("   %s\n", err.c_str());
+      BOOST_CHECK_MESSAGE(err.empty(), c.config.name() << " " << repro(cs) << ": " << err);
+    }
+  }
   std::fflush(stdout);
   cublasDestroy(h);
   cudaStreamDestroy(s);
@@ -762,6 +913,22 @@ void prefill_cache(const char* arch_name) {
     for (int64_t mnk : {int64_t(4096), int64_t(1000)}) cases.push_back(perf_case(mnk, mnk, mnk, t));
   std::vector<jit::CompileRequest> requests;
   std::vector<std::string> keys;
+  std::vector<std::pair<Case, KernelConfig>> forced;
+  for (const Case& c : menu_cases())
+    for (const Candidate& cand : sm80_family_model().enumerate(c.p, c.e, hw))
+      if (cand.feasible) forced.push_back({c, cand.config});
+  {
+    Case c = perf_case(4096, 4096, 4096, DType::BF16);
+    for (const Candidate& cand : sm80_family_model().enumerate(c.p, c.e, hw))
+      if (cand.feasible) forced.push_back({c, cand.config});
+  }
+  for (auto& [c, cfg] : forced) {
+    jit::CompileRequest req = cuda::sm80_compile_request(c.p, c.e, cfg, arch);
+    std::string key = jit::cache_key(req);
+    if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+    keys.push_back(key);
+    requests.push_back(req);
+  }
   for (const Case& c : cases) {
     PlanRequest r;
     r.force = Family::Sm80;
