@@ -390,6 +390,22 @@ def _allocate(like, shape, dtype: str, device: str):
     raise TypeError(f"cannot allocate a result like a {type(like).__name__}: pass out=")
 
 
+def _allocate_workspace(like, nbytes, device: str):
+    """Scratch memory for a plan that needs some: like the operands, else from torch or CuPy."""
+    try:
+        return _allocate(like, (nbytes,), "int8", device)
+    except TypeError:
+        pass
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        return torch.empty(nbytes, dtype=torch.int8, device=device)
+    cupy = sys.modules.get("cupy")
+    if cupy is not None:
+        with cupy.cuda.Device(int(device.split(":")[1])):
+            return cupy.empty(nbytes, dtype="int8")
+    raise TypeError(f"this plan needs {nbytes} bytes of {device} workspace: pass workspace=")
+
+
 def _host_copy(x, name):
     """A row-major copy of a NumPy operand whose layout the library cannot read directly."""
     import numpy
@@ -400,7 +416,7 @@ def _host_copy(x, name):
 
 
 def matmul(a, b, *, bias=None, activation=None, alpha=1.0, beta=0.0, c=None, out_dtype=None, trans_a=False,
-           trans_b=False, out=None, stream=None, context=None):
+           trans_b=False, out=None, stream=None, workspace=None, context=None):
     """``act(alpha * op(a) @ op(b) + beta * c + bias)`` in one call.
 
     ``a``, ``b`` (and ``c``, ``bias``, ``out``) are NumPy arrays (CPU backend; bf16/fp8 through
@@ -409,6 +425,8 @@ def matmul(a, b, *, bias=None, activation=None, alpha=1.0, beta=0.0, c=None, out
     ``x.T`` when ``trans_x``; ``bias`` is a vector of length n added to every row; ``activation``
     is None, "relu", "gelu" (erf), "gelu_tanh" or "silu". GPU work is enqueued on the operands'
     current stream (or ``stream``) and not waited for. Plans are cached per context and shape.
+    ``out`` receives the result (allocated like ``a`` when None); ``workspace`` is scratch memory
+    for plans that need some (allocated like ``a`` when None).
     """
     va, vb = as_view(a), as_view(b)
     if va.device != vb.device:
@@ -483,9 +501,9 @@ def matmul(a, b, *, bias=None, activation=None, alpha=1.0, beta=0.0, c=None, out
         m, n, k, va.dtype, b_dtype=vb.dtype, out_dtype=d_name, c_dtype=key[5], trans_a=op_a, trans_b=op_b,
         lda=lda, ldb=ldb, ldc=key[11], ldd=key[12], batch=batch, stride_a=key[14], stride_b=key[15],
         stride_c=key[16], stride_d=key[17], bias=key[18], activation=activation, beta=1.0 if beta else 0.0))
-    ws = None
-    if plan.workspace_size:
-        ws = _allocate(a, (plan.workspace_size,), "int8", device)
+    ws = workspace
+    if plan.workspace_size and ws is None:
+        ws = _allocate_workspace(a, plan.workspace_size, device)
     # The plan checks the views against its layout; transposed-stored operands are passed as the
     # row-major matrices they are transposes of.
     def stored(v, transposed):
