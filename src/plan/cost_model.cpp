@@ -9,9 +9,11 @@
 namespace dgemm {
 namespace {
 
-// A global load's latency in SM cycles (HBM through L2, loaded): what `stages - 1` tiles in flight
-// must cover. Public microbenchmarks put Ampere/Hopper DRAM latency at 500-800 cycles.
-constexpr double kLoadLatencyCycles = 700.0;
+// A global load's latency under load (HBM through L2): what `stages - 1` tiles in flight per block
+// must cover; by Little's law it also caps the bandwidth one SM can pull. Fitted on the H200
+// (2026-11-29): the sm80 kernel at 64x8192x8192 (91 us) and 128x7168x16384 (178 us), where a
+// block streams K with 3 tiles in flight, implies ~1 us; unloaded latency is ~0.5-0.6 us.
+constexpr double kLoadLatencyUs = 1.0;
 // Launch plus the first tile's load and the last tile's store: fixed per kernel.
 constexpr double kLaunchUs = 2.5;
 // Default fraction of the instruction peak a well-fed main loop reaches (cuBLAS reaches
@@ -224,11 +226,14 @@ CostEstimate estimate_cost(const GemmProblem& p, const Epilogue& e, const Hardwa
   }
   est.conflict_degree = weight > 0 ? weighted / weight : 1.0;
   // `stages - 1` tiles are in flight while one is consumed; other resident blocks hide latency too.
-  const double latency_us = kLoadLatencyCycles / clock;
+  const double latency_us = kLoadLatencyUs;
   const double in_flight = double(std::max(1, c.stages - 1)) * double(resident);
   const double latency_per_k = latency_us / in_flight;
 
-  const double per_k = std::max({math_per_k, smem_per_k, latency_per_k});
+  // The three share the SM's issue slots and rarely overlap perfectly: a 4-norm is the max when
+  // one dominates and up to 19% more when all three are equal (fitted: the sm80 kernel on the
+  // H200 at 4096^3, where math, latency and L2 are within 15% of each other, runs 1.5x the max).
+  const double per_k = std::pow(std::pow(math_per_k, 4) + std::pow(smem_per_k, 4) + std::pow(latency_per_k, 4), 0.25);
   const double busy_k = double(busiest_tiles) * double(k_tiles);
   est.compute_us = busy_k * math_per_k;
   est.smem_us = busy_k * smem_per_k;
@@ -278,8 +283,8 @@ CostEstimate estimate_cost(const GemmProblem& p, const Epilogue& e, const Hardwa
   est.predicted_us = body + est.overhead_us;
   if (body == est.hbm_us) est.bound = "hbm";
   else if (body == est.l2_us) est.bound = "l2";
-  else if (per_k == math_per_k) est.bound = "compute";
-  else if (per_k == smem_per_k) est.bound = "smem";
+  else if (math_per_k >= smem_per_k && math_per_k >= latency_per_k) est.bound = "compute";
+  else if (smem_per_k >= latency_per_k) est.bound = "smem";
   else est.bound = "latency";
   return est;
 }

@@ -76,7 +76,7 @@ struct CostEstimate {
   double compute_us = 0;            // busiest SM's math at the instruction peak x efficiency
   double smem_us = 0;               // busiest SM's shared-memory wavefronts
   double latency_us = 0;            // busiest SM's time when load latency is not hidden by stages
-  double sm_us = 0;                 // busiest SM: per K tile the max of the three above
+  double sm_us = 0;                 // busiest SM: per K tile the 4-norm of the three above
   double hbm_us = 0, l2_us = 0;
   double overhead_us = 0;           // launch, prologue, extra launches
   double predicted_us = 0;          // max(sm_us, hbm_us, l2_us) + overhead_us

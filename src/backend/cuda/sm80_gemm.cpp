@@ -29,23 +29,7 @@ Sm80Mapping sm80_mapping(const GemmProblem& p) {
 }
 
 namespace {
-// Warps along M: the split of the block's warps whose warp tile is closest to square (64 x 64
-// when the block allows it: the best mma-to-ldmatrix ratio), ties going to the taller warp tile.
-int warps_m(const KernelConfig& c) {
-  const int warps = c.threads / 32;
-  int best = 1, best_diff = 1 << 30;
-  for (int wm = 1; wm <= warps; wm *= 2) {
-    if (warps % wm) continue;
-    const int tm = c.block_m / wm, tn = c.block_n / (warps / wm);
-    if (tm < 16 || tn < 16 || tm % 16 || tn % 16) continue;
-    const int diff = tm > tn ? tm - tn : tn - tm;
-    if (diff < best_diff || (diff == best_diff && tm > tn)) {
-      best = wm;
-      best_diff = diff;
-    }
-  }
-  return best;
-}
+int warps_m(const KernelConfig& c) { return c.threads / 32 >= 2 ? 2 : 1; }
 }  // namespace
 
 int sm80_smem_bytes(const KernelConfig& c) { return c.stages * (c.block_m + c.block_n) * c.block_k * 2; }

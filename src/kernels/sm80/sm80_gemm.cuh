@@ -76,31 +76,22 @@ struct OperandLoader {
   }
 
   __device__ __forceinline__ void load(unsigned smem_tile) const {
-    if (kVec) {
 #pragma unroll
-      for (int i = 0; i < kPerThread; ++i) {
-        const int valid = rows_left > (long long)i * kRowStep ? (cols_left >= 8 ? 8 : cols_left > 0 ? int(cols_left) : 0) : 0;
-        const T* src = valid > 0 ? ptr + i * row_stride : ptr;
-        ptx::cp_async_16(chunk_addr(smem_tile, i), src, valid * 2);
-      }
-    } else {
-      // Element loads: a rolled loop, so that the eight loads in flight per chunk do not
-      // multiply by the chunks per thread in the register budget.
-#pragma unroll 1
-      for (int i = 0; i < kPerThread; ++i) {
-        const T* src = ptr + i * row_stride;
-        const bool row_ok = rows_left > (long long)i * kRowStep;
+    for (int i = 0; i < kPerThread; ++i) {
+      const T* src = ptr + i * row_stride;
+      const bool row_ok = rows_left > (long long)i * kRowStep;
+      const unsigned dst = smem_tile + smem_offset + unsigned(i * kRowStep * Tile::kRowBytes);
+      if (kVec) {
+        const int valid = row_ok ? (cols_left >= 8 ? 8 : cols_left > 0 ? int(cols_left) : 0) : 0;
+        ptx::cp_async_16(dst, valid > 0 ? static_cast<const void*>(src) : static_cast<const void*>(ptr), valid * 2);
+      } else {
         unsigned short v[8];
 #pragma unroll
         for (int e = 0; e < 8; ++e) v[e] = (row_ok && cols_left > e) ? src[e].bits : (unsigned short)0;
-        ptx::st_shared_128(chunk_addr(smem_tile, i), v[0] | (unsigned(v[1]) << 16), v[2] | (unsigned(v[3]) << 16),
+        ptx::st_shared_128(dst, v[0] | (unsigned(v[1]) << 16), v[2] | (unsigned(v[3]) << 16),
                            v[4] | (unsigned(v[5]) << 16), v[6] | (unsigned(v[7]) << 16));
       }
     }
-  }
-
-  __device__ __forceinline__ unsigned chunk_addr(unsigned smem_tile, int i) const {
-    return smem_tile + smem_offset + unsigned(i * kRowStep * Tile::kRowBytes);
   }
 
   __device__ __forceinline__ void advance() {
