@@ -83,8 +83,12 @@ fi
 sm80=$stage/bin/test_sm80_gemm
 if [[ ${GPU_CHECK_SM80:-1} != 0 && -x $sm80 ]]; then
   {
+    # The per-tile table and the every-tile test also cover the not-yet-default configurations.
+    echo "===== sm80 every menu tile, extended menu (DEEPGEMM_SM80_EXTENDED_MENU=1)"
+    DEEPGEMM_SM80_EXTENDED_MENU=1 timeout 120 "$sm80" --run_test=sm80_every_menu_tile_every_layout --log_level=message
+    echo "===== rc=$?"
     echo "===== sm80 perf vs cuBLAS (DGEMM_TEST_PERF)"
-    DGEMM_TEST_PERF=1 timeout 180 "$sm80" --run_test=sm80_perf_vs_cublas --log_level=message
+    DEEPGEMM_SM80_EXTENDED_MENU=1 DGEMM_TEST_PERF=1 timeout 180 "$sm80" --run_test=sm80_perf_vs_cublas --log_level=message
     echo "===== ncu bank conflicts, sm80 plan, 4096^3 bf16"
     DGEMM_TEST_PROFILE="4096 4096 4096" timeout 120 ncu --clock-control none --profile-from-start off \
       --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,sm__inst_executed_pipe_tensor.sum,launch__registers_per_thread \
@@ -99,7 +103,7 @@ if [[ ${GPU_CHECK_SM80:-1} != 0 && -x $sm80 ]]; then
     done
   } > "$OUT/sm80.log" 2>&1
   while IFS= read -r line; do summary+=("sm80  $line"); done < <(grep -E \
-    "^(4096x|1024x|1x4096|8192x|1000x|4095x)|bank_conflicts|ERROR SUMMARY|RACECHECK SUMMARY|===== rc=" "$OUT/sm80.log" \
+    "^(4096x|1024x|1x4096|8192x|1000x|4095x|2048x|128x8192)|MISMATCH|bank_conflicts|ERROR SUMMARY|RACECHECK SUMMARY|===== rc=" "$OUT/sm80.log" \
     | sed -E 's/ +/ /g')
 fi
 

@@ -2,7 +2,10 @@
 // menu, feasibility (sm_80+, f16/bf16 operands, f32 compute) and cost through the shared model
 // (roofline + wave quantization). Register counts are those ptxas reports for the kernels
 // (NVRTC 13.0, sm_80/sm_90a, tests/cpu/test_nvrtc_compile.cpp prints them), so occupancy is exact.
+#include <cstdlib>
+#include <cstring>
 #include <sstream>
+#include <vector>
 
 #include "plan/cost_model.hpp"
 #include "plan/families.hpp"
@@ -12,21 +15,36 @@ namespace {
 
 struct Sm80Tile {
   int block_m, block_n, block_k, stages, threads, regs;
+  double efficiency;  // share of the mma.sync peak the main loop reaches (see kMenu)
 };
-// The default menu. Big tiles for big problems (fewer bytes per flop), small ones so that small
-// problems still fill the SMs.
+// The default menu: the configurations verified on a device (H200, 2026-11-29, test_sm80_gemm
+// sweep + compute-sanitizer). Big tiles for big problems (fewer bytes per flop), small ones so
+// that small problems still fill the SMs. Efficiencies: 128x256 and 128x64 are measured (4096^3:
+// 325 TFLOP/s, 8192^3: 239 TFLOP/s, of the model's ~613 TFLOP/s mma.sync peak on H200); the
+// others are interpolated from those until measured (bench/RESULTS.md).
 constexpr Sm80Tile kMenu[] = {
-    {128, 256, 32, 3, 256, 244},
-    {128, 256, 64, 3, 256, 249},
-    {256, 128, 64, 3, 256, 249},
-    {128, 128, 32, 4, 256, 168},
-    {128, 128, 64, 4, 256, 193},
-    {128, 128, 32, 4, 128, 246},
-    {128, 128, 64, 3, 128, 255},
-    {128, 64, 32, 4, 128, 168},
-    {64, 128, 32, 4, 128, 168},
-    {64, 64, 32, 4, 128, 128},
+    {128, 256, 32, 3, 256, 244, 0.53},
+    {128, 128, 32, 4, 256, 168, 0.46},
+    {128, 64, 32, 4, 128, 168, 0.39},
+    {64, 128, 32, 4, 128, 168, 0.39},
+    {64, 64, 32, 4, 128, 128, 0.32},
 };
+// Candidates not yet measured or run on a device (BK = 64, 64x64 warp tiles at 4 warps). They
+// compile (ptxas: 249 / 193 / 246 / 255 registers for the 16-byte path) and the GPU tests cover
+// every menu tile, so a device run with DEEPGEMM_SM80_EXTENDED_MENU=1 (bench/gpu-check.sh sets it
+// for its sm80 section) checks them and prints their per-tile times; move them into kMenu when
+// they pass and win.
+constexpr Sm80Tile kExtendedMenu[] = {
+    {128, 256, 64, 3, 256, 249, 0.53},
+    {128, 128, 64, 4, 256, 193, 0.46},
+    {128, 128, 32, 4, 128, 246, 0.46},
+    {128, 128, 64, 3, 128, 255, 0.46},
+};
+
+bool extended_menu() {
+  const char* env = std::getenv("DEEPGEMM_SM80_EXTENDED_MENU");
+  return env && *env && std::strcmp(env, "0") != 0;
+}
 
 class Sm80Family final : public FamilyModel {
  public:
@@ -39,7 +57,9 @@ class Sm80Family final : public FamilyModel {
     else if (p.compute_type != DType::F32) why = "computes in f32 only (compute_type " + std::string(dtype_name(p.compute_type)) + ")";
     else if (p.a_type != p.b_type || (p.a_type != DType::F16 && p.a_type != DType::BF16))
       why = std::string("takes f16 or bf16 A and B (got ") + dtype_name(p.a_type) + ", " + dtype_name(p.b_type) + ")";
-    for (const Sm80Tile& t : kMenu) {
+    std::vector<Sm80Tile> menu(std::begin(kMenu), std::end(kMenu));
+    if (extended_menu()) menu.insert(menu.end(), std::begin(kExtendedMenu), std::end(kExtendedMenu));
+    for (const Sm80Tile& t : menu) {
       KernelConfig c;
       c.family = Family::Sm80;
       c.block_m = t.block_m;
@@ -61,6 +81,7 @@ class Sm80Family final : public FamilyModel {
       in.config = c;
       in.math = MathInstr::MmaSync;
       in.regs_per_thread = t.regs;
+      in.math_efficiency = t.efficiency;
       out.push_back(make_candidate(c, estimate_cost(p, e, hw, in)));
     }
     return out;
