@@ -65,7 +65,7 @@ typedef enum dgemm_status_t {
     DGEMM_STATUS_NOT_SUPPORTED = 2,         /* valid request this build/device cannot do (e.g. a type combination) */
     DGEMM_STATUS_OUT_OF_MEMORY = 3,         /* host or device allocation failed (plan/context creation only) */
     DGEMM_STATUS_INSUFFICIENT_WORKSPACE = 4,/* dgemm_execute given less workspace than the plan needs */
-    DGEMM_STATUS_CONTEXT_MISMATCH = 5,      /* a plan used with an object from another context */
+    DGEMM_STATUS_CONTEXT_MISMATCH = 5,      /* a plan used outside its context's device */
     DGEMM_STATUS_NO_DEVICE = 6,             /* a CUDA device was requested and none is usable */
     DGEMM_STATUS_DEVICE_ERROR = 7,          /* the CUDA runtime or driver reported an error */
     DGEMM_STATUS_COMPILE_ERROR = 8,         /* run-time kernel compilation (NVRTC) failed */
@@ -332,8 +332,10 @@ DGEMM_API dgemm_status_t dgemm_args_init(dgemm_args_t *a);
  *  @param workspace_size  bytes available.
  *  @param stream          a cudaStream_t for CUDA plans (NULL = the default stream); ignored on CPU.
  *  @return SUCCESS; INVALID_ARGUMENT (NULL plan/pointer, a vector the plan needs missing, bad args
- *          struct, a pointer not aligned to its element size); INSUFFICIENT_WORKSPACE; DEVICE_ERROR (the
- *          launch failed). On failure nothing is enqueued and no output is written. */
+ *          struct, a pointer not aligned to its element size); INSUFFICIENT_WORKSPACE;
+ *          CONTEXT_MISMATCH (a CUDA plan executed while the calling thread's current device is not
+ *          the plan's device: call cudaSetDevice first); DEVICE_ERROR (the launch failed). On
+ *          failure nothing is enqueued and no output is written. */
 DGEMM_API dgemm_status_t dgemm_execute(dgemm_plan_t plan, const void *A, const void *B,
                                        const void *C, void *D, const dgemm_args_t *args,
                                        void *workspace, size_t workspace_size, void *stream);
