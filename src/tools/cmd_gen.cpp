@@ -21,6 +21,7 @@
 #ifdef DGEMM_WITH_CUDA
 #include "backend/cuda/jit.hpp"
 #include "backend/cuda/sm80_gemm.hpp"
+#include "backend/cuda/sm90_gemm.hpp"
 #endif
 
 namespace dgemm::tools {
@@ -87,6 +88,18 @@ std::string generate(const GemmProblem& p, const Epilogue& e, const KernelConfig
                std::to_string(cuda::sm80_smem_bytes(c)) + " B dynamic shared memory, parameter DgemmParams";
     return self_contained(cuda::sm80_compile_request(p, e, c, target).source);
   }
+  if (c.family == Family::Sm90) {
+    if (target != "sm_90a") {
+      *why = "the sm90 family needs --target sm_90a (wgmma, setmaxnreg), not " + target;
+      return "";
+    }
+    *kernels = std::string(cuda::kSm90Kernel) + "; " + std::to_string(cuda::kSm90Threads) + " threads, " +
+               std::to_string(cuda::sm90_smem_bytes(c)) + " B dynamic shared memory, persistent grid of at most " +
+               "one block per SM, cluster " + std::to_string(c.cluster_m) + "x" + std::to_string(c.cluster_n) +
+               "; A and B through TMA tensor maps (cuTensorMapEncodeTiled, 128B swizzle, box " +
+               std::to_string(cuda::kSm90BlockK) + " elements of K)";
+    return self_contained(cuda::sm90_compile_request(p, e, c, target).source);
+  }
   *why = std::string("the ") + family_name(c.family) + " family has no source generator yet";
 #else
   (void)p, (void)e, (void)c, (void)target, (void)kernels;
@@ -141,11 +154,16 @@ int cmd_gen(int argc, char** argv) {
   // The planner's ranking, without the CPU reference: the first candidate with a generator wins.
   CandidateSet set = evaluate_candidates(p, e, hw, request, family_models());
   std::string why = set.feasible.empty() ? set.why_none : std::string();
+  std::set<std::string> said;
   for (const Candidate& c : set.feasible) {
     if (c.config.family == Family::Cpu) continue;
     std::string kernels, no_gen;
     std::string source = generate(p, e, c.config, target, &kernels, &no_gen);
     if (source.empty()) {
+      // The next-ranked candidate may have a generator or suit --target: say what was skipped.
+      if (said.insert(no_gen).second)
+        std::fprintf(stderr, "deepgemm gen: skipping %s%s: %s\n", c.config.name().c_str(),
+                     &c == &set.feasible.front() ? " (the planner's choice)" : "", no_gen.c_str());
       if (why.empty()) why = no_gen;
       continue;
     }
