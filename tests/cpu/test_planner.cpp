@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -340,4 +341,34 @@ BOOST_AUTO_TEST_CASE(json_explains_the_decision) {
   BOOST_TEST(!in_string);
   BOOST_TEST(d.runners_up.size() >= 1u);
   for (const Candidate& r : d.runners_up) BOOST_TEST(r.predicted_us >= d.chosen.predicted_us);
+}
+
+BOOST_AUTO_TEST_CASE(every_edge_shape_and_layout_gets_a_gpu_plan_on_every_nvidia_description) {
+  const int64_t sizes[] = {1, 7, 16, 17, 64, 65, 127, 128, 129, 1000, 4093};
+  int plans = 0;
+  for (const char* machine : {"a100", "l40s", "h100", "h200"}) {
+    HardwareDesc hw = arch(machine);
+    for (int64_t m : sizes)
+      for (int64_t n : {int64_t(1), int64_t(65), int64_t(4093)})
+        for (int64_t k : {int64_t(1), int64_t(17), int64_t(4093)})
+          for (int layout = 0; layout < 8; ++layout) {
+            GemmProblem p;
+            p.m = m;
+            p.n = n;
+            p.k = k;
+            p.op_a = (layout & 1) ? Op::T : Op::N;
+            p.op_b = (layout & 2) ? Op::T : Op::N;
+            p.order = (layout & 4) ? Order::ColMajor : Order::RowMajor;
+            p.resolve_and_validate();
+            PlanRequest r;
+            r.use_cache = false;
+            PlanDecision d = choose_kernel(p, Epilogue{}, hw, r);
+            ++plans;
+            if (d.chosen.config.family == Family::Cpu || !std::isfinite(d.chosen.predicted_us) || d.chosen.predicted_us <= 0)
+              BOOST_ERROR(machine << " " << p.to_string() << " -> " << d.chosen.config.name() << " " << d.chosen.predicted_us);
+            for (const Candidate& c : d.runners_up)
+              if (!(c.predicted_us >= d.chosen.predicted_us)) BOOST_ERROR("runner-up faster than the choice: " << c.config.name());
+          }
+  }
+  BOOST_TEST(plans == 4 * 11 * 3 * 3 * 8);
 }
