@@ -8,6 +8,7 @@
 #if DGEMM_WITH_CUDA
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -21,6 +22,7 @@
 #include "backend/backend.hpp"
 #include "backend/cuda/jit.hpp"
 #include "backend/cuda/sm80_gemm.hpp"
+#include "core/error.hpp"
 #include "plan/families.hpp"
 
 namespace {
@@ -123,6 +125,36 @@ GemmProblem layout_problem(DType t, Op op_a, Op op_b) {
 }
 
 }  // namespace
+
+// First test of the file, so that this process has not loaded NVRTC yet: a child process (fork)
+// that can only try a missing library reports NotSupported with a message naming what it tried.
+BOOST_AUTO_TEST_CASE(missing_nvrtc_is_not_supported_with_a_clear_message) {
+  pid_t pid = fork();
+  BOOST_REQUIRE(pid >= 0);
+  if (pid == 0) {
+    setenv("DEEPGEMM_NVRTC_LIBRARY", "/nonexistent/libnvrtc.so.13", 1);
+    int code = 0;
+    std::string why;
+    if (jit::nvrtc_available(&why)) code |= 1;
+    if (why.find("/nonexistent/libnvrtc.so.13") == std::string::npos) code |= 2;
+    jit::CompileRequest r;
+    r.name = "probe";
+    r.source = "extern \"C\" __global__ void probe() {}";
+    r.arch = "sm_80";
+    try {
+      jit::compile(r);
+      code |= 4;
+    } catch (const Error& e) {
+      if (e.status() != Status::NotSupported || std::string(e.what()).find("NVRTC") == std::string::npos) code |= 8;
+    }
+    _exit(code);
+  }
+  int status = 0;
+  BOOST_REQUIRE(waitpid(pid, &status, 0) == pid);
+  BOOST_REQUIRE(WIFEXITED(status));
+  BOOST_CHECK_MESSAGE(WEXITSTATUS(status) == 0, "child failed checks, bits " << WEXITSTATUS(status)
+                                                    << " (1 available, 2 message, 4 compiled, 8 status/message)");
+}
 
 BOOST_AUTO_TEST_CASE(cuda_backend_declines_without_gpu_or_gives_hardware) {
   std::string why;

@@ -48,16 +48,22 @@ const Nvrtc& nvrtc() {
   static const Nvrtc lib = [] {
     Nvrtc n;
     std::vector<std::string> candidates;
+    // An explicit library (unusual installs, and the tests of the "no NVRTC" path): only it.
+    const char* forced = std::getenv("DEEPGEMM_NVRTC_LIBRARY");
+    if (forced && *forced) candidates.push_back(forced);
     for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
+      if (forced && *forced) break;
       if (const char* home = std::getenv(var); home && *home) {
         candidates.push_back(std::string(home) + "/lib64/libnvrtc.so.13");
         candidates.push_back(std::string(home) + "/lib64/libnvrtc.so.12");
         candidates.push_back(std::string(home) + "/lib64/libnvrtc.so");
       }
     }
-    for (const char* soname : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}) candidates.push_back(soname);
-    candidates.push_back("/usr/local/cuda/lib64/libnvrtc.so.13");
-    candidates.push_back("/usr/local/cuda/lib64/libnvrtc.so.12");
+    if (!(forced && *forced)) {
+      for (const char* soname : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}) candidates.push_back(soname);
+      candidates.push_back("/usr/local/cuda/lib64/libnvrtc.so.13");
+      candidates.push_back("/usr/local/cuda/lib64/libnvrtc.so.12");
+    }
     std::string tried;
     for (const std::string& c : candidates) {
       n.handle = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -5,8 +5,9 @@
 // plan's compile-time choices; compile() turns it into a cubin.
 //
 // NVRTC is loaded with dlopen on first use (libnvrtc.so.13, then other sonames; $CUDA_HOME/lib64
-// first), so the library needs no CUDA toolkit to load, and this layer needs no GPU: it runs on a
-// build machine to fill a cache that a GPU machine then uses.
+// first; $DEEPGEMM_NVRTC_LIBRARY, when set, is the only one tried), so the library needs no CUDA
+// toolkit to load, and this layer needs no GPU: it runs on a build machine to fill a cache that a
+// GPU machine then uses.
 //
 // The cache key hashes the generated source, every embedded header, the options, the NVRTC
 // version and the architecture. A disk entry is written to a temporary file and renamed (atomic);
