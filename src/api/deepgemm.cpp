@@ -18,6 +18,7 @@
 #include "api/handles.hpp"
 #include "backend/backend.hpp"
 #include "core/error.hpp"
+#include "plan/autotune.hpp"
 #include "plan/planner.hpp"
 
 using namespace dgemm;
@@ -216,6 +217,7 @@ DGEMM_API dgemm_status_t dgemm_create_plan(dgemm_context_t ctx, const dgemm_prob
     Epilogue e = convert_epilogue(epilogue, p);
     PlanRequest request;
     std::string arch_file;
+    bool autotune = false;
     if (options) {
       check_struct(options, "options");
       if (options->flags & ~uint32_t(DGEMM_PLAN_AUTOTUNE))
@@ -228,11 +230,12 @@ DGEMM_API dgemm_status_t dgemm_create_plan(dgemm_context_t ctx, const dgemm_prob
         request.force = f;
       }
       if (options->arch_file) arch_file = options->arch_file;
+      autotune = (options->flags & DGEMM_PLAN_AUTOTUNE) != 0;
     }
     if (arch_file.empty()) {
       if (const char* env = std::getenv("DEEPGEMM_ARCH")) arch_file = env;
     }
-    const std::string key = plan_key(p, e, request, arch_file);
+    const std::string key = plan_key(p, e, request, arch_file) + (autotune ? "|autotune" : "");
 
     std::shared_ptr<const PlanEntry> entry;
     {
@@ -243,6 +246,18 @@ DGEMM_API dgemm_status_t dgemm_create_plan(dgemm_context_t ctx, const dgemm_prob
     if (!entry) {
       const HardwareDesc& hw = hardware_for_plan(*ctx, arch_file);
       PlanDecision decision = choose_kernel(p, e, hw, request);
+      if (autotune) {
+        // Time the best few candidates on the device; the winner is remembered on disk.
+        std::unique_ptr<CandidateTimer> timer = make_candidate_timer(*ctx->backend, ctx->device_index);
+        if (timer) {
+          AutotuneOptions tune;
+          tune.memory_dir = default_autotune_dir();
+          decision = dgemm::autotune(decision, p, e, *timer, tune).decision;
+        } else {
+          decision.chosen.notes = std::string("autotune requested, but the ") + ctx->backend->name() +
+                                  " backend has nothing to time; " + decision.chosen.notes;
+        }
+      }
       auto fresh = std::make_shared<PlanEntry>();
       fresh->executable = ctx->backend->prepare(p, e, decision.chosen.config);
       fresh->description = decision.to_json(p, e, hw);

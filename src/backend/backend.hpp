@@ -32,9 +32,15 @@ class Backend {
                                               const KernelConfig& config) = 0;
 };
 
+class CandidateTimer;  // src/plan/autotune.hpp
+
 std::unique_ptr<Backend> make_cpu_backend();
 // Returns nullptr (and sets *why) when no usable CUDA device / driver is present. Builds without
 // CUDA support always return nullptr.
 std::unique_ptr<Backend> make_cuda_backend(int device_index, std::string* why);
+
+// Times candidates on the backend's device for autotuning (DGEMM_PLAN_AUTOTUNE); nullptr when the
+// backend has nothing to tune (the CPU backend, builds without CUDA).
+std::unique_ptr<CandidateTimer> make_candidate_timer(Backend& backend, int device_index);
 
 }  // namespace dgemm

@@ -112,7 +112,8 @@ int cmd_run(int argc, char** argv) {
                 "  --reps R --warmup W          timed and untimed executions (default 20, 3)\n"
                 "  --check auto|full|sample|none  oracle comparison (auto: sample rows when large)\n"
                 "  --seed S                     random inputs\n"
-                "  --force-kernel NAME          cpu, sm80, sm90, small_m\n",
+                "  --force-kernel NAME          cpu, sm80, sm90, small_m\n"
+                "  --autotune                   time the planner's best few candidates, keep the fastest\n",
                 gemm_options_help());
     return 0;
   }
@@ -123,6 +124,7 @@ int cmd_run(int argc, char** argv) {
   const std::string check_mode = f.get("check", "auto");
   const uint64_t seed = uint64_t(f.get_int("seed", 1));
   const std::string force = f.get("force-kernel", "");
+  const bool autotune = f.get_bool("autotune");
   f.check_all_used();
   if (reps < 1 || warmup < 0) throw std::invalid_argument("--reps must be >= 1 and --warmup >= 0");
 
@@ -143,6 +145,7 @@ int cmd_run(int argc, char** argv) {
   dgemm_plan_options_t popt;
   dgemm_plan_options_init(&popt);
   if (!force.empty()) popt.force_kernel = force.c_str();
+  if (autotune) popt.flags |= DGEMM_PLAN_AUTOTUNE;
   dgemm_plan_t plan = nullptr;
   auto t0 = std::chrono::steady_clock::now();
   check(dgemm_create_plan(ctx, &opt.problem, &opt.epilogue, &popt, &plan), "dgemm_create_plan");

@@ -347,3 +347,21 @@ BOOST_FIXTURE_TEST_CASE(empty_output_is_a_no_op, CpuFixture) {
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(api_autotune)
+
+// The CPU backend has nothing to time: the flag is accepted and the plan says so.
+BOOST_FIXTURE_TEST_CASE(autotune_on_cpu_is_explained, CpuFixture) {
+  dgemm_plan_options_t opt;
+  dgemm_plan_options_init(&opt);
+  opt.flags = DGEMM_PLAN_AUTOTUNE;
+  BOOST_REQUIRE(dgemm_create_plan(ctx, &prob, &epi, &opt, &plan) == DGEMM_STATUS_SUCCESS);
+  size_t need = 0;
+  dgemm_plan_describe(plan, nullptr, 0, &need);
+  std::string text(need, '\0');
+  dgemm_plan_describe(plan, text.data(), text.size(), nullptr);
+  BOOST_TEST(text.find("autotune requested, but the cpu backend has nothing to time") != std::string::npos, text);
+  dgemm_destroy_plan(plan);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
