@@ -17,6 +17,13 @@ set_tests_properties(runtime_deps PROPERTIES LABELS cpu)
 find_package(Python3 COMPONENTS Interpreter)
 add_test(NAME packaging
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/packaging/run_all.sh ${PROJECT_BINARY_DIR} ${PROJECT_BINARY_DIR}/packaging)
-set_tests_properties(packaging PROPERTIES LABELS cpu TIMEOUT 600
-  ENVIRONMENT "CC=${CMAKE_C_COMPILER};PYTHON=${Python3_EXECUTABLE}")
+# With the bindings built, the Rust crates are also built against the stage (through pkg-config).
+set(_dgemm_packaging_env "CC=${CMAKE_C_COMPILER}" "PYTHON=${Python3_EXECUTABLE}")
+if(DGEMM_BUILD_BINDINGS)
+  # The same cache entries bindings/CMakeLists.txt requires (this file is read before it).
+  find_program(CARGO_EXECUTABLE cargo HINTS $ENV{HOME}/.cargo/bin)
+  find_program(BINDGEN_EXECUTABLE bindgen)
+  list(APPEND _dgemm_packaging_env DGEMM_PACKAGING_BINDINGS=1 "CARGO=${CARGO_EXECUTABLE}" "BINDGEN=${BINDGEN_EXECUTABLE}")
+endif()
+set_tests_properties(packaging PROPERTIES LABELS cpu TIMEOUT 600 ENVIRONMENT "${_dgemm_packaging_env}")
 # --- END packaging ---------------------------------------------------------------------------

@@ -112,6 +112,15 @@ PY
   )
 fi
 
+if [ "${DGEMM_PACKAGING_BINDINGS:-0}" = 1 ]; then
+  step "Rust crates against the staged install: deepgemm-sys finds it through pkg-config alone"
+  # No DEEPGEMM_* variables and no LD_LIBRARY_PATH: build.rs asks pkg-config for the header and
+  # the library, and the tests find the library through the RPATH it sets.
+  (unset DEEPGEMM_INCLUDE_DIR DEEPGEMM_LIB_DIR LD_LIBRARY_PATH
+   PKG_CONFIG_LIBDIR=$LIBDIR/pkgconfig PKG_CONFIG_PATH= CARGO_TARGET_DIR=$WORK/rust-target \
+     "${CARGO:-cargo}" test --offline -q --manifest-path "$HERE/../../bindings/rust/Cargo.toml" -p deepgemm --test cpu)
+fi
+
 step "with the CUDA toolkit hidden from the loader (env -i, no ld.so.cache, only system dirs + the stage)"
 # /etc/ld.so.cache lists /usr/local/cuda*/lib on this machine; --inhibit-cache makes the loader
 # search only --library-path and its built-in system directories, so nothing of the toolkit can be
