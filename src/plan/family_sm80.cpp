@@ -16,6 +16,7 @@ namespace {
 struct Sm80Tile {
   int block_m, block_n, block_k, stages, threads, regs;
   double efficiency;  // share of the mma.sync peak the main loop reaches (see kMenu)
+  int split_k = 1;    // > 1: K divided among CTAs, f32 partials reduced by a second kernel
 };
 // The default menu: the configurations verified on a device (H200, 2026-11-29, test_sm80_gemm
 // sweep + compute-sanitizer). Big tiles for big problems (fewer bytes per flop), small ones so
@@ -29,7 +30,8 @@ constexpr Sm80Tile kMenu[] = {
     {64, 128, 32, 4, 128, 168, 0.39},
     {64, 64, 32, 4, 128, 128, 0.32},
 };
-// Candidates not yet measured or run on a device (BK = 64, 64x64 warp tiles at 4 warps). They
+// Candidates not yet measured or run on a device (BK = 64, 64x64 warp tiles at 4 warps, split-K
+// for shapes with too few output tiles, e.g. 1024x1024x4096 has 64 tiles of 128x128). They
 // compile (ptxas: 249 / 193 / 246 / 255 registers for the 16-byte path) and the GPU tests cover
 // every menu tile, so a device run with DEEPGEMM_SM80_EXTENDED_MENU=1 (bench/gpu-check.sh sets it
 // for its sm80 section) checks them and prints their per-tile times; move them into kMenu when
@@ -39,6 +41,9 @@ constexpr Sm80Tile kExtendedMenu[] = {
     {128, 128, 64, 4, 256, 193, 0.46},
     {128, 128, 32, 4, 128, 246, 0.46},
     {128, 128, 64, 3, 128, 255, 0.46},
+    {128, 128, 32, 4, 256, 168, 0.46, 2},
+    {128, 128, 32, 4, 256, 168, 0.46, 4},
+    {128, 64, 32, 4, 128, 168, 0.39, 2},
 };
 
 bool extended_menu() {
@@ -69,6 +74,7 @@ class Sm80Family final : public FamilyModel {
       c.threads = t.threads;
       c.swizzle_bytes = 128;
       c.raster_group = 8;
+      c.split_k = t.split_k;
       if (!why.empty()) {
         Candidate r;
         r.config = c;
@@ -77,8 +83,23 @@ class Sm80Family final : public FamilyModel {
         out.push_back(r);
         continue;
       }
+      if (t.split_k > 1 && why.empty() && p.k < int64_t(t.split_k) * 4 * t.block_k) {
+        Candidate r;
+        r.config = c;
+        r.feasible = false;
+        r.reject_reason = "split_k " + std::to_string(t.split_k) + " needs k >= " +
+                          std::to_string(t.split_k * 4 * t.block_k) + " (4 K tiles per split)";
+        out.push_back(r);
+        continue;
+      }
       CostInput in;
       in.config = c;
+      if (t.split_k > 1) {
+        // The reduction reads split_k f32 partials and writes D once, plus its launch.
+        const double bytes = double(p.batch_count) * double(p.m) * double(p.n) *
+                             (4.0 * t.split_k + double(dtype_size(p.d_type)));
+        in.extra_fixed_us = 2.0 + (hw.mem_bandwidth_gbs > 0 ? bytes / (hw.mem_bandwidth_gbs * 1e3) : 0.0);
+      }
       in.math = MathInstr::MmaSync;
       in.regs_per_thread = t.regs;
       in.math_efficiency = t.efficiency;

@@ -217,10 +217,21 @@ struct Operands {
     return x;
   }
 
+  // Workspace for plans that need one (split-K), allocated on first use: call execute once
+  // outside graph capture / threads before relying on it there.
+  mutable std::unique_ptr<DevBuf> workspace;
+  void* workspace_for(std::size_t bytes) const {
+    if (bytes == 0) return nullptr;
+    if (!workspace || workspace->bytes < bytes) workspace = std::make_unique<DevBuf>(bytes);
+    return workspace->base;
+  }
+
   dgemm_status_t execute(dgemm_plan_t plan, const Case& cs, cudaStream_t stream) const {
     dgemm_args_t x = args(cs);
+    std::size_t ws = 0;
+    dgemm_plan_workspace_size(plan, &ws);
     return dgemm_execute(plan, da->at(off_a), db->at(off_b), cs.e.reads_c() ? dc->at(off_c) : nullptr,
-                         dd->at(off_d), &x, nullptr, 0, stream);
+                         dd->at(off_d), &x, workspace_for(ws), ws, stream);
   }
 
   // The oracle's D bytes (guard bands and padding poisoned like the device's).
@@ -537,7 +548,8 @@ std::vector<Case> menu_cases() {
   for (Op oa : {Op::N, Op::T})
     for (Op ob : {Op::N, Op::T})
       for (int mis : {0, 1}) {
-        Case c = make_case(257, 263, 200, DType::BF16, DType::BF16, oa, ob, Order::RowMajor, "menu");
+        // K = 520: 17 K tiles of 32 (odd), enough for split-K 4 (5, 5, 5 and 2 tiles).
+        Case c = make_case(257, 263, 520, DType::BF16, DType::BF16, oa, ob, Order::RowMajor, "menu");
         c.misalign = mis;
         c.e.beta = 0.5f;
         c.p.resolve_and_validate();
@@ -597,6 +609,8 @@ BOOST_AUTO_TEST_CASE(sm80_every_menu_tile_every_layout) {
     x.d = ops->dd->at(ops->off_d);
     x.alpha = j.cs->e.alpha;
     x.beta = j.cs->e.beta;
+    x.workspace_size = j.exe->workspace_size();
+    x.workspace = ops->workspace_for(x.workspace_size);
     j.exe->run(x);
     CUDA_OK(cudaDeviceSynchronize());
     std::string bad = compare(*j.cs, ops->fetch_d(), want, ops->off_d);
@@ -650,6 +664,9 @@ BOOST_AUTO_TEST_CASE(sm80_cuda_graph_capture_and_replay) {
   cudaStream_t s;
   CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   cudaGraph_t graph = nullptr;
+  std::size_t ws = 0;
+  dgemm_plan_workspace_size(plan, &ws);
+  ops.workspace_for(ws);  // no allocation while capturing
   CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
   dgemm_status_t st = ops.execute(plan, cs, s);
   CUDA_OK(cudaStreamEndCapture(s, &graph));
@@ -877,6 +894,8 @@ BOOST_AUTO_TEST_CASE(sm80_perf_vs_cublas) {
       x.b = ops.db->at(0);
       x.d = ops.dd->at(kGuard);
       x.stream = s;
+      x.workspace_size = exe->workspace_size();
+      x.workspace = ops.workspace_for(x.workspace_size);
       auto ours = [&] { exe->run(x); };
       ours();
       CUDA_OK(cudaStreamSynchronize(s));

@@ -50,12 +50,18 @@ jit::CompileRequest sm80_compile_request(const GemmProblem& p, const Epilogue& e
       << (map.transposed ? " (column-major problem run transposed)" : "") << ".\n"
       << "#include \"sm80/sm80_gemm.cuh\"\n\n"
       << epilogue_struct("DgEpilogue", p, e, map.transposed) << "\n";
+  const bool split = c.split_k > 1;
   for (bool vec : {true, false}) {
     src << "extern \"C\" __global__ void __launch_bounds__(" << c.threads << ", " << min_blocks << ") "
         << (vec ? kSm80VectorKernel : kSm80ScalarKernel) << "(const DgemmParams p) {\n"
         << "  dg::sm80::gemm<" << c.block_m << ", " << c.block_n << ", " << c.block_k << ", " << wm << ", " << wn << ", "
         << c.stages << ", " << (map.a_kmajor ? "true" : "false") << ", " << (map.b_kmajor ? "true" : "false") << ", "
-        << device_type_name(p.a_type) << ", DgEpilogue, " << (vec ? "true" : "false") << ">(p);\n}\n";
+        << device_type_name(p.a_type) << ", DgEpilogue, " << (vec ? "true" : "false")
+        << (split ? ", true" : "") << ">(p);\n}\n";
+  }
+  if (split) {
+    src << "extern \"C\" __global__ void __launch_bounds__(" << kSm80ReduceThreads << ") " << kSm80ReduceKernel
+        << "(const DgemmParams p, int splits) {\n  dg::sm80::split_k_reduce<DgEpilogue>(p, splits);\n}\n";
   }
   jit::CompileRequest r;
   std::ostringstream name;
@@ -81,6 +87,11 @@ class Sm80Executable final : public Executable {
     smem_ = sm80_smem_bytes(c);
     vec_kernel_ = module_->kernel(kSm80VectorKernel, smem_);
     scalar_kernel_ = module_->kernel(kSm80ScalarKernel, smem_);
+    splits_ = c.split_k > 1 ? c.split_k : 1;
+    if (splits_ > 1) {
+      if (splits_ > 65535) fail(Status::InternalError, "split_k = ", splits_, " exceeds the grid's y extent");
+      reduce_kernel_ = module_->kernel(kSm80ReduceKernel, 0);
+    }
     // The kernel's view of the problem (row-major; A and B swapped for column-major problems).
     const GemmProblem& q = problem_;
     base_.m = map_.transposed ? q.n : q.m;
@@ -99,13 +110,21 @@ class Sm80Executable final : public Executable {
     const long long tiles_n = (base_.n + c.block_n - 1) / c.block_n;
     if (tiles_m * tiles_n > 0x7fffffffLL)
       fail(Status::NotSupported, "m = ", q.m, ", n = ", q.n, ": more output tiles than one grid holds");
-    grid_ = dim3(unsigned(tiles_m * tiles_n), 1, unsigned(q.batch_count < 65535 ? q.batch_count : 65535));
+    grid_ = dim3(unsigned(tiles_m * tiles_n), unsigned(splits_), unsigned(q.batch_count < 65535 ? q.batch_count : 65535));
+    if (splits_ > 1) {
+      // f32 partials, rows padded to 4 floats (kernels/sm80/sm80_gemm.cuh split_k_ld).
+      const long long ldw = (base_.n + 3) / 4 * 4;
+      workspace_ = std::size_t(q.batch_count) * std::size_t(splits_) * std::size_t(base_.m) * std::size_t(ldw) * 4u;
+      const long long runs = base_.m * (ldw / 4);
+      const long long blocks = (runs + kSm80ReduceThreads - 1) / kSm80ReduceThreads;
+      reduce_grid_ = dim3(unsigned(blocks < 65535 ? blocks : 65535), unsigned(q.batch_count < 65535 ? q.batch_count : 65535));
+    }
     // The vector kernel needs 16-byte rows and batch steps; pointers are checked at execute.
     lds_allow_vec_ = base_.lda % 8 == 0 && base_.ldb % 8 == 0 &&
                      (q.batch_count == 1 || (base_.stride_a % 8 == 0 && base_.stride_b % 8 == 0));
   }
 
-  std::size_t workspace_size() const override { return 0; }
+  std::size_t workspace_size() const override { return workspace_; }
 
   void run(const ExecArgs& x) const override {
     require_current_device(device_);
@@ -124,11 +143,20 @@ class Sm80Executable final : public Executable {
     prm.workspace = x.workspace;
     prm.workspace_size = x.workspace_size;
     const bool vec = lds_allow_vec_ && aligned16(prm.a) && aligned16(prm.b);
+    if (splits_ > 1 && !aligned16(x.workspace))
+      fail(Status::InvalidArgument, "workspace = ", x.workspace, ": this plan (split-K) needs a 16-byte aligned workspace");
     void* args[] = {&prm};
     check(cudaLaunchKernel(reinterpret_cast<const void*>(vec ? vec_kernel_ : scalar_kernel_), grid_,
                            dim3(unsigned(config_.threads)), args, std::size_t(smem_),
                            static_cast<cudaStream_t>(x.stream)),
           "cudaLaunchKernel (sm80 GEMM)");
+    if (splits_ > 1) {
+      int splits = splits_;
+      void* reduce_args[] = {&prm, &splits};
+      check(cudaLaunchKernel(reinterpret_cast<const void*>(reduce_kernel_), reduce_grid_, dim3(kSm80ReduceThreads),
+                             reduce_args, 0, static_cast<cudaStream_t>(x.stream)),
+            "cudaLaunchKernel (sm80 split-K reduce)");
+    }
   }
 
  private:
@@ -139,7 +167,10 @@ class Sm80Executable final : public Executable {
   Sm80Mapping map_;
   std::shared_ptr<const jit::CompiledCode> code_;
   std::unique_ptr<Module> module_;
-  cudaKernel_t vec_kernel_ = nullptr, scalar_kernel_ = nullptr;
+  cudaKernel_t vec_kernel_ = nullptr, scalar_kernel_ = nullptr, reduce_kernel_ = nullptr;
+  int splits_ = 1;
+  std::size_t workspace_ = 0;
+  dim3 reduce_grid_;
   int smem_ = 0;
   DgemmParams base_{};
   dim3 grid_;

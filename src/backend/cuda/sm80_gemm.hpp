@@ -24,6 +24,10 @@ Sm80Mapping sm80_mapping(const GemmProblem& p);
 // for pointers / leading dimensions / strides that are not multiples of 16 bytes.
 inline constexpr const char* kSm80VectorKernel = "dgemm_sm80_vec";
 inline constexpr const char* kSm80ScalarKernel = "dgemm_sm80_scalar";
+// With split_k > 1 the module also holds the reduction (sums the f32 partials in the workspace and
+// applies the epilogue); the plan's workspace is batch x split_k x M x roundup(N, 4) floats.
+inline constexpr const char* kSm80ReduceKernel = "dgemm_sm80_reduce";
+inline constexpr int kSm80ReduceThreads = 256;
 
 // Bytes of dynamic shared memory the kernel of `config` uses.
 int sm80_smem_bytes(const KernelConfig& config);

@@ -13,6 +13,7 @@
 //   - the shared epilogue (epilogue/epilogue.cuh) applied from an f32 staging tile in shared
 //     memory, in coalesced runs of 4 columns.
 // M, N, K, leading dimensions and batch strides are run-time values: a new M never recompiles.
+// Optional split-K (kSplitK): partial tiles in the workspace, summed by split_k_reduce().
 #pragma once
 
 #include "common/gemm_params.cuh"
@@ -109,8 +110,15 @@ struct SmemLayout {
   static constexpr int kBytes = kNumStages * kStageBytes;
 };
 
+// Split-K scratch rows are padded to a multiple of 4 floats, so that every run of 4 is one aligned
+// 16-byte access (the workspace itself must be 16-byte aligned).
+__device__ __forceinline__ long long split_k_ld(long long n) { return (n + 3) / 4 * 4; }
+
+// kSplitK: the K tiles are divided among gridDim.y CTAs per output tile; each writes its raw f32
+// partial tile to the workspace ([batch][split][M][split_k_ld(N)]) and split_k_reduce() sums
+// them and applies the epilogue.
 template <int BLOCK_M, int BLOCK_N, int BLOCK_K, int kWarpsM, int kWarpsN, int kNumStages, bool kAKMajor,
-          bool kBKMajor, class AB, class Epi, bool kVec>
+          bool kBKMajor, class AB, class Epi, bool kVec, bool kSplitK = false>
 __device__ __forceinline__ void gemm(const DgemmParams& p) {
   constexpr int kThreads = kWarpsM * kWarpsN * 32;
   constexpr int WARP_M = BLOCK_M / kWarpsM, WARP_N = BLOCK_N / kWarpsN;
@@ -141,7 +149,15 @@ __device__ __forceinline__ void gemm(const DgemmParams& p) {
   const long long in_group = tile % (kGroup * tiles_n);
   const long long m0 = (first_m + in_group % group_rows) * BLOCK_M;
   const long long n0 = (in_group / group_rows) * BLOCK_N;
-  const int k_tiles = int((K + BLOCK_K - 1) / BLOCK_K);
+  int k_tiles = int((K + BLOCK_K - 1) / BLOCK_K);
+  long long k_begin = 0;  // first K element of this CTA's share
+  if (kSplitK) {
+    const int per_split = (k_tiles + int(gridDim.y) - 1) / int(gridDim.y);
+    const int first = int(blockIdx.y) * per_split;
+    const int last = first + per_split < k_tiles ? first + per_split : k_tiles;
+    k_begin = (long long)first * BLOCK_K;
+    k_tiles = last > first ? last - first : 0;
+  }
 
   for (long long batch = blockIdx.z; batch < p.batch_count; batch += gridDim.z) {
     const AB* a = static_cast<const AB*>(p.a) + batch * p.stride_a;
@@ -149,10 +165,10 @@ __device__ __forceinline__ void gemm(const DgemmParams& p) {
 
     OperandLoader<TileA, kThreads, kVec, kAKMajor, BLOCK_K, AB> load_a;
     OperandLoader<TileB, kThreads, kVec, kBKMajor, BLOCK_K, AB> load_b;
-    if (kAKMajor) load_a.init(a, p.lda, m0, 0, M, K, tid);
-    else          load_a.init(a, p.lda, 0, m0, K, M, tid);
-    if (kBKMajor) load_b.init(b, p.ldb, n0, 0, N, K, tid);
-    else          load_b.init(b, p.ldb, 0, n0, K, N, tid);
+    if (kAKMajor) load_a.init(a, p.lda, m0, k_begin, M, K, tid);
+    else          load_a.init(a, p.lda, k_begin, m0, K, M, tid);
+    if (kBKMajor) load_b.init(b, p.ldb, n0, k_begin, N, K, tid);
+    else          load_b.init(b, p.ldb, k_begin, n0, K, N, tid);
     // Loads the next K tile (in order) into `stage`.
     auto load_stage = [&](int stage) {
       const unsigned sa = smem + stage * Layout::kStageBytes;
@@ -264,10 +280,42 @@ __device__ __forceinline__ void gemm(const DgemmParams& p) {
         const long long row = row0 + r, col = n0 + c;
         if (row < M && col < N) {
           const float4 v = *reinterpret_cast<const float4*>(&staging[r * kStride + c]);
-          epi.store4(row, col, v.x, v.y, v.z, v.w, N - col);
+          if (kSplitK) {
+            const long long ldw = split_k_ld(N);
+            float* ws = static_cast<float*>(p.workspace) + ((batch * gridDim.y + blockIdx.y) * M + row) * ldw + col;
+            *reinterpret_cast<float4*>(ws) = v;
+          } else {
+            epi.store4(row, col, v.x, v.y, v.z, v.w, N - col);
+          }
         }
       }
       __syncthreads();
+    }
+  }
+}
+
+// Second pass of split-K: sums the `splits` partial tiles of every output element and applies
+// the epilogue, in runs of 4 columns. Grid: x over runs, y over batches.
+template <class Epi>
+__device__ __forceinline__ void split_k_reduce(const DgemmParams& p, int splits) {
+  const long long M = p.m, N = p.n, ldw = split_k_ld(N);
+  const long long runs_per_row = ldw / 4, runs = M * runs_per_row;
+  for (long long batch = blockIdx.y; batch < p.batch_count; batch += gridDim.y) {
+    EpilogueOp<Epi> epi;
+    epi.init(p, batch);
+    const float* ws = static_cast<const float*>(p.workspace) + batch * splits * M * ldw;
+    for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x; g < runs; g += (long long)gridDim.x * blockDim.x) {
+      const long long row = g / runs_per_row, col = (g % runs_per_row) * 4;
+      if (col >= N) continue;
+      float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      for (int s = 0; s < splits; ++s) {
+        const float4 v = *reinterpret_cast<const float4*>(ws + (s * M + row) * ldw + col);
+        acc.x += v.x;
+        acc.y += v.y;
+        acc.z += v.z;
+        acc.w += v.w;
+      }
+      epi.store4(row, col, acc.x, acc.y, acc.z, acc.w, N - col);
     }
   }
 }
