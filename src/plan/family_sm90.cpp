@@ -37,6 +37,41 @@ std::string sm90_tma_layout_problem(const GemmProblem& p) {
   return why.str();
 }
 
+bool sm90_operand_needs_pack(const GemmProblem& p, int which) {
+  const int64_t esize = int64_t(dtype_size(which == 0 ? p.a_type : p.b_type));
+  const int64_t ld = which == 0 ? p.lda : p.ldb, stride = which == 0 ? p.stride_a : p.stride_b;
+  return (ld * esize) % 16 != 0 || (p.batch_count > 1 && (stride * esize) % 16 != 0);
+}
+
+Sm90PackLayout sm90_pack_layout(const GemmProblem& p, int which) {
+  Sm90PackLayout l;
+  const int64_t rows = which == 0 ? p.a_rows() : p.b_rows(), cols = which == 0 ? p.a_cols() : p.b_cols();
+  // Row-major storage is contiguous along a row (cols elements), column-major along a column.
+  l.inner = p.order == Order::RowMajor ? cols : rows;
+  l.outer = p.order == Order::RowMajor ? rows : cols;
+  l.src_ld = which == 0 ? p.lda : p.ldb;
+  l.src_stride = which == 0 ? p.stride_a : p.stride_b;
+  l.batch = p.batch_count > 1 && l.src_stride != 0 ? p.batch_count : 1;
+  l.dst_ld = (l.inner + 7) / 8 * 8;
+  l.dst_stride = l.batch > 1 ? l.outer * l.dst_ld : 0;
+  return l;
+}
+
+GemmProblem sm90_packed_problem(const GemmProblem& p, bool pack_a, bool pack_b) {
+  GemmProblem q = p;
+  if (pack_a) {
+    const Sm90PackLayout l = sm90_pack_layout(p, 0);
+    q.lda = l.dst_ld;
+    q.stride_a = l.dst_stride;
+  }
+  if (pack_b) {
+    const Sm90PackLayout l = sm90_pack_layout(p, 1);
+    q.ldb = l.dst_ld;
+    q.stride_b = l.dst_stride;
+  }
+  return q;
+}
+
 namespace {
 
 struct Sm90Tile {
@@ -71,8 +106,15 @@ class Sm90Family final : public FamilyModel {
       why = "needs m, n, k >= 1 (k = 0 is the epilogue alone; a zero-sized TMA box cannot be described)";
     else
       why = sm90_tma_layout_problem(p);
-    if (!why.empty() && why.rfind("TMA needs", 0) == 0)
-      why += "; packing into an aligned workspace is not implemented, the sm80 family takes such problems";
+    // Rows that break TMA's 16-byte rule: the candidates pack those operands into the workspace
+    // first (the cost model charges the copy), and the planner weighs that against sm80.
+    bool pack_a = false, pack_b = false;
+    if (!why.empty() && why.rfind("TMA needs", 0) == 0) {
+      pack_a = sm90_operand_needs_pack(p, 0);
+      pack_b = sm90_operand_needs_pack(p, 1);
+      const std::string packed_why = sm90_tma_layout_problem(sm90_packed_problem(p, pack_a, pack_b));
+      why = packed_why.empty() ? "" : why + "; packed: " + packed_why;
+    }
 
     // Tile counts follow the kernel's (row-major) view.
     GemmProblem view = p;
@@ -89,6 +131,8 @@ class Sm90Family final : public FamilyModel {
       c.swizzle_bytes = 128;
       c.raster_group = 8;
       c.persistent = true;
+      c.pack_a = pack_a;
+      c.pack_b = pack_b;
       std::string tile_why = why;
       // A cluster splits an N-major B tile into whole 64-column boxes, one set per CTA.
       const bool b_kmajor = p.order == Order::RowMajor ? p.op_b == Op::T : p.op_a == Op::T;

@@ -18,6 +18,7 @@
 #include "backend/cuda/sm90_gemm.hpp"
 #include "plan/arch_file.hpp"
 #include "plan/families.hpp"
+#include "plan/family_sm90.hpp"
 #include "plan/planner.hpp"
 
 namespace {
@@ -173,6 +174,25 @@ BOOST_AUTO_TEST_CASE(sm90_default_menu_compiles_for_sm90a_with_hgmma_and_no_spil
   BOOST_CHECK_EQUAL(compiled, int(menu.size()) + 7 + 1);
 }
 
+// A packed plan's module holds the GEMM and the pack kernel; both compile without spills.
+BOOST_AUTO_TEST_CASE(sm90_packed_variant_compiles_with_the_pack_kernel) {
+  if (!have_nvrtc()) return;
+  GemmProblem odd = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 4095, 4097, 4093);
+  std::vector<Candidate> menu = sm90_family_model().enumerate(odd, Epilogue{}, hopper());
+  BOOST_REQUIRE(!menu.empty() && menu[0].feasible && menu[0].config.pack_a);
+  jit::CompileRequest r = cuda::sm90_compile_request(odd, Epilogue{}, menu[0].config, jit::arch_for_cc(9, 0));
+  BOOST_CHECK(r.source.find("DGEMM_DEFINE_PACK_KERNEL") != std::string::npos);
+  auto code = jit::compile(r);
+  BOOST_CHECK_MESSAGE(code->log.find("dgemm_sm90_pack") != std::string::npos, code->log);
+  const std::regex spill(R"((\d+) bytes spill stores, (\d+) bytes spill loads)");
+  int kernels = 0;
+  for (auto it = std::sregex_iterator(code->log.begin(), code->log.end(), spill); it != std::sregex_iterator(); ++it) {
+    ++kernels;
+    BOOST_CHECK_MESSAGE((*it)[1] == "0" && (*it)[2] == "0", "spills:\n" << code->log);
+  }
+  BOOST_CHECK_EQUAL(kernels, 2);
+}
+
 BOOST_AUTO_TEST_CASE(sm90_planner_model_feasibility_and_choice) {
   // The planner's choices on the built-in H200 description (the machine the targets are for).
   const HardwareDesc hw = apply_arch_file(HardwareDesc{}, "h200");
@@ -186,14 +206,38 @@ BOOST_AUTO_TEST_CASE(sm90_planner_model_feasibility_and_choice) {
   BOOST_CHECK_MESSAGE(mid.chosen.config.family == Family::Sm90, "1024x1024x4096 chose " << mid.chosen.config.name());
   BOOST_CHECK_MESSAGE(mid.chosen.config.block_m * mid.chosen.config.block_n <= 128 * 128,
                       "1024x1024x4096 chose " << mid.chosen.config.name());
-  // K = 4093 in bf16 (row-major A with op N): lda * 2 bytes is not a multiple of 16.
+  // K = 4093 in bf16 (row-major A with op N): lda * 2 bytes is not a multiple of 16. The sm90
+  // candidates pack the operands that break the rule into the workspace; the planner weighs the
+  // copy against the sm80 family and, for a problem this big, packs.
   GemmProblem odd = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 4095, 4097, 4093);
   for (const Candidate& c : sm90_family_model().enumerate(odd, e, hw)) {
-    BOOST_CHECK(!c.feasible);
-    BOOST_CHECK_MESSAGE(c.reject_reason.find("16 bytes") != std::string::npos, c.reject_reason);
+    BOOST_CHECK_MESSAGE(c.feasible, c.config.name() << ": " << c.reject_reason);
+    BOOST_CHECK(c.config.pack_a && c.config.pack_b);
   }
-  PlanDecision fallback = choose_kernel(odd, e, hw, PlanRequest{});
-  BOOST_CHECK(fallback.chosen.config.family == Family::Sm80);
+  PlanDecision packed = choose_kernel(odd, e, hw, PlanRequest{});
+  BOOST_CHECK_MESSAGE(packed.chosen.config.family == Family::Sm90 && packed.chosen.config.pack_a,
+                      "4095x4097x4093 chose " << packed.chosen.config.name());
+  // Only the operand that breaks the rule is packed (NN: A has lda = 4093, B has ldb = 4104).
+  GemmProblem odd_a = problem(DType::BF16, Op::N, Op::N, Order::RowMajor, 4095, 4097, 4093);
+  odd_a.ldb = 4104;
+  for (const Candidate& c : sm90_family_model().enumerate(odd_a, e, hw))
+    if (c.feasible) BOOST_CHECK(c.config.pack_a && !c.config.pack_b);
+  // The packed copy's layout: rows padded to 8 elements, one copy for a broadcast batch.
+  const Sm90PackLayout la = sm90_pack_layout(odd, 0);
+  BOOST_CHECK_EQUAL(la.inner, 4093);
+  BOOST_CHECK_EQUAL(la.outer, 4095);
+  BOOST_CHECK_EQUAL(la.dst_ld, 4096);
+  GemmProblem bcast = problem(DType::F16, Op::T, Op::N, Order::ColMajor, 100, 60, 33);
+  bcast.batch_count = 3;
+  bcast.lda = 33;
+  bcast.stride_a = 0;
+  bcast.ldb = 33;
+  bcast.stride_b = 33 * 60 + 1;
+  const Sm90PackLayout lb = sm90_pack_layout(bcast, 0), lb2 = sm90_pack_layout(bcast, 1);
+  BOOST_CHECK(sm90_operand_needs_pack(bcast, 0) && sm90_operand_needs_pack(bcast, 1));
+  BOOST_CHECK(lb.batch == 1 && lb.dst_stride == 0 && lb.inner == 33 && lb.outer == 100 && lb.dst_ld == 40);
+  BOOST_CHECK(lb2.batch == 3 && lb2.inner == 33 && lb2.outer == 60 && lb2.dst_stride == 60 * 40);
+  BOOST_CHECK(sm90_tma_layout_problem(sm90_packed_problem(bcast, true, true)).empty());
   // Not Hopper, not 16-bit operands: rejected with a reason.
   HardwareDesc ampere = hw;
   ampere.cc_major = 8;

@@ -10,6 +10,11 @@
 // execute never compiles) an sm80 kernel for the same problem and runs it instead. (Describing
 // the operand from the aligned address below it and shifting the box coordinates by the gap was
 // tried: the TMA load then faults with an illegal instruction on the H200, NOTES.md.)
+//
+// Unaligned leading dimensions or batch strides (e.g. K = 4093 in bf16): the plan packs those
+// operands (KernelConfig::pack_a / pack_b) into the caller's workspace, rows padded to 8 elements,
+// with one pack-kernel launch (from the same module) before the GEMM on the same stream; the
+// tensor maps then describe the copy. A packed operand's pointer may have any 2-byte alignment.
 #include "backend/cuda/sm90_gemm.hpp"
 
 #include <cuda.h>
@@ -17,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <algorithm>
 #include <mutex>
 #include <sstream>
 
@@ -41,6 +47,19 @@ struct alignas(64) Sm90GemmArgsHost {
 };
 static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes");
 static_assert(offsetof(Sm90GemmArgsHost, p) == 256, "DgemmParams follows the two tensor maps");
+
+// Mirrors dg::PackJob / dg::PackArgs (src/kernels/common/pack.cuh).
+struct PackJobHost {
+  const void* src;
+  void* dst;
+  long long inner, outer, src_ld, src_stride, dst_ld, dst_stride, chunks;
+};
+struct PackArgsHost {
+  PackJobHost job[2];
+};
+constexpr const char* kSm90PackKernel = "dgemm_sm90_pack";
+constexpr int kPackThreads = 256;
+constexpr std::size_t kWorkspaceAlign = 256;
 
 using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
                                    const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
@@ -113,6 +132,8 @@ jit::CompileRequest sm90_compile_request(const GemmProblem& p, const Epilogue& e
       << (p.a_type == DType::F16 ? 1 : 0) << ", " << (map.a_kmajor ? 0 : 1) << ", " << (map.b_kmajor ? 0 : 1) << ", "
       << c.cluster_m << ", dgemm_sm90::Sm90Epilogue<DgEpilogue>>;\n"
       << "DGEMM_SM90_DEFINE_KERNEL(" << kSm90Kernel << ", DgSm90Gemm)\n";
+  if (c.pack_a || c.pack_b)
+    src << "\n#include \"common/pack.cuh\"\nDGEMM_DEFINE_PACK_KERNEL(" << kSm90PackKernel << ")\n";
   jit::CompileRequest r;
   std::ostringstream name;
   name << c.name() << "_" << dtype_name(p.a_type) << "_" << (map.a_kmajor ? "k" : "m") << (map.b_kmajor ? "k" : "n");
@@ -132,13 +153,35 @@ class Sm90Executable final : public Executable {
       fail(Status::InternalError, "sm90 kernels use BLOCK_K = 64, config has ", c.block_k);
     if (c.cluster_m != 1 && c.cluster_m != 2)
       fail(Status::InternalError, "sm90 kernels run in clusters of 1 or 2 along M, config has ", c.cluster_m);
-    const std::string layout = sm90_tma_layout_problem(p);
+    // The kernel reads packed operands from the workspace copy: check the layout it will see.
+    const GemmProblem kp = sm90_packed_problem(p, c.pack_a, c.pack_b);
+    const std::string layout = sm90_tma_layout_problem(kp);
     if (!layout.empty()) fail(Status::NotSupported, "sm90 family: ", layout);
+    map_ = sm90_mapping(kp);
+    // Kernel operand 0 is the problem's A unless a column-major problem runs transposed.
+    for (int op = 0; op < 2; ++op) {
+      const int which = map_.transposed ? 1 - op : op;
+      if (!(which == 0 ? c.pack_a : c.pack_b)) continue;
+      pack_[op].on = true;
+      pack_[op].layout = sm90_pack_layout(p, which);
+      pack_[op].offset = workspace_;
+      workspace_ += (std::size_t(pack_[op].layout.bytes()) + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign;
+    }
+    if (workspace_ > 0) workspace_ += kWorkspaceAlign;  // the caller's pointer is aligned up inside
     encode_ = encode_tiled_fn();
     code_ = jit::compile(sm90_compile_request(p, e, c, device.arch));
     module_ = std::make_unique<Module>(*code_);
     smem_ = sm90_smem_bytes(c);
     kernel_ = module_->kernel(kSm90Kernel, smem_);
+    if (workspace_ > 0) {
+      pack_kernel_ = module_->kernel(kSm90PackKernel, 0);
+      long long most = 0;
+      for (const PackOperand& o : pack_)
+        if (o.on) most = std::max<long long>(most, o.layout.batch * o.layout.outer * o.layout.dst_ld / 8);
+      // Grid-stride copy: a few waves of 256-thread blocks are enough to saturate HBM.
+      pack_grid_ = unsigned(std::min<long long>((most + kPackThreads - 1) / kPackThreads, 8LL * device.hw.sm_count));
+      if (pack_grid_ == 0) pack_grid_ = 1;
+    }
     dtype_ = p.a_type == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
 
     base_.m = map_.m;
@@ -186,7 +229,8 @@ class Sm90Executable final : public Executable {
     if (max_units <= 0) fail(Status::NotSupported, "the sm90 kernel ", c.name(), " cannot be resident on this device");
     grid_ = unsigned((num_tiles_ < max_units ? num_tiles_ : max_units) * c.cluster_m);
 
-    // The fallback for pointers TMA cannot take (see the file comment).
+    // The fallback for pointers TMA cannot take (see the file comment); packed operands take any.
+    if (pack_[0].on && pack_[1].on) return;
     KernelConfig fb;
     fb.family = Family::Sm80;
     fb.block_m = 128;
@@ -199,15 +243,46 @@ class Sm90Executable final : public Executable {
     fallback_ = prepare_sm80(device, p, e, fb);
   }
 
-  std::size_t workspace_size() const override { return 0; }
+  std::size_t workspace_size() const override { return workspace_; }
 
   void run(const ExecArgs& x) const override {
     require_current_device(device_);
     const void* a = map_.transposed ? x.b : x.a;
     const void* b = map_.transposed ? x.a : x.b;
-    if (!aligned16(a) || !aligned16(b)) {
+    if ((!pack_[0].on && !aligned16(a)) || (!pack_[1].on && !aligned16(b))) {
       fallback_->run(x);
       return;
+    }
+    if (workspace_ > 0) {
+      // Pack on the caller's stream, ahead of the GEMM: stream order makes the copy visible.
+      const std::uintptr_t ws = (reinterpret_cast<std::uintptr_t>(x.workspace) + kWorkspaceAlign - 1) & ~(kWorkspaceAlign - 1);
+      PackArgsHost pa;
+      std::memset(&pa, 0, sizeof(pa));
+      int jobs = 0;
+      const void* srcs[2] = {a, b};
+      for (int op = 0; op < 2; ++op) {
+        const PackOperand& o = pack_[op];
+        if (!o.on) continue;
+        void* dst = reinterpret_cast<void*>(ws + o.offset);
+        PackJobHost& j = pa.job[jobs++];
+        j.src = srcs[op];
+        j.dst = dst;
+        j.inner = o.layout.inner;
+        j.outer = o.layout.outer;
+        j.src_ld = o.layout.src_ld;
+        j.src_stride = o.layout.src_stride;
+        j.dst_ld = o.layout.dst_ld;
+        j.dst_stride = o.layout.dst_stride;
+        j.chunks = o.layout.batch * o.layout.outer * o.layout.dst_ld / 8;
+        (op == 0 ? a : b) = dst;
+      }
+      cudaLaunchConfig_t pcfg{};
+      pcfg.gridDim = dim3(pack_grid_, unsigned(jobs));
+      pcfg.blockDim = dim3(kPackThreads);
+      pcfg.stream = static_cast<cudaStream_t>(x.stream);
+      void* pargs[] = {&pa};
+      check(cudaLaunchKernelExC(&pcfg, reinterpret_cast<const void*>(pack_kernel_), pargs),
+            "cudaLaunchKernelExC (sm90 operand packing)");
     }
     Sm90GemmArgsHost args;
     std::memset(&args, 0, sizeof(args));
@@ -291,6 +366,16 @@ class Sm90Executable final : public Executable {
   int num_m_blocks_ = 0, num_n_blocks_ = 0, num_k_blocks_ = 0, num_tiles_ = 0, raster_group_ = 8;
   unsigned grid_ = 1;
   std::unique_ptr<Executable> fallback_;
+  // Packing of the kernel's A (0) and B (1) into the workspace.
+  struct PackOperand {
+    bool on = false;
+    Sm90PackLayout layout;
+    std::size_t offset = 0;
+  };
+  PackOperand pack_[2];
+  std::size_t workspace_ = 0;
+  cudaKernel_t pack_kernel_ = nullptr;
+  unsigned pack_grid_ = 1;
 };
 
 }  // namespace

@@ -216,17 +216,28 @@ struct Sm90Gemm {
         const long long row_base =
             (long long)(mb + rank) * kBlockM + math_wg * kWGRows + warp_in_wg * 16 + lane / 4;
         const long long col_base = (long long)nb * kBlockN + (lane % 4) * 2;
+        // Bias once per row and per column of the thread's fragment, not per element.
+        float rbias[kMAtoms][2];
 #pragma unroll
-        for (int ma = 0; ma < kMAtoms; ++ma) {
+        for (int ma = 0; ma < kMAtoms; ++ma)
 #pragma unroll
           for (int h = 0; h < 2; ++h) {
             const long long row = row_base + ma * 64 + h * 8;
-            if (row < m) {
+            rbias[ma][h] = row < m ? epi.row_bias(row) : 0.0f;
+          }
 #pragma unroll
-              for (int i = 0; i < kAcc / 4; ++i) {
-                const long long col = col_base + i * 8;
-                if (col < n)
-                  epi.store_pair(row, col, acc[ma][i * 4 + h * 2], acc[ma][i * 4 + h * 2 + 1], col + 1 < n);
+        for (int i = 0; i < kAcc / 4; ++i) {
+          const long long col = col_base + i * 8;
+          if (col < n) {
+            const float cb0 = epi.col_bias(col), cb1 = col + 1 < n ? epi.col_bias(col + 1) : 0.0f;
+#pragma unroll
+            for (int ma = 0; ma < kMAtoms; ++ma) {
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                const long long row = row_base + ma * 64 + h * 8;
+                if (row < m)
+                  epi.store_pair(row, col, acc[ma][i * 4 + h * 2], acc[ma][i * 4 + h * 2 + 1], col + 1 < n,
+                                 rbias[ma][h], cb0, cb1);
               }
             }
           }
