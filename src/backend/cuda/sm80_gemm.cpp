@@ -29,6 +29,8 @@ Sm80Mapping sm80_mapping(const GemmProblem& p) {
 }
 
 namespace {
+// Two warp rows whenever there are two warps or more: warp tiles of 64x64 (128x256 / 8 warps,
+// 128x128 / 4 warps), 64x32 (128x128 / 8, 128x64 / 4), 32x64 (64x128 / 4) and 32x32 (64x64 / 4).
 int warps_m(const KernelConfig& c) { return c.threads / 32 >= 2 ? 2 : 1; }
 }  // namespace
 
