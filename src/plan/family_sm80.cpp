@@ -17,6 +17,7 @@ struct Sm80Tile {
   int block_m, block_n, block_k, stages, threads, regs;
   double efficiency;  // share of the mma.sync peak the main loop reaches (see kMenu)
   int split_k = 1;    // > 1: K divided among CTAs, f32 partials reduced by a second kernel
+  int variant = 0;    // 1: fragment-pipelined main loop (kernels/sm80/sm80_gemm.cuh kPipelined)
 };
 // The default menu: the configurations verified on a device (H200, 2026-11-29, test_sm80_gemm
 // sweep + compute-sanitizer). Big tiles for big problems (fewer bytes per flop), small ones so
@@ -44,6 +45,17 @@ constexpr Sm80Tile kExtendedMenu[] = {
     {128, 128, 32, 4, 256, 168, 0.46, 2},
     {128, 128, 32, 4, 256, 168, 0.46, 4},
     {128, 64, 32, 4, 128, 168, 0.39, 2},
+    // Variant 1 (fragment double buffering, barrier before the last slice's mma; NOTES.md):
+    // the 4096^3 candidates, then split-K / small tiles for 1024x1024x4096 (64 tiles of 128x128).
+    // Registers: ptxas sm_90a, the most of the four layouts (vector kernel); no spills in any
+    // layout or kernel (128x256x64 s3 spilled 4-8 bytes and is left out).
+    {128, 256, 32, 4, 256, 255, 0.62, 1, 1},
+    {128, 256, 32, 5, 256, 255, 0.62, 1, 1},
+    {128, 128, 32, 4, 256, 186, 0.55, 1, 1},
+    {128, 128, 64, 4, 256, 192, 0.55, 2, 1},
+    {128, 128, 32, 4, 256, 184, 0.55, 2, 1},
+    {128, 64, 64, 4, 128, 216, 0.45, 2, 1},
+    {128, 64, 32, 4, 128, 194, 0.45, 1, 1},
 };
 
 bool extended_menu() {
@@ -75,6 +87,7 @@ class Sm80Family final : public FamilyModel {
       c.swizzle_bytes = 128;
       c.raster_group = 8;
       c.split_k = t.split_k;
+      c.variant = t.variant;
       if (!why.empty()) {
         Candidate r;
         r.config = c;

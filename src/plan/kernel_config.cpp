@@ -35,6 +35,7 @@ std::string KernelConfig::name() const {
   if (persistent) os << "_p";
   if (pack_a) os << "_packA";
   if (pack_b) os << "_packB";
+  if (variant != 0) os << "_v" << variant;
   return os.str();
 }
 
@@ -45,7 +46,7 @@ std::string KernelConfig::to_json() const {
      << ",\"threads\":" << threads << ",\"cluster_m\":" << cluster_m << ",\"cluster_n\":" << cluster_n
      << ",\"split_k\":" << split_k << ",\"swizzle_bytes\":" << swizzle_bytes
      << ",\"raster_group\":" << raster_group << ",\"persistent\":" << (persistent ? "true" : "false")
-     << ",\"pack_a\":" << (pack_a ? "true" : "false") << ",\"pack_b\":" << (pack_b ? "true" : "false") << "}";
+     << ",\"pack_a\":" << (pack_a ? "true" : "false") << ",\"pack_b\":" << (pack_b ? "true" : "false") << ",\"variant\":" << variant << "}";
   return os.str();
 }
 

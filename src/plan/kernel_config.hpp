@@ -27,6 +27,7 @@ struct KernelConfig {
   int raster_group = 0;  // grouped rasterization width in tiles (0 = row order)
   bool persistent = false;
   bool pack_a = false, pack_b = false;  // copy the operand to an aligned workspace first
+  int variant = 0;       // family-specific kernel variant (sm80: 1 = fragment-pipelined main loop)
 
   // Compact name, e.g. "sm80_128x128x32_s3_t256".
   std::string name() const;

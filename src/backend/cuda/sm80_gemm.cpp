@@ -39,6 +39,7 @@ int sm80_smem_bytes(const KernelConfig& c) { return c.stages * (c.block_m + c.bl
 jit::CompileRequest sm80_compile_request(const GemmProblem& p, const Epilogue& e, const KernelConfig& c,
                                          const std::string& arch) {
   if (c.family != Family::Sm80) fail(Status::InternalError, "sm80_compile_request given family ", family_name(c.family));
+  if (c.variant != 0 && c.variant != 1) fail(Status::InternalError, "sm80 kernel variant ", c.variant, " does not exist");
   const Sm80Mapping map = sm80_mapping(p);
   const int wm = warps_m(c), wn = c.threads / 32 / wm;
   // Register cap through __launch_bounds__' minimum blocks per SM: kernels with 32 accumulators
@@ -59,7 +60,8 @@ jit::CompileRequest sm80_compile_request(const GemmProblem& p, const Epilogue& e
         << "  dg::sm80::gemm<" << c.block_m << ", " << c.block_n << ", " << c.block_k << ", " << wm << ", " << wn << ", "
         << c.stages << ", " << (map.a_kmajor ? "true" : "false") << ", " << (map.b_kmajor ? "true" : "false") << ", "
         << device_type_name(p.a_type) << ", DgEpilogue, " << (vec ? "true" : "false")
-        << (split ? ", true" : "") << ">(p);\n}\n";
+        << (split || c.variant == 1 ? split ? ", true" : ", false" : "") << (c.variant == 1 ? ", true" : "")
+        << ">(p);\n}\n";
   }
   if (split) {
     src << "extern \"C\" __global__ void __launch_bounds__(" << kSm80ReduceThreads << ") " << kSm80ReduceKernel

@@ -102,6 +102,95 @@ struct OperandLoader {
   }
 };
 
+// OperandLoader with fewer live registers, for the pipelined main loop (whose double-buffered
+// fragments leave ~60 registers for everything else at 128x256): the bound that does not move
+// along K is folded at init into a per-chunk valid-row mask (K-major) or a valid-element count
+// (MN-major), the K step is derived from the row stride, and the shared offset is recomputed
+// from the thread index at each tile (a few integer ops next to the copies).
+template <class Tile, int kThreads, bool kVec, bool kKMajor, int BLOCK_K, class T>
+struct LeanOperandLoader {
+  static constexpr int kRows = Tile::kBytes / Tile::kRowBytes;
+  static constexpr int kPerThread = kRows * Tile::kChunks / kThreads;
+  static constexpr int kRowStep = kThreads / Tile::kChunks;
+  static_assert(kThreads % Tile::kChunks == 0 && kRows % kRowStep == 0, "every thread copies whole chunks");
+  static_assert(kRowStep % 8 == 0 || kPerThread == 1, "a thread's chunks share one swizzle phase");
+  static_assert(kPerThread <= 32, "the valid-row mask has 32 bits");
+  static_assert(kKMajor || BLOCK_K % kRowStep == 0, "MN-major K step is a whole number of row steps");
+
+  const T* ptr;           // this thread's first chunk in the current K tile
+  long long row_stride;   // kRowStep rows of the global matrix, in elements
+  long long k_left;       // K-major: columns from the first chunk to K; MN-major: rows to K
+  unsigned fixed;         // K-major: bit i = chunk i's row in bounds; MN-major: valid elements (0..8)
+
+  __device__ __forceinline__ void init(const T* g, long long ld, long long row0, long long col0, long long rows,
+                                       long long cols, int tid) {
+    const int r = tid / Tile::kChunks, c = tid % Tile::kChunks;
+    ptr = g + (row0 + r) * ld + col0 + c * 8;
+    row_stride = kRowStep * ld;
+    if (kKMajor) {
+      k_left = cols - (col0 + c * 8);
+      const long long rows_left = rows - (row0 + r);
+      fixed = 0;
+#pragma unroll
+      for (int i = 0; i < kPerThread; ++i) fixed |= rows_left > (long long)i * kRowStep ? 1u << i : 0u;
+    } else {
+      k_left = rows - (row0 + r);
+      const long long cols_left = cols - (col0 + c * 8);
+      fixed = cols_left >= 8 ? 8u : cols_left > 0 ? unsigned(cols_left) : 0u;
+    }
+  }
+
+  __device__ __forceinline__ void load(unsigned smem_tile) const {
+    const int tid = threadIdx.x;
+    const unsigned smem_offset = Tile::offset(tid / Tile::kChunks, tid % Tile::kChunks);
+    if (kVec) {
+#pragma unroll
+      for (int i = 0; i < kPerThread; ++i) {
+        const T* src = ptr + i * row_stride;
+        const unsigned dst = smem_tile + smem_offset + unsigned(i * kRowStep * Tile::kRowBytes);
+        const int valid = chunk_valid(i);
+        ptx::cp_async_16(dst, valid > 0 ? static_cast<const void*>(src) : static_cast<const void*>(ptr), valid * 2);
+      }
+    } else {
+      // Element loads (unaligned operands): a rolled loop, so that the loads of all chunks are
+      // not in flight at once (the unrolled form spills next to the pipelined loop's fragments).
+#pragma unroll 1
+      for (int i = 0; i < kPerThread; ++i) {
+        const T* src = ptr + i * row_stride;
+        const unsigned dst = smem_tile + smem_offset + unsigned(i * kRowStep * Tile::kRowBytes);
+        const int valid = chunk_valid(i);
+        unsigned short v[8];
+#pragma unroll
+        for (int e = 0; e < 8; ++e) v[e] = e < valid ? src[e].bits : (unsigned short)0;
+        ptx::st_shared_128(dst, v[0] | (unsigned(v[1]) << 16), v[2] | (unsigned(v[3]) << 16),
+                           v[4] | (unsigned(v[5]) << 16), v[6] | (unsigned(v[7]) << 16));
+      }
+    }
+  }
+
+  // Elements of chunk i inside the bounds (0..8).
+  __device__ __forceinline__ int chunk_valid(int i) const {
+    if (kKMajor) return (fixed >> i) & 1u ? (k_left >= 8 ? 8 : k_left > 0 ? int(k_left) : 0) : 0;
+    return k_left > (long long)i * kRowStep ? int(fixed) : 0;
+  }
+
+  __device__ __forceinline__ void advance() {
+    if (kKMajor) {
+      ptr += BLOCK_K;
+      k_left -= BLOCK_K;
+    } else {
+      ptr += (BLOCK_K / kRowStep) * row_stride;
+      k_left -= BLOCK_K;
+    }
+  }
+};
+
+// Type selection without <type_traits> (NVRTC compiles these sources without toolkit headers).
+template <bool kFirst, class A, class B>
+struct Select { using type = A; };
+template <class A, class B>
+struct Select<false, A, B> { using type = B; };
+
 template <int BLOCK_M, int BLOCK_N, int BLOCK_K, int kNumStages>
 struct SmemLayout {
   static constexpr int kABytes = BLOCK_M * BLOCK_K * 2;
@@ -117,8 +206,13 @@ __device__ __forceinline__ long long split_k_ld(long long n) { return (n + 3) / 
 // kSplitK: the K tiles are divided among gridDim.y CTAs per output tile; each writes its raw f32
 // partial tile to the workspace ([batch][split][M][split_k_ld(N)]) and split_k_reduce() sums
 // them and applies the epilogue.
+// kPipelined (KernelConfig::variant 1): the main loop keeps two sets of mma fragments and loads
+// the next k-slice's fragments (ldmatrix) before issuing the current slice's mma.sync, also across
+// K tiles: the one barrier per K tile sits before the last slice's mma, so the tensor pipe keeps
+// working while warps meet there. The default (false) is the loop verified on the device first:
+// all of a slice's fragments, then its mma, and a barrier with an empty pipe at every K tile.
 template <int BLOCK_M, int BLOCK_N, int BLOCK_K, int kWarpsM, int kWarpsN, int kNumStages, bool kAKMajor,
-          bool kBKMajor, class AB, class Epi, bool kVec, bool kSplitK = false>
+          bool kBKMajor, class AB, class Epi, bool kVec, bool kSplitK = false, bool kPipelined = false>
 __device__ __forceinline__ void gemm(const DgemmParams& p) {
   constexpr int kThreads = kWarpsM * kWarpsN * 32;
   constexpr int WARP_M = BLOCK_M / kWarpsM, WARP_N = BLOCK_N / kWarpsN;
@@ -163,8 +257,10 @@ __device__ __forceinline__ void gemm(const DgemmParams& p) {
     const AB* a = static_cast<const AB*>(p.a) + batch * p.stride_a;
     const AB* b = static_cast<const AB*>(p.b) + batch * p.stride_b;
 
-    OperandLoader<TileA, kThreads, kVec, kAKMajor, BLOCK_K, AB> load_a;
-    OperandLoader<TileB, kThreads, kVec, kBKMajor, BLOCK_K, AB> load_b;
+    typename Select<kPipelined, LeanOperandLoader<TileA, kThreads, kVec, kAKMajor, BLOCK_K, AB>,
+                    OperandLoader<TileA, kThreads, kVec, kAKMajor, BLOCK_K, AB>>::type load_a;
+    typename Select<kPipelined, LeanOperandLoader<TileB, kThreads, kVec, kBKMajor, BLOCK_K, AB>,
+                    OperandLoader<TileB, kThreads, kVec, kBKMajor, BLOCK_K, AB>>::type load_b;
     if (kAKMajor) load_a.init(a, p.lda, m0, k_begin, M, K, tid);
     else          load_a.init(a, p.lda, k_begin, m0, K, M, tid);
     if (kBKMajor) load_b.init(b, p.ldb, n0, k_begin, N, K, tid);
@@ -186,62 +282,125 @@ __device__ __forceinline__ void gemm(const DgemmParams& p) {
 #pragma unroll
         for (int v = 0; v < 4; ++v) acc[i][j][v] = 0.0f;
 
-    // Prologue: the first kNumStages - 1 tiles in flight. Every step commits a group (possibly
-    // empty) so that "wait until kNumStages - 2 groups are pending" always means "tile kt landed".
-#pragma unroll
-    for (int s = 0; s < kNumStages - 1; ++s) {
-      if (s < k_tiles) load_stage(s);
-      ptx::cp_async_commit();
-    }
-
-    for (int kt = 0; kt < k_tiles; ++kt) {
-      ptx::cp_async_wait<kNumStages - 2>();
-      // Tile kt is visible to all, and every warp has finished tile kt - 1, whose stage the
-      // prefetch below overwrites.
-      __syncthreads();
-      {
-        const int next = kt + kNumStages - 1;
-        if (next < k_tiles) load_stage(next % kNumStages);
-        ptx::cp_async_commit();
+    // Fragments of k-slice kk (16 wide) of the stage at shared address sa: A as kFragsM 16x16
+    // tiles, B as kFragsN 16x8 tiles (ldmatrix.x4 fetches two of them at once).
+    const int q = lane >> 3;
+    auto load_a_frag = [&](unsigned (&fa)[4], unsigned sa, int kk, int i) {
+      const int m = warp_m * WARP_M + i * 16;
+      if (kAKMajor) {
+        const int row = m + (lane & 15), chunk = kk * 2 + (lane >> 4);
+        ptx::ldmatrix_x4(fa, sa + TileA::offset(row, chunk));
+      } else {
+        const int row = kk * 16 + (q >> 1) * 8 + (lane & 7), chunk = (m >> 3) + (q & 1);
+        ptx::ldmatrix_x4_trans(fa, sa + TileA::offset(row, chunk));
       }
-      const unsigned sa = smem + (kt % kNumStages) * Layout::kStageBytes;
+    };
+    auto load_b_frags = [&](unsigned (&fb)[kFragsN][2], unsigned sa, int kk) {
       const unsigned sb = sa + Layout::kABytes;
 #pragma unroll
-      for (int kk = 0; kk < BLOCK_K / 16; ++kk) {
-        unsigned fa[kFragsM][4];
-        unsigned fb[kFragsN][2];
-        const int q = lane >> 3;
+      for (int j = 0; j < kFragsN; j += 2) {
+        const int n = warp_n * WARP_N + j * 8;
+        unsigned r[4];
+        if (kBKMajor) {
+          const int row = n + (q >> 1) * 8 + (lane & 7), chunk = kk * 2 + (q & 1);
+          ptx::ldmatrix_x4(r, sb + TileB::offset(row, chunk));
+        } else {
+          const int row = kk * 16 + (q & 1) * 8 + (lane & 7), chunk = (n >> 3) + (q >> 1);
+          ptx::ldmatrix_x4_trans(r, sb + TileB::offset(row, chunk));
+        }
+        fb[j][0] = r[0];
+        fb[j][1] = r[1];
+        fb[j + 1][0] = r[2];
+        fb[j + 1][1] = r[3];
+      }
+    };
+    auto load_frags = [&](unsigned (&fa)[kFragsM][4], unsigned (&fb)[kFragsN][2], unsigned sa, int kk) {
 #pragma unroll
-        for (int i = 0; i < kFragsM; ++i) {
-          const int m = warp_m * WARP_M + i * 16;
-          if (kAKMajor) {
-            const int row = m + (lane & 15), chunk = kk * 2 + (lane >> 4);
-            ptx::ldmatrix_x4(fa[i], sa + TileA::offset(row, chunk));
-          } else {
-            const int row = kk * 16 + (q >> 1) * 8 + (lane & 7), chunk = (m >> 3) + (q & 1);
-            ptx::ldmatrix_x4_trans(fa[i], sa + TileA::offset(row, chunk));
+      for (int i = 0; i < kFragsM; ++i) load_a_frag(fa[i], sa, kk, i);
+      load_b_frags(fb, sa, kk);
+    };
+    auto mma_all = [&](const unsigned (&fa)[kFragsM][4], const unsigned (&fb)[kFragsN][2]) {
+#pragma unroll
+      for (int i = 0; i < kFragsM; ++i)
+#pragma unroll
+        for (int j = 0; j < kFragsN; ++j) ptx::mma_16816<kBf16>(acc[i][j], fa[i], fb[j]);
+    };
+
+    if (kPipelined) {
+      // Same prologue and cp.async group accounting as below; fragments double buffered.
+      constexpr int kSlices = BLOCK_K / 16;
+      static_assert(kSlices >= 2, "the pipelined loop needs two k-slices per K tile");
+#pragma unroll
+      for (int s = 0; s < kNumStages - 1; ++s) {
+        if (s < k_tiles) load_stage(s);
+        ptx::cp_async_commit();
+      }
+      ptx::cp_async_wait<kNumStages - 2>();
+      __syncthreads();
+      // B fragments are double buffered; A fragments roll: row i of the next slice is loaded
+      // right after row i's mma of this slice were issued (ldmatrix waits only for those to read
+      // their operands), which saves kFragsM * 4 registers (128x256 would spill otherwise).
+      unsigned fa[kFragsM][4];
+      unsigned fb[2][kFragsN][2];
+      int read_stage = 0, write_stage = kNumStages - 1;
+      load_frags(fa, fb[0], smem, 0);
+      for (int kt = 0; kt < k_tiles; ++kt) {
+#pragma unroll
+        for (int kk = 0; kk < kSlices; ++kk) {
+          if (kk == kSlices - 1) {
+            // Every warp has loaded all fragments of tile kt (the last slice's at kk - 1), so
+            // after this barrier its stage may be refilled; tile kt + 1 has landed (groups
+            // committed: kNumStages - 1 + kt + 1, at most kNumStages - 2 pending).
+            ptx::cp_async_wait<kNumStages - 2>();
+            __syncthreads();
+            read_stage = read_stage + 1 == kNumStages ? 0 : read_stage + 1;
+          }
+          // Next slice's fragments (slice 0 of tile kt + 1 after the barrier; past the last tile
+          // this reads a stale stage whose values are never used): B now, A row by row below.
+          const unsigned next_sa = smem + read_stage * Layout::kStageBytes;
+          load_b_frags(fb[(kk + 1) % 2], next_sa, (kk + 1) % kSlices);
+          if (kk == 0) {
+            // Tile kt + kNumStages - 1 into the stage tile kt - 1 used: every warp passed the
+            // barrier after its last read of it.
+            if (kt + kNumStages - 1 < k_tiles) load_stage(write_stage);
+            ptx::cp_async_commit();
+            write_stage = write_stage + 1 == kNumStages ? 0 : write_stage + 1;
+          }
+#pragma unroll
+          for (int i = 0; i < kFragsM; ++i) {
+#pragma unroll
+            for (int j = 0; j < kFragsN; ++j) ptx::mma_16816<kBf16>(acc[i][j], fa[i], fb[kk % 2][j]);
+            load_a_frag(fa[i], next_sa, (kk + 1) % kSlices, i);
           }
         }
+      }
+    } else {
+      // Prologue: the first kNumStages - 1 tiles in flight. Every step commits a group (possibly
+      // empty) so that "wait until kNumStages - 2 groups are pending" always means "tile kt landed".
 #pragma unroll
-        for (int j = 0; j < kFragsN; j += 2) {
-          const int n = warp_n * WARP_N + j * 8;
-          unsigned r[4];
-          if (kBKMajor) {
-            const int row = n + (q >> 1) * 8 + (lane & 7), chunk = kk * 2 + (q & 1);
-            ptx::ldmatrix_x4(r, sb + TileB::offset(row, chunk));
-          } else {
-            const int row = kk * 16 + (q & 1) * 8 + (lane & 7), chunk = (n >> 3) + (q >> 1);
-            ptx::ldmatrix_x4_trans(r, sb + TileB::offset(row, chunk));
-          }
-          fb[j][0] = r[0];
-          fb[j][1] = r[1];
-          fb[j + 1][0] = r[2];
-          fb[j + 1][1] = r[3];
+      for (int s = 0; s < kNumStages - 1; ++s) {
+        if (s < k_tiles) load_stage(s);
+        ptx::cp_async_commit();
+      }
+
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        ptx::cp_async_wait<kNumStages - 2>();
+        // Tile kt is visible to all, and every warp has finished tile kt - 1, whose stage the
+        // prefetch below overwrites.
+        __syncthreads();
+        {
+          const int next = kt + kNumStages - 1;
+          if (next < k_tiles) load_stage(next % kNumStages);
+          ptx::cp_async_commit();
         }
+        const unsigned sa = smem + (kt % kNumStages) * Layout::kStageBytes;
 #pragma unroll
-        for (int i = 0; i < kFragsM; ++i)
-#pragma unroll
-          for (int j = 0; j < kFragsN; ++j) ptx::mma_16816<kBf16>(acc[i][j], fa[i], fb[j]);
+        for (int kk = 0; kk < BLOCK_K / 16; ++kk) {
+          unsigned fa[kFragsM][4];
+          unsigned fb[kFragsN][2];
+          load_frags(fa, fb, sa, kk);
+          mma_all(fa, fb);
+        }
       }
     }
     // Drain (only empty groups can remain) and make the ring reusable by the next batch.
