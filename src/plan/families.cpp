@@ -5,7 +5,7 @@ namespace dgemm {
 
 const std::vector<const FamilyModel*>& family_models() {
   static const std::vector<const FamilyModel*> models = {&cpu_family_model(), &sm80_family_model(),
-                                                             &sm90_family_model()};
+                                                             &sm90_family_model(), &small_m_family_model()};
   return models;
 }
 

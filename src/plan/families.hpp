@@ -13,5 +13,6 @@ const std::vector<const FamilyModel*>& family_models();
 const FamilyModel& cpu_family_model();
 const FamilyModel& sm80_family_model();
 const FamilyModel& sm90_family_model();
+const FamilyModel& small_m_family_model();
 
 }  // namespace dgemm

@@ -258,6 +258,38 @@ BOOST_AUTO_TEST_CASE(m1_picks_the_small_m_family_once_it_exists) {
   }
 }
 
+// Decode shapes: every B layout and order at M = 1 (the weights stored N x K or K x N) picks the
+// small-M family on A100 and H200; M above its 16 rows gets a reason naming m, never a plan.
+BOOST_AUTO_TEST_CASE(decode_shapes_pick_small_m_in_every_layout_and_m17_is_rejected) {
+  for (const char* machine : {"a100", "h200"}) {
+    for (Order order : {Order::RowMajor, Order::ColMajor})
+      for (Op op_b : {Op::N, Op::T})
+        for (int64_t n : {int64_t(4096), int64_t(14336)}) {
+          GemmProblem p;
+          p.m = 1;
+          p.n = n;
+          p.k = 4096;
+          p.order = order;
+          p.op_b = op_b;
+          p.resolve_and_validate();
+          PlanRequest r;
+          r.use_cache = false;
+          PlanDecision d = choose_kernel(p, Epilogue{}, arch(machine), r);
+          BOOST_TEST((d.chosen.config.family == Family::SmallM), machine << " " << p.to_string() << ": "
+                                                                        << d.chosen.config.name());
+        }
+    PlanRequest r;
+    r.use_cache = false;
+    r.force = Family::SmallM;
+    try {
+      choose_kernel(problem(17, 4096, 4096), Epilogue{}, arch(machine), r);
+      BOOST_FAIL("small_m planned m = 17");
+    } catch (const Error& e) {
+      BOOST_TEST(std::string(e.what()).find("m = 17") != std::string::npos, e.what());
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(decisions_are_cached_per_problem_epilogue_and_hardware) {
   clear_plan_cache();
   HardwareDesc hw = arch("h200");

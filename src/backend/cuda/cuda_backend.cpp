@@ -3,6 +3,7 @@
 // family to its launcher. See cuda_backend.hpp for the device policy of execute.
 #include "backend/cuda/cuda_backend.hpp"
 #include "backend/cuda/sm90_gemm.hpp"
+#include "backend/cuda/small_m_gemm.hpp"
 
 #include <sstream>
 
@@ -162,6 +163,7 @@ struct Launcher {
 constexpr Launcher kLaunchers[] = {
     {Family::Sm80, &prepare_sm80},
     {Family::Sm90, &prepare_sm90},
+    {Family::SmallM, &prepare_small_m},
 };
 
 class CudaBackend final : public Backend {
