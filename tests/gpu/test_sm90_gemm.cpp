@@ -26,19 +26,32 @@
 #include <vector>
 
 #include "backend/cpu/cpu_gemm.hpp"
+#include "backend/cuda/jit.hpp"
+#include "backend/cuda/sm80_gemm.hpp"
+#include "backend/cuda/sm90_gemm.hpp"
 #include "common/shapes.hpp"
 #include "core/float_convert.hpp"
 #include "core/problem.hpp"
 #include "deepgemm/deepgemm.h"
+#include "plan/arch_file.hpp"
+#include "plan/planner.hpp"
 
 namespace {
 
 using namespace dgemm;
 
+void prefill_cache(const char* arch_name);
+
 struct SkipWithoutGpu {
   SkipWithoutGpu() {
     int n = 0;
     if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+      // DGEMM_TEST_PREFILL=<built-in arch, e.g. h200>: compile, without a GPU, the kernels this
+      // test's sweep and the benchmark's rows will most likely use into $DEEPGEMM_CACHE_DIR.
+      if (const char* arch = std::getenv("DGEMM_TEST_PREFILL")) {
+        prefill_cache(arch);
+        std::exit(0);
+      }
       std::printf("no CUDA device: skipping the GPU tests\n");
       std::exit(77);
     }
@@ -513,3 +526,76 @@ BOOST_AUTO_TEST_CASE(sm90_stream_graph_and_threads) {
   cudaStreamDestroy(s);
   dgemm_destroy_plan(plan);
 }
+
+namespace {
+
+// The kernels a plan for (p, e) on `hw` compiles: the planner's choice (sm90 forced when
+// `force_sm90`), the sm80 kernel an sm90 plan prepares for unaligned pointers, and, for the
+// benchmark's runner-up column, the best candidate of the other family.
+void add_requests(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw, const std::string& arch,
+                  bool force_sm90, std::vector<jit::CompileRequest>& out) {
+  auto add = [&](const KernelConfig& c) {
+    if (c.family == Family::Sm90) out.push_back(cuda::sm90_compile_request(p, e, c, arch));
+    if (c.family == Family::Sm80) out.push_back(cuda::sm80_compile_request(p, e, c, arch));
+    if (c.family == Family::Sm90 && !(c.pack_a && c.pack_b))
+      out.push_back(cuda::sm80_compile_request(p, e, cuda::sm90_fallback_config(), arch));
+  };
+  try {
+    PlanRequest r;
+    if (force_sm90) r.force = Family::Sm90;
+    const PlanDecision d = choose_kernel(p, e, hw, r);
+    add(d.chosen.config);
+    if (!force_sm90) {
+      PlanRequest other;
+      other.force = d.chosen.config.family == Family::Sm90 ? Family::Sm80 : Family::Sm90;
+      add(choose_kernel(p, e, hw, other).chosen.config);
+    }
+  } catch (const std::exception&) {
+    // not plannable on this machine (e.g. sm90 forced on a problem it rejects): nothing to compile
+  }
+}
+
+void prefill_cache(const char* arch_name) {
+  const HardwareDesc hw = apply_arch_file(HardwareDesc{}, arch_name);
+  const std::string arch = jit::arch_for_cc(hw.cc_major, hw.cc_minor);
+  std::vector<jit::CompileRequest> all;
+  for (const Case& c : sweep()) add_requests(c.p, c.e, hw, arch, true, all);
+  // deepgemm-bench rows (row-major, A op N, B op T (tn) or N (nn), tight leading dimensions, a
+  // per-column bias of D's type + GELU for bias_gelu rows).
+  const int64_t shapes[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {1024, 1024, 4096}, {1000, 1000, 1000},
+                               {4095, 4097, 4093}, {4096, 4096, 4093}, {2048, 2048, 2041}, {4096, 8192, 8192},
+                               {4096, 28672, 8192}, {4096, 8192, 28672}, {4096, 7168, 2048}, {4096, 2112, 7168},
+                               {4096, 4096, 7168}, {2048, 2048, 2048}, {1024, 1024, 1024}};
+  for (DType t : {DType::BF16, DType::F16})
+    for (Op ob : {Op::T, Op::N})
+      for (int gelu : {0, 1})
+        for (const auto& s : shapes) {
+          Case c = make_case(s[0], s[1], s[2], t, t, Op::N, ob, Order::RowMajor, "bench");
+          c.p.resolve_and_validate();
+          if (gelu) {
+            c.e.bias_mode = VectorMode::PerColumn;
+            c.e.bias_type = t;
+            c.e.activation = Activation::GeluTanh;
+          }
+          add_requests(c.p, c.e, hw, arch, false, all);
+        }
+  std::vector<jit::CompileRequest> requests;
+  std::vector<std::string> keys;
+  for (jit::CompileRequest& r : all) {
+    const std::string key = jit::cache_key(r);
+    if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+    keys.push_back(key);
+    requests.push_back(std::move(r));
+  }
+  std::printf("prefill: %zu distinct kernels for %s (%s) into %s\n", requests.size(), arch_name, arch.c_str(),
+              jit::cache_dir().c_str());
+  std::atomic<std::size_t> next{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < 2; ++t)
+    pool.emplace_back([&] {
+      for (std::size_t i; (i = next.fetch_add(1)) < requests.size();) jit::compile(requests[i]);
+    });
+  for (auto& t : pool) t.join();
+}
+
+}  // namespace

@@ -39,6 +39,10 @@ int sm90_smem_bytes(const KernelConfig& config);
 jit::CompileRequest sm90_compile_request(const GemmProblem& p, const Epilogue& e, const KernelConfig& config,
                                          const std::string& arch);
 
+// The sm80 configuration a plan prepares alongside for A/B pointers TMA cannot take (unless both
+// operands are packed: a packed operand's pointer may have any element alignment).
+KernelConfig sm90_fallback_config();
+
 // The launcher (registered in cuda_backend.cpp's kLaunchers). At execute, A or B pointers that are
 // not 16-byte aligned (TMA's rule) run on an sm80 kernel prepared alongside at plan time.
 std::unique_ptr<Executable> prepare_sm90(const DeviceInfo& device, const GemmProblem& p, const Epilogue& e,

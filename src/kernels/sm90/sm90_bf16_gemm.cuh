@@ -175,7 +175,9 @@ struct Sm90Gemm {
       for (int tile = cluster_id; tile < args.num_tiles; tile += num_clusters) {
         int mb, nb, batch;
         tile_coords(args, tile, mb, nb, batch);
+#ifdef DGEMM_SM90_LATE_RELEASE
         int prev_stage = -1;
+#endif
         for (int kb = 0; kb < args.num_k_blocks; ++kb) {
           mbar_wait(full_bar(stage), phase);
 #pragma unroll
@@ -196,17 +198,31 @@ struct Sm90Gemm {
           }
           wgmma_commit();
           // wait<0> measured faster than keeping one K block in flight with wait<1> (NOTES.md).
+#ifdef DGEMM_SM90_WAIT1
+          wgmma_wait<1>();
+#else
           wgmma_wait<0>();
+#endif
 #pragma unroll
           for (int ma = 0; ma < kMAtoms; ++ma) fence_regs(acc[ma]);
+#ifdef DGEMM_SM90_LATE_RELEASE
+          // The earlier scheme (kept for A/B timing): a stage is released one K block late, so
+          // only kStages - 2 loads are in flight.
           if (prev_stage >= 0) release(prev_stage);
           prev_stage = stage;
+#else
+          // wait<0> means this stage's reads are done: hand it back now, so the producer keeps
+          // kStages - 1 loads in flight instead of kStages - 2.
+          release(stage);
+#endif
           if (++stage == kStages) { stage = 0; phase ^= 1; }
         }
+#ifdef DGEMM_SM90_LATE_RELEASE
         wgmma_wait<0>();
 #pragma unroll
         for (int ma = 0; ma < kMAtoms; ++ma) fence_regs(acc[ma]);
         if (prev_stage >= 0) release(prev_stage);
+#endif
 
         // Epilogue from registers. wgmma's f32 accumulator layout: thread (warp w, lane l) holds,
         // for each 8-column group i, rows w*16 + l/4 (+8) and columns i*8 + (l%4)*2 (+1).
@@ -216,7 +232,9 @@ struct Sm90Gemm {
         const long long row_base =
             (long long)(mb + rank) * kBlockM + math_wg * kWGRows + warp_in_wg * 16 + lane / 4;
         const long long col_base = (long long)nb * kBlockN + (lane % 4) * 2;
-        // Bias once per row and per column of the thread's fragment, not per element.
+        // Bias once per row and per column of the thread's fragment, not per element. Column
+        // biases come in groups of 8 column pairs, the next group's loads issued before this
+        // group's stores (a load after a store to D cannot be hoisted above it: they may alias).
         float rbias[kMAtoms][2];
 #pragma unroll
         for (int ma = 0; ma < kMAtoms; ++ma)
@@ -225,20 +243,43 @@ struct Sm90Gemm {
             const long long row = row_base + ma * 64 + h * 8;
             rbias[ma][h] = row < m ? epi.row_bias(row) : 0.0f;
           }
+        constexpr int kGroup = 8;
+        static_assert((kAcc / 4) % kGroup == 0, "whole groups of 8 column pairs");
+        float cbias[kGroup][2], next_cbias[kGroup][2];
+        auto load_cbias = [&](int g, float (&out)[kGroup][2]) {
 #pragma unroll
-        for (int i = 0; i < kAcc / 4; ++i) {
-          const long long col = col_base + i * 8;
-          if (col < n) {
-            const float cb0 = epi.col_bias(col), cb1 = col + 1 < n ? epi.col_bias(col + 1) : 0.0f;
+          for (int ii = 0; ii < kGroup; ++ii) {
+            const long long col = col_base + (g * kGroup + ii) * 8;
+            out[ii][0] = col < n ? epi.col_bias(col) : 0.0f;
+            out[ii][1] = col + 1 < n ? epi.col_bias(col + 1) : 0.0f;
+          }
+        };
+        load_cbias(0, cbias);
 #pragma unroll
-            for (int ma = 0; ma < kMAtoms; ++ma) {
+        for (int g = 0; g < kAcc / 4 / kGroup; ++g) {
+          if (g + 1 < kAcc / 4 / kGroup) load_cbias(g + 1, next_cbias);
 #pragma unroll
-              for (int h = 0; h < 2; ++h) {
-                const long long row = row_base + ma * 64 + h * 8;
-                if (row < m)
-                  epi.store_pair(row, col, acc[ma][i * 4 + h * 2], acc[ma][i * 4 + h * 2 + 1], col + 1 < n,
-                                 rbias[ma][h], cb0, cb1);
+          for (int ii = 0; ii < kGroup; ++ii) {
+            const int i = g * kGroup + ii;
+            const long long col = col_base + i * 8;
+            if (col < n) {
+#pragma unroll
+              for (int ma = 0; ma < kMAtoms; ++ma) {
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                  const long long row = row_base + ma * 64 + h * 8;
+                  if (row < m)
+                    epi.store_pair(row, col, acc[ma][i * 4 + h * 2], acc[ma][i * 4 + h * 2 + 1], col + 1 < n,
+                                   rbias[ma][h], cbias[ii][0], cbias[ii][1]);
+                }
               }
+            }
+          }
+          if (g + 1 < kAcc / 4 / kGroup) {
+#pragma unroll
+            for (int ii = 0; ii < kGroup; ++ii) {
+              cbias[ii][0] = next_cbias[ii][0];
+              cbias[ii][1] = next_cbias[ii][1];
             }
           }
         }
