@@ -6,6 +6,7 @@
 // H200 (src/kernels/sm90/NOTES.md): ~0.68 of the bf16 peak for N = 256 tiles at 4096^3.
 #include "plan/family_sm90.hpp"
 
+#include <cstdlib>
 #include <sstream>
 
 #include "plan/cost_model.hpp"
@@ -119,6 +120,9 @@ class Sm90Family final : public FamilyModel {
     // Tile counts follow the kernel's (row-major) view.
     GemmProblem view = p;
     if (p.order == Order::ColMajor) std::swap(view.m, view.n);
+    // DEEPGEMM_SM90_TILES="128x256,256x128" keeps only those tiles: a measuring knob (timing one
+    // tile against another on the device through the public API), not a tuning interface.
+    const char* only = std::getenv("DEEPGEMM_SM90_TILES");
     for (const Sm90Tile& t : kMenu) {
       KernelConfig c;
       c.family = Family::Sm90;
@@ -134,6 +138,9 @@ class Sm90Family final : public FamilyModel {
       c.pack_a = pack_a;
       c.pack_b = pack_b;
       std::string tile_why = why;
+      const std::string tile_name = std::to_string(t.block_m) + "x" + std::to_string(t.block_n);
+      if (tile_why.empty() && only && *only && ("," + std::string(only) + ",").find("," + tile_name + ",") == std::string::npos)
+        tile_why = "tile " + tile_name + " not in DEEPGEMM_SM90_TILES=" + only;
       // A cluster splits an N-major B tile into whole 64-column boxes, one set per CTA.
       const bool b_kmajor = p.order == Order::RowMajor ? p.op_b == Op::T : p.op_a == Op::T;
       if (tile_why.empty() && t.cluster_m > 1 && !b_kmajor && (t.block_n / 64) % t.cluster_m != 0)

@@ -255,6 +255,40 @@ struct Sm90Gemm {
           }
         };
         load_cbias(0, cbias);
+        // A tile wholly inside D with pair-aligned rows (the usual case) stores without bounds
+        // checks, from one pointer per row plus compile-time offsets.
+        const bool full_tile = (long long)(mb + rank + 1) * kBlockM <= m && (long long)(nb + 1) * kBlockN <= n &&
+                               epi.pairs_aligned();
+        if (full_tile) {
+          typename EpiOp::DType* rowp[kMAtoms][2];
+#pragma unroll
+          for (int ma = 0; ma < kMAtoms; ++ma)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) rowp[ma][h] = epi.row_ptr(row_base + ma * 64 + h * 8) + col_base;
+#pragma unroll
+          for (int g = 0; g < kAcc / 4 / kGroup; ++g) {
+            if (g + 1 < kAcc / 4 / kGroup) load_cbias(g + 1, next_cbias);
+#pragma unroll
+            for (int ii = 0; ii < kGroup; ++ii) {
+              const int i = g * kGroup + ii;
+#pragma unroll
+              for (int ma = 0; ma < kMAtoms; ++ma)
+#pragma unroll
+                for (int h = 0; h < 2; ++h)
+                  epi.store_pair_aligned(rowp[ma][h] + i * 8, row_base + ma * 64 + h * 8, col_base + i * 8,
+                                         acc[ma][i * 4 + h * 2], acc[ma][i * 4 + h * 2 + 1], rbias[ma][h],
+                                         cbias[ii][0], cbias[ii][1]);
+            }
+            if (g + 1 < kAcc / 4 / kGroup) {
+#pragma unroll
+              for (int ii = 0; ii < kGroup; ++ii) {
+                cbias[ii][0] = next_cbias[ii][0];
+                cbias[ii][1] = next_cbias[ii][1];
+              }
+            }
+          }
+          continue;
+        }
 #pragma unroll
         for (int g = 0; g < kAcc / 4 / kGroup; ++g) {
           if (g + 1 < kAcc / 4 / kGroup) load_cbias(g + 1, next_cbias);

@@ -71,6 +71,22 @@ struct Sm90Epilogue : dg::EpilogueOp<Epi> {
     return x;
   }
 
+  // Whether every (row, even col) pair of D is aligned for one paired store.
+  __device__ __forceinline__ bool pairs_aligned() const {
+    return (reinterpret_cast<unsigned long long>(this->d) % (2 * sizeof(DType))) == 0 && this->ldd % 2 == 0;
+  }
+  __device__ __forceinline__ DType* row_ptr(long long row) const { return this->d + row * this->ldd; }
+
+  // Both of (row, col), (row, col + 1) exist and dst = &D[row][col] is pair-aligned (a full tile).
+  __device__ __forceinline__ void store_pair_aligned(DType* dst, long long row, long long col, float acc0, float acc1,
+                                                     float rb, float cb0, float cb1) const {
+    struct alignas(2 * sizeof(DType)) Pair { DType x, y; };
+    Pair pr;
+    pr.x = this->convert(row, col, value_b(row, col, acc0, rb, cb0));
+    pr.y = this->convert(row, col + 1, value_b(row, col + 1, acc1, rb, cb1));
+    *reinterpret_cast<Pair*>(dst) = pr;
+  }
+
   // (row, col) and, when has_second, (row, col + 1); the caller checked row < m and col < n.
   // rb: row_bias(row); cb0 / cb1: col_bias(col) / col_bias(col + 1).
   __device__ __forceinline__ void store_pair(long long row, long long col, float acc0, float acc1,
