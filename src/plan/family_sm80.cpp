@@ -31,31 +31,33 @@ constexpr Sm80Tile kMenu[] = {
     {64, 128, 32, 4, 128, 168, 0.39},
     {64, 64, 32, 4, 128, 128, 0.32},
 };
-// Candidates not yet measured or run on a device (BK = 64, 64x64 warp tiles at 4 warps, split-K
-// for shapes with too few output tiles, e.g. 1024x1024x4096 has 64 tiles of 128x128). They
-// compile (ptxas: 249 / 193 / 246 / 255 registers for the 16-byte path) and the GPU tests cover
-// every menu tile, so a device run with DEEPGEMM_SM80_EXTENDED_MENU=1 (bench/gpu-check.sh sets it
-// for its sm80 section) checks them and prints their per-tile times; move them into kMenu when
-// they pass and win.
+// Candidates not yet measured or run on a device (BK = 64, split-K for shapes with too few
+// output tiles, e.g. 1024x1024x4096 has 64 tiles of 128x128, and the variant-1 main loop). They
+// compile without spills (test_nvrtc_compile with DEEPGEMM_SM80_EXTENDED_MENU=1; the variant-0
+// 128x256x64 s3, 128x128x32 s4 t128 and 128x128x64 s3 t128 spilled 12-48 bytes and were dropped)
+// and the GPU tests cover every menu tile, so a device run with DEEPGEMM_SM80_EXTENDED_MENU=1
+// (bench/gpu-check.sh sets it for its sm80 section) checks them and prints their per-tile times;
+// promote a winner by replacing the kMenu line it beats with its line (src/kernels/sm80/NOTES.md).
 constexpr Sm80Tile kExtendedMenu[] = {
-    {128, 256, 64, 3, 256, 249, 0.53},
     {128, 128, 64, 4, 256, 193, 0.46},
-    {128, 128, 32, 4, 128, 246, 0.46},
-    {128, 128, 64, 3, 128, 255, 0.46},
     {128, 128, 32, 4, 256, 168, 0.46, 2},
     {128, 128, 32, 4, 256, 168, 0.46, 4},
     {128, 64, 32, 4, 128, 168, 0.39, 2},
     // Variant 1 (fragment double buffering, barrier before the last slice's mma; NOTES.md):
     // the 4096^3 candidates, then split-K / small tiles for 1024x1024x4096 (64 tiles of 128x128).
-    // Registers: ptxas sm_90a, the most of the four layouts (vector kernel); no spills in any
-    // layout or kernel (128x256x64 s3 spilled 4-8 bytes and is left out).
+    // Registers: ptxas, the most over sm_80 / sm_90a, four layouts, both kernels; no spills in
+    // any of them (128x256x64 s3 v1 spilled 4-8 bytes and is left out).
     {128, 256, 32, 4, 256, 255, 0.62, 1, 1},
     {128, 256, 32, 5, 256, 255, 0.62, 1, 1},
-    {128, 128, 32, 4, 256, 186, 0.55, 1, 1},
-    {128, 128, 64, 4, 256, 192, 0.55, 2, 1},
-    {128, 128, 32, 4, 256, 184, 0.55, 2, 1},
-    {128, 64, 64, 4, 128, 216, 0.45, 2, 1},
-    {128, 64, 32, 4, 128, 194, 0.45, 1, 1},
+    {128, 128, 32, 4, 256, 194, 0.55, 1, 1},
+    {128, 128, 64, 4, 256, 198, 0.55, 2, 1},
+    {128, 128, 32, 4, 256, 187, 0.55, 2, 1},
+    {128, 64, 64, 4, 128, 213, 0.45, 2, 1},
+    {128, 64, 32, 4, 128, 198, 0.45, 1, 1},
+    // 4 warps of 64x64 (the least shared-memory traffic per mma, as 128x256 / 8 warps): two CTAs
+    // per SM (255 registers x 128 threads, 64 KiB); split 4 gives 256 CTAs for 1024x1024x4096.
+    {128, 128, 32, 4, 128, 255, 0.55, 1, 1},
+    {128, 128, 32, 4, 128, 255, 0.55, 4, 1},
 };
 
 bool extended_menu() {

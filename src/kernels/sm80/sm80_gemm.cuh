@@ -340,10 +340,58 @@ __device__ __forceinline__ void gemm(const DgemmParams& p) {
       // B fragments are double buffered; A fragments roll: row i of the next slice is loaded
       // right after row i's mma of this slice were issued (ldmatrix waits only for those to read
       // their operands), which saves kFragsM * 4 registers (128x256 would spill otherwise).
+      // Per-thread fragment offsets inside a stage, computed once. Every ldmatrix row address
+      // here has lane & 7 as its low 3 bits (the other terms are multiples of 8), and the XOR
+      // swizzle depends only on those bits, so it folds into a few per-thread constants; what
+      // varies per fragment (i, j or kk steps of whole rows) is an immediate offset. The generic
+      // load_frags recomputes the swizzle of every address in the loop (~10 integer ops each).
+      constexpr int kAOffs = kAKMajor ? kSlices : kFragsM;
+      constexpr int kBOffs = kBKMajor ? kSlices : kFragsN / 2;
+      unsigned a_off[kAOffs], b_off[kBOffs];
+      {
+        const int lo = lane & 7;
+#pragma unroll
+        for (int x = 0; x < kAOffs; ++x) {
+          if (kAKMajor)  // row = warp_m * WARP_M + i * 16 + (lane & 15), chunk = 2 kk + (lane >> 4)
+            a_off[x] = unsigned((warp_m * WARP_M + (lane & 15)) * TileA::kRowBytes) +
+                       unsigned(TileA::swizzle(lo, x * 2 + (lane >> 4)) * 16);
+          else  // row = 16 kk + (q >> 1) * 8 + (lane & 7), chunk = (warp_m * WARP_M + 16 i) / 8 + (q & 1)
+            a_off[x] = unsigned(((q >> 1) * 8 + lo) * TileA::kRowBytes) +
+                       unsigned(TileA::swizzle(lo, (warp_m * WARP_M + x * 16) / 8 + (q & 1)) * 16);
+        }
+#pragma unroll
+        for (int x = 0; x < kBOffs; ++x) {
+          if (kBKMajor)  // row = warp_n * WARP_N + 8 j + (q >> 1) * 8 + (lane & 7), chunk = 2 kk + (q & 1)
+            b_off[x] = unsigned((warp_n * WARP_N + (q >> 1) * 8 + lo) * TileB::kRowBytes) +
+                       unsigned(TileB::swizzle(lo, x * 2 + (q & 1)) * 16);
+          else  // row = 16 kk + (q & 1) * 8 + (lane & 7), chunk = (warp_n * WARP_N + 8 j) / 8 + (q >> 1), j = 2x
+            b_off[x] = unsigned(((q & 1) * 8 + lo) * TileB::kRowBytes) +
+                       unsigned(TileB::swizzle(lo, (warp_n * WARP_N + x * 16) / 8 + (q >> 1)) * 16);
+        }
+      }
+      auto load_a_fast = [&](unsigned (&f)[4], unsigned sa, int kk, int i) {
+        if (kAKMajor) ptx::ldmatrix_x4(f, sa + a_off[kk] + unsigned(i * 16 * TileA::kRowBytes));
+        else ptx::ldmatrix_x4_trans(f, sa + a_off[i] + unsigned(kk * 16 * TileA::kRowBytes));
+      };
+      auto load_b_fast = [&](unsigned (&f)[kFragsN][2], unsigned sa, int kk) {
+        const unsigned sb = sa + Layout::kABytes;
+#pragma unroll
+        for (int j = 0; j < kFragsN; j += 2) {
+          unsigned r[4];
+          if (kBKMajor) ptx::ldmatrix_x4(r, sb + b_off[kk] + unsigned(j * 8 * TileB::kRowBytes));
+          else ptx::ldmatrix_x4_trans(r, sb + b_off[j / 2] + unsigned(kk * 16 * TileB::kRowBytes));
+          f[j][0] = r[0];
+          f[j][1] = r[1];
+          f[j + 1][0] = r[2];
+          f[j + 1][1] = r[3];
+        }
+      };
       unsigned fa[kFragsM][4];
       unsigned fb[2][kFragsN][2];
       int read_stage = 0, write_stage = kNumStages - 1;
-      load_frags(fa, fb[0], smem, 0);
+#pragma unroll
+      for (int i = 0; i < kFragsM; ++i) load_a_fast(fa[i], smem, 0, i);
+      load_b_fast(fb[0], smem, 0);
       for (int kt = 0; kt < k_tiles; ++kt) {
 #pragma unroll
         for (int kk = 0; kk < kSlices; ++kk) {
@@ -358,7 +406,7 @@ __device__ __forceinline__ void gemm(const DgemmParams& p) {
           // Next slice's fragments (slice 0 of tile kt + 1 after the barrier; past the last tile
           // this reads a stale stage whose values are never used): B now, A row by row below.
           const unsigned next_sa = smem + read_stage * Layout::kStageBytes;
-          load_b_frags(fb[(kk + 1) % 2], next_sa, (kk + 1) % kSlices);
+          load_b_fast(fb[(kk + 1) % 2], next_sa, (kk + 1) % kSlices);
           if (kk == 0) {
             // Tile kt + kNumStages - 1 into the stage tile kt - 1 used: every warp passed the
             // barrier after its last read of it.
@@ -370,7 +418,7 @@ __device__ __forceinline__ void gemm(const DgemmParams& p) {
           for (int i = 0; i < kFragsM; ++i) {
 #pragma unroll
             for (int j = 0; j < kFragsN; ++j) ptx::mma_16816<kBf16>(acc[i][j], fa[i], fb[kk % 2][j]);
-            load_a_frag(fa[i], next_sa, (kk + 1) % kSlices, i);
+            load_a_fast(fa[i], next_sa, (kk + 1) % kSlices, i);
           }
         }
       }
