@@ -4,6 +4,9 @@
 // __launch_bounds__(384, 1) cap of 168; setmaxnreg then moves registers from the producer
 // warpgroup (40) to the consumers (232). Math efficiencies are what the kernels measured on the
 // H200 (src/kernels/sm90/NOTES.md): ~0.68 of the bf16 peak for N = 256 tiles at 4096^3.
+// Leading dimensions or batch strides that break TMA's 16-byte rule do not reject the family:
+// its candidates then pack those operands into the workspace (KernelConfig::pack_a / pack_b; the
+// cost model charges the copy), and the planner weighs that against the sm80 family.
 #include "plan/family_sm90.hpp"
 
 #include <cstdlib>
