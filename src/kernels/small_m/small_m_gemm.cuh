@@ -36,11 +36,15 @@ constexpr int kThreads = kWarps * 32;
 
 // 16 bytes of weights read once: not kept in L1 (A, which every warp re-reads, stays there).
 __device__ __forceinline__ uint4 ld_stream_16(const void* p) {
+#ifdef DG_SMALL_M_HOST_EMULATION  // tests/emu/small_m_emulate.cpp runs these kernels on CPU threads
+  return *reinterpret_cast<const uint4*>(p);
+#else
   uint4 v;
   asm volatile("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
                : "l"(p));
   return v;
+#endif
 }
 
 // The two 16-bit elements of a 32-bit word (low first) as floats.
