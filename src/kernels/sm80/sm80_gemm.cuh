@@ -337,9 +337,6 @@ __device__ __forceinline__ void gemm(const DgemmParams& p) {
       }
       ptx::cp_async_wait<kNumStages - 2>();
       __syncthreads();
-      // B fragments are double buffered; A fragments roll: row i of the next slice is loaded
-      // right after row i's mma of this slice were issued (ldmatrix waits only for those to read
-      // their operands), which saves kFragsM * 4 registers (128x256 would spill otherwise).
       // Per-thread fragment offsets inside a stage, computed once. Every ldmatrix row address
       // here has lane & 7 as its low 3 bits (the other terms are multiples of 8), and the XOR
       // swizzle depends only on those bits, so it folds into a few per-thread constants; what
@@ -386,6 +383,9 @@ __device__ __forceinline__ void gemm(const DgemmParams& p) {
           f[j + 1][1] = r[3];
         }
       };
+      // B fragments are double buffered; A fragments roll: row i of the next slice is loaded
+      // right after row i's mma of this slice were issued (ldmatrix waits only for those to read
+      // their operands), which saves kFragsM * 4 registers (128x256 would spill otherwise).
       unsigned fa[kFragsM][4];
       unsigned fb[2][kFragsN][2];
       int read_stage = 0, write_stage = kNumStages - 1;
