@@ -9,6 +9,7 @@
 // cost model charges the copy), and the planner weighs that against the sm80 family.
 #include "plan/family_sm90.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <sstream>
 
@@ -126,6 +127,8 @@ class Sm90Family final : public FamilyModel {
     // DEEPGEMM_SM90_TILES="128x256,256x128" keeps only those tiles: a measuring knob (timing one
     // tile against another on the device through the public API), not a tuning interface.
     const char* only = std::getenv("DEEPGEMM_SM90_TILES");
+    const char* split_env = std::getenv("DEEPGEMM_SM90_SPLIT_K");
+    const bool split_k_enabled = split_env && std::string(split_env) == "1";
     for (const Sm90Tile& t : kMenu) {
       KernelConfig c;
       c.family = Family::Sm90;
@@ -165,6 +168,28 @@ class Sm90Family final : public FamilyModel {
       in.smem_extra_bytes = 2L * t.stages * 8 + 1024;  // barriers + alignment slack
       in.math_efficiency = t.efficiency;
       out.push_back(make_candidate(c, estimate_cost(view, e, hw, in)));
+      // Split-K for problems with fewer work units than SMs (e.g. 1024x1024x4096): each split
+      // keeps at least 8 K blocks and none is empty; partials go through the workspace and a
+      // second (reduce + epilogue) launch, which the cost model charges as fp32 traffic + launch.
+      // Opt-in (DEEPGEMM_SM90_SPLIT_K=1): correct on the H200 but measured slower than no split
+      // where the model chose it (1024x1024x4096: 28-34 us vs 20-23 us, NOTES.md).
+      if (!split_k_enabled) continue;
+      const long units = long((view.m + t.block_m * t.cluster_m - 1) / (t.block_m * t.cluster_m)) *
+                         long((view.n + t.block_n - 1) / t.block_n) * long(std::max<int64_t>(1, p.batch_count));
+      const long k_blocks = long((p.k + 63) / 64);
+      for (int split : {2, 4}) {
+        const long per_split = (k_blocks + split - 1) / split;
+        // (Decode-sized m or n is the small-M family's: wgmma's 64-row atoms would mostly idle.)
+        if (std::min(view.m, view.n) <= 64 || units * t.cluster_m >= hw.sm_count || per_split < 8 || (split - 1) * per_split >= k_blocks ||
+            units * t.cluster_m * split > 2L * hw.sm_count)
+          continue;
+        KernelConfig cs = c;
+        cs.split_k = split;
+        CostInput ins = in;
+        ins.config = cs;
+        ins.extra_fixed_us = 2.0;  // the reduce kernel's launch
+        out.push_back(make_candidate(cs, estimate_cost(view, e, hw, ins)));
+      }
     }
     return out;
   }

@@ -7,6 +7,9 @@
 // TMA's out-of-bounds zero fill. Operands may be K-major or MN-major (wgmma transpose bits).
 // With kClusterM = 2, two CTAs of a cluster take vertically adjacent tiles (same N block): each
 // loads half of the shared B tile and multicasts it to both, halving B's L2->SM traffic.
+// Split-K (built with DGEMM_SM90_SPLIT_K, for problems with fewer tiles than SMs): each work unit
+// is a tile and a K range; its f32 partials go to the workspace and DGEMM_SM90_DEFINE_SPLIT_REDUCE's
+// kernel adds them and runs the epilogue.
 //
 // The JIT prelude instantiates Sm90Gemm<...> through DGEMM_SM90_DEFINE_KERNEL (bottom) so that the
 // kernel has a stable extern "C" name.
@@ -28,8 +31,8 @@ struct Sm90GemmArgs {
   DgemmParams p;    // pointers, sizes, leading dimensions, scalars (row-major view of the problem)
   int num_m_blocks, num_n_blocks, num_k_blocks;
   int raster_group;  // M blocks per rasterization group (consecutive tiles share a B column)
-  int num_tiles;     // tiles (clusters' tile pairs when kClusterM = 2) over all batches
-  int reserved;
+  int num_tiles;     // tiles (clusters' tile pairs when kClusterM = 2) over all batches and K splits
+  int split_k;       // K splits: > 1 only in kernels built with DGEMM_SM90_SPLIT_K (partials to p.workspace)
 };
 
 template <int kBlockM, int kBlockN, int kStages, int kF16, int kAMajorMN, int kBMajorMN, int kClusterM, class EpiOp>
@@ -59,13 +62,21 @@ struct Sm90Gemm {
 
   // Tile `tile` of the persistent walk -> (M block, N block, batch). Tiles are grouped
   // raster_group M blocks high so that CTAs running together share B columns and A rows in L2.
-  // With a cluster, `tile` counts tile pairs and `mb` is the pair's first M block.
-  __device__ static void tile_coords(const Sm90GemmArgs& a, int tile, int& mb, int& nb, int& batch) {
+  // With a cluster, `tile` counts tile pairs and `mb` is the pair's first M block. With split-K,
+  // the tile's K blocks are [kb_begin, kb_end) of its split (the host makes every split non-empty).
+  __device__ static void tile_coords(const Sm90GemmArgs& a, int tile, int& mb, int& nb, int& batch, int& kb_begin,
+                                     int& kb_end) {
     const int m_units = (a.num_m_blocks + kClusterM - 1) / kClusterM;
     const int group_m = a.raster_group / kClusterM > 0 ? a.raster_group / kClusterM : 1;
     const int per_batch = m_units * a.num_n_blocks;
     batch = tile / per_batch;
     const int t = tile - batch * per_batch;
+    // Splits are outermost (batch index = split * batch_count + batch).
+    const int split = batch / a.p.batch_count;
+    batch -= split * a.p.batch_count;
+    const int per_split = (a.num_k_blocks + a.split_k - 1) / a.split_k;
+    kb_begin = split * per_split;
+    kb_end = min(a.num_k_blocks, kb_begin + per_split);
     const int group_tiles = group_m * a.num_n_blocks;
     const int group = t / group_tiles;
     const int first_m = group * group_m;
@@ -107,10 +118,10 @@ struct Sm90Gemm {
         int stage = 0;
         u32 phase = 0;
         for (int tile = cluster_id; tile < args.num_tiles; tile += num_clusters) {
-          int mb, nb, batch;
-          tile_coords(args, tile, mb, nb, batch);
+          int mb, nb, batch, kb_begin, kb_end;
+          tile_coords(args, tile, mb, nb, batch, kb_begin, kb_end);
           const int m0 = (mb + rank) * kBlockM, n0 = nb * kBlockN;
-          for (int kb = 0; kb < args.num_k_blocks; ++kb) {
+          for (int kb = kb_begin; kb < kb_end; ++kb) {
             const int k0 = kb * kBlockK;
             mbar_wait(empty_bar(stage), phase ^ 1);
             // Own A + the whole B tile (half of it arrives from the peer CTA when clustered).
@@ -173,12 +184,12 @@ struct Sm90Gemm {
       int stage = 0;
       u32 phase = 0;
       for (int tile = cluster_id; tile < args.num_tiles; tile += num_clusters) {
-        int mb, nb, batch;
-        tile_coords(args, tile, mb, nb, batch);
+        int mb, nb, batch, kb_begin, kb_end;
+        tile_coords(args, tile, mb, nb, batch, kb_begin, kb_end);
 #ifdef DGEMM_SM90_LATE_RELEASE
         int prev_stage = -1;
 #endif
-        for (int kb = 0; kb < args.num_k_blocks; ++kb) {
+        for (int kb = kb_begin; kb < kb_end; ++kb) {
           mbar_wait(full_bar(stage), phase);
 #pragma unroll
           for (int ma = 0; ma < kMAtoms; ++ma) fence_regs(acc[ma]);
@@ -193,7 +204,8 @@ struct Sm90Gemm {
               const int chunk = math_wg * kMAtoms + ma;  // which 64-row slice of the A stage
               const u64 desc_a = kAMajorMN ? make_desc_sw128(smem_a(stage) + chunk * 8192 + k * 2048, 8192, 1024)
                                            : make_desc_sw128(smem_a(stage) + chunk * 8192 + k * 32, 16, 1024);
-              wgmma_m64k16<kBlockN, kF16, kAMajorMN, kBMajorMN>(acc[ma], desc_a, desc_b, (kb | k) != 0);
+              wgmma_m64k16<kBlockN, kF16, kAMajorMN, kBMajorMN>(acc[ma], desc_a, desc_b,
+                                                                (kb != kb_begin) || (k != 0));
             }
           }
           wgmma_commit();
@@ -226,12 +238,43 @@ struct Sm90Gemm {
 
         // Epilogue from registers. wgmma's f32 accumulator layout: thread (warp w, lane l) holds,
         // for each 8-column group i, rows w*16 + l/4 (+8) and columns i*8 + (l%4)*2 (+1).
-        EpiOp epi;
-        epi.init(args.p, batch);
         const long long m = args.p.m, n = args.p.n;
         const long long row_base =
             (long long)(mb + rank) * kBlockM + math_wg * kWGRows + warp_in_wg * 16 + lane / 4;
         const long long col_base = (long long)nb * kBlockN + (lane % 4) * 2;
+#ifdef DGEMM_SM90_SPLIT_K
+        {
+          // Split-K: the raw f32 partial sums go to the workspace, [split][batch][m][n]; the
+          // reduce kernel below adds the splits and runs the epilogue.
+          const int split = (kb_begin / ((args.num_k_blocks + args.split_k - 1) / args.split_k));
+          float* part = static_cast<float*>(args.p.workspace) +
+                        ((long long)split * args.p.batch_count + batch) * m * n;
+#pragma unroll
+          for (int ma = 0; ma < kMAtoms; ++ma)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const long long row = row_base + ma * 64 + h * 8;
+              if (row >= m) continue;
+#pragma unroll
+              for (int i = 0; i < kAcc / 4; ++i) {
+                const long long col = col_base + i * 8;
+                if (col >= n) continue;
+                float* dst = part + row * n + col;
+                const float v0 = acc[ma][i * 4 + h * 2], v1 = acc[ma][i * 4 + h * 2 + 1];
+                if (col + 1 < n && (n % 2) == 0) {
+                  struct alignas(8) F2 { float x, y; };
+                  *reinterpret_cast<F2*>(dst) = F2{v0, v1};
+                } else {
+                  dst[0] = v0;
+                  if (col + 1 < n) dst[1] = v1;
+                }
+              }
+            }
+          continue;
+        }
+#endif
+        EpiOp epi;
+        epi.init(args.p, batch);
         // Bias once per row and per column of the thread's fragment, not per element. Column
         // biases come in groups of 8 column pairs, the next group's loads issued before this
         // group's stores (a load after a store to D cannot be hoisted above it: they may alias).
@@ -325,6 +368,33 @@ struct Sm90Gemm {
 };
 
 }  // namespace dgemm_sm90
+
+namespace dgemm_sm90 {
+
+// Split-K's second kernel: D = epilogue(sum over splits of the f32 partials in p.workspace),
+// one element per thread (memory-bound; the partials are usually still in L2).
+template <class EpiOp>
+__device__ void sm90_split_reduce(const DgemmParams& p, int split_k) {
+  const long long mn = p.m * p.n, total = mn * p.batch_count;
+  const float* part = static_cast<const float*>(p.workspace);
+  for (long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x; idx < total;
+       idx += (long long)gridDim.x * blockDim.x) {
+    const long long b = idx / mn, r = idx - b * mn;
+    const long long row = r / p.n, col = r - row * p.n;
+    float sum = 0.0f;
+    for (int s = 0; s < split_k; ++s) sum += part[((long long)s * p.batch_count + b) * mn + r];
+    EpiOp epi;
+    epi.init(p, b);
+    epi.store(row, col, sum);
+  }
+}
+
+}  // namespace dgemm_sm90
+
+#define DGEMM_SM90_DEFINE_SPLIT_REDUCE(NAME, EPI)                                                   \
+  extern "C" __global__ void __launch_bounds__(256) NAME(const __grid_constant__ DgemmParams p, int split_k) { \
+    dgemm_sm90::sm90_split_reduce<EPI>(p, split_k);                                              \
+  }
 
 // Defines the extern "C" kernel entry NAME for one instantiation GEMM (a Sm90Gemm<...>).
 #define DGEMM_SM90_DEFINE_KERNEL(NAME, GEMM)                                                     \
