@@ -6,7 +6,9 @@
 // (the CPU oracle would take minutes). Covers the edge sizes of DESIGN.md in M, N and K, all four
 // transposes in both orders, f16/bf16 in and f32/f16/bf16 out, fused epilogues, batches, padded
 // leading dimensions, unaligned pointers (which run the sm80 fallback the plan prepared), and
-// leading dimensions / batch strides that break TMA's 16-byte rule (operands packed into the workspace).
+// leading dimensions / batch strides that break TMA's 16-byte rule (operands packed into the workspace),
+// and split-K (opt-in candidates, enabled by the fixture below). DGEMM_TEST_PREFILL=h200 without a
+// GPU compiles the sweep's and the benchmark rows' kernels into $DEEPGEMM_CACHE_DIR instead.
 // Every failure prints a one-line repro.
 #include <boost/test/unit_test.hpp>
 
