@@ -8,6 +8,10 @@
 #
 # Knobs (environment):
 #   GPU_CHECK_SM80=0           skip the sm80 section (perf vs cuBLAS, ncu, sanitizer of test_sm80_gemm)
+#   GPU_CHECK_SM80_PARTS="tiles perf ncu sanitizer"   which parts of the sm80 section run
+#   GPU_CHECK_AUTOTUNE=1       `deepgemm run` with and without --autotune on a few shapes (autotune.log)
+#   GPU_CHECK_TORCH_STAGE=DIR  the Python binding with PyTorch CUDA tensors (tests/packaging/
+#                              gpu_torch_check.sh run DIR; DIR made here by its `stage` step) -> torch.log
 #   GPU_CHECK_TESTS=0          skip the GPU test executables
 #   GPU_CHECK_BENCH_ARGS=...   deepgemm-bench arguments (default: --set all --quick --runner-up)
 #   GPU_CHECK_BENCH=0          skip the benchmark
@@ -82,18 +86,25 @@ fi
 # Runs when tests/gpu/test_sm80_gemm was staged; everything goes to sm80.log. GPU_CHECK_SM80=0 skips.
 sm80=$stage/bin/test_sm80_gemm
 if [[ ${GPU_CHECK_SM80:-1} != 0 && -x $sm80 ]]; then
+  parts=" ${GPU_CHECK_SM80_PARTS:-tiles perf ncu sanitizer} "
   {
     # The per-tile table and the every-tile test also cover the not-yet-default configurations.
+    if [[ $parts == *" tiles "* ]]; then
     echo "===== sm80 every menu tile, extended menu (DEEPGEMM_SM80_EXTENDED_MENU=1)"
     DEEPGEMM_SM80_EXTENDED_MENU=1 timeout 120 "$sm80" --run_test=sm80_every_menu_tile_every_layout --log_level=message
     echo "===== rc=$?"
+    fi
+    if [[ $parts == *" perf "* ]]; then
     echo "===== sm80 perf vs cuBLAS (DGEMM_TEST_PERF)"
     DEEPGEMM_SM80_EXTENDED_MENU=1 DGEMM_TEST_PERF=1 timeout 180 "$sm80" --run_test=sm80_perf_vs_cublas --log_level=message
+    fi
+    if [[ $parts == *" ncu "* ]]; then
     echo "===== ncu bank conflicts, sm80 plan, 4096^3 bf16"
     DGEMM_TEST_PROFILE="4096 4096 4096" timeout 120 ncu --clock-control none --profile-from-start off \
       --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,sm__inst_executed_pipe_tensor.sum,launch__registers_per_thread \
       "$sm80" --run_test=sm80_profile_once --log_level=message
-    for tool in memcheck racecheck; do
+    fi
+    [[ $parts == *" sanitizer "* ]] && for tool in memcheck racecheck; do
       for shape in "200 136 96"; do
         echo "===== compute-sanitizer --tool $tool, sm80 plan $shape"
         DGEMM_TEST_PROFILE="$shape" timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 3 \
@@ -105,6 +116,31 @@ if [[ ${GPU_CHECK_SM80:-1} != 0 && -x $sm80 ]]; then
   while IFS= read -r line; do summary+=("sm80  $line"); done < <(grep -E \
     "^(4096x|1024x|1x4096|8192x|1000x|4095x|2048x|128x8192)|MISMATCH|bank_conflicts|ERROR SUMMARY|RACECHECK SUMMARY|===== rc=" "$OUT/sm80.log" \
     | sed -E 's/ +/ /g')
+fi
+
+# ---- autotuning (issue 5): never slower than the planner's default by more than noise ----------
+tool=$stage/bin/deepgemm
+if [[ ${GPU_CHECK_AUTOTUNE:-0} != 0 && -x $tool ]]; then
+  for shape in "4096 4096 4096" "1024 1024 4096" "4096 7168 2048" "16 8192 8192"; do
+    read -r m n k <<< "$shape"
+    for mode in default autotune default autotune; do
+      flag=""; [[ $mode == autotune ]] && flag=--autotune
+      line=$(timeout 120 "$tool" run --m "$m" --n "$n" --k "$k" --dtype bf16 --trans-b --reps 50 --check none $flag 2>&1 \
+        | tee -a "$OUT/autotune.log" | grep -E '^device:' )
+      echo "$m x $n x $k $mode: $line" >> "$OUT/autotune.log"
+      summary+=("$(printf 'tune  %-16s %-8s %s' "${m}x${n}x${k}" "$mode" "$(echo "$line" | sed -E 's/.*time: ([0-9.]+ us).*  ([0-9.]+ TFLOP\/s)/\1 \2/')")")
+    done
+  done
+fi
+
+# ---- the Python binding with PyTorch CUDA tensors (issue 6) ---------------------------------------
+if [[ -n ${GPU_CHECK_TORCH_STAGE:-} && -d ${GPU_CHECK_TORCH_STAGE} ]]; then
+  start=$SECONDS
+  timeout 240 bash "$(dirname "$0")/../tests/packaging/gpu_torch_check.sh" run "$GPU_CHECK_TORCH_STAGE" /tmp/dgemm-py \
+    > "$OUT/torch.log" 2>&1
+  rc=$?
+  summary+=("$(printf 'torch gpu_torch_check rc=%d (%d s), torch.log' $rc $((SECONDS - start)))")
+  while IFS= read -r line; do summary+=("torch $line"); done < <(tail -n 14 "$OUT/torch.log")
 fi
 
 # ---- profiling and sanitizers (opt-in; our kernel alone through `deepgemm-bench --profile`) ------
