@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -27,36 +28,38 @@
 #include <tuple>
 #include <vector>
 
-#include "backend/cpu/cpu_gemm.hpp"
-#include "backend/cuda/jit.hpp"
 #include "backend/cuda/sm80_gemm.hpp"
 #include "backend/cuda/sm90_gemm.hpp"
+#include "common/gpu_harness.hpp"
 #include "common/shapes.hpp"
-#include "core/float_convert.hpp"
-#include "core/problem.hpp"
-#include "deepgemm/deepgemm.h"
 #include "plan/arch_file.hpp"
 #include "plan/planner.hpp"
 
 namespace {
 
 using namespace dgemm;
+// Named imports, not the whole harness: this file has its own make_case (TMA-friendly leading
+// dimensions).
+using dgemm_test::Case;
+using dgemm_test::DevBuf;
+using dgemm_test::kGuard;
+using dgemm_test::kPoison;
+using dgemm_test::PrefillSet;
+using dgemm_test::repro_without_scalars;
+using dgemm_test::SweepPlans;
+using dgemm_test::context;
+using dgemm_test::create_plans;
+using dgemm_test::fill_random;
+using dgemm_test::span;
+using dgemm_test::threshold;
 
 void prefill_cache(const char* arch_name);
 
 struct SkipWithoutGpu {
   SkipWithoutGpu() {
-    int n = 0;
-    if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
-      // DGEMM_TEST_PREFILL=<built-in arch, e.g. h200>: compile, without a GPU, the kernels this
-      // test's sweep and the benchmark's rows will most likely use into $DEEPGEMM_CACHE_DIR.
-      if (const char* arch = std::getenv("DGEMM_TEST_PREFILL")) {
-        prefill_cache(arch);
-        std::exit(0);
-      }
-      std::printf("no CUDA device: skipping the GPU tests\n");
-      std::exit(77);
-    }
+    // DGEMM_TEST_PREFILL=<built-in arch, e.g. h200> without a GPU compiles the kernels this test's
+    // sweep and the benchmark's rows will most likely use into $DEEPGEMM_CACHE_DIR.
+    dgemm_test::skip_without_gpu(prefill_cache);
     // Split-K candidates are opt-in (measured slower so far); the sweep's split cases need them.
     setenv("DEEPGEMM_SM90_SPLIT_K", "1", 1);
   }
@@ -70,78 +73,7 @@ bool is_hopper() {
   return prop.major == 9;
 }
 
-constexpr unsigned char kPoison = 0xCD;
-constexpr std::size_t kGuard = 256;
-
-struct Case {
-  GemmProblem p;
-  Epilogue e;
-  int misalign = 0;  // elements added to the A and B pointers (breaks TMA's 16-byte rule)
-  bool vs_cublas = false;
-  std::string tag;
-};
-
-std::string repro(const Case& c) {
-  std::ostringstream os;
-  os << "[" << c.tag << "] " << c.p.to_string() << " | " << c.e.to_string() << " misalign=" << c.misalign;
-  return os.str();
-}
-
-double threshold(DType d) { return d == DType::F32 ? 1e-5 : d == DType::F16 ? 2e-3 : 1e-2; }
-
-dgemm_context_t context() {
-  static dgemm_context_t ctx = [] {
-    dgemm_context_t c = nullptr;
-    if (dgemm_context_create(DGEMM_DEVICE_CUDA, 0, &c) != DGEMM_STATUS_SUCCESS)
-      std::printf("context: %s\n", dgemm_last_error());
-    return c;
-  }();
-  return ctx;
-}
-
-dgemm_status_t make_plan(const Case& c, dgemm_plan_t* plan) {
-  dgemm_problem_t p;
-  dgemm_problem_init(&p);
-  p.m = c.p.m; p.n = c.p.n; p.k = c.p.k;
-  p.a_type = dgemm_dtype_t(c.p.a_type); p.b_type = dgemm_dtype_t(c.p.b_type);
-  p.c_type = dgemm_dtype_t(c.p.c_type); p.d_type = dgemm_dtype_t(c.p.d_type);
-  p.compute_type = DGEMM_DTYPE_F32;
-  p.op_a = dgemm_op_t(c.p.op_a); p.op_b = dgemm_op_t(c.p.op_b);
-  p.order = dgemm_order_t(c.p.order);
-  p.lda = c.p.lda; p.ldb = c.p.ldb; p.ldc = c.p.ldc; p.ldd = c.p.ldd;
-  p.batch_count = c.p.batch_count;
-  p.stride_a = c.p.stride_a; p.stride_b = c.p.stride_b; p.stride_c = c.p.stride_c; p.stride_d = c.p.stride_d;
-  dgemm_epilogue_t e;
-  dgemm_epilogue_init(&e);
-  e.alpha = c.e.alpha;
-  e.beta = c.e.beta;
-  e.bias_mode = dgemm_vector_mode_t(c.e.bias_mode);
-  e.bias_type = dgemm_dtype_t(c.e.bias_type);
-  e.activation = dgemm_activation_t(c.e.activation);
-  dgemm_plan_options_t o;
-  dgemm_plan_options_init(&o);
-  o.force_kernel = "sm90";
-  return dgemm_create_plan(context(), &p, &e, &o, plan);
-}
-
-std::size_t span(const GemmProblem& p, int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
-  if (rows == 0 || cols == 0) return 0;
-  std::size_t one = std::size_t(p.order == Order::RowMajor ? (rows - 1) * ld + cols : (cols - 1) * ld + rows);
-  return one + std::size_t(stride) * std::size_t(p.batch_count - 1);
-}
-
-void fill_random(std::mt19937& rng, DType t, std::vector<unsigned char>& buf, std::size_t elems, double lo, double hi) {
-  std::uniform_real_distribution<double> u(lo, hi);
-  buf.assign(elems * dtype_size(t), 0);
-  for (std::size_t i = 0; i < elems; ++i) store_from_double(t, buf.data(), int64_t(i), u(rng), true);
-}
-
-struct DevBuf {
-  void* base = nullptr;
-  explicit DevBuf(std::size_t n) { if (n) cudaMalloc(&base, n); }
-  ~DevBuf() { if (base) cudaFree(base); }
-  char* at(std::size_t off) const { return static_cast<char*>(base) + off; }
-};
+dgemm_status_t make_plan(const Case& c, dgemm_plan_t* plan) { return dgemm_test::make_plan_forced(c.p, c.e, "sm90", plan); }
 
 std::string run_case(const Case& cs, dgemm_plan_t plan, std::mt19937& rng) {
   const GemmProblem& p = cs.p;
@@ -240,16 +172,7 @@ std::string run_case(const Case& cs, dgemm_plan_t plan, std::mt19937& rng) {
 }
 
 Case make_case(int64_t m, int64_t n, int64_t k, DType ab, DType d, Op op_a, Op op_b, Order order, const std::string& tag) {
-  Case c;
-  c.p.m = m;
-  c.p.n = n;
-  c.p.k = k;
-  c.p.a_type = c.p.b_type = ab;
-  c.p.c_type = c.p.d_type = d;
-  c.p.op_a = op_a;
-  c.p.op_b = op_b;
-  c.p.order = order;
-  c.tag = tag;
+  Case c = dgemm_test::make_case(m, n, k, ab, d, op_a, op_b, order, tag);
   c.p.resolve_and_validate();
   // TMA needs 16-byte rows: round A's and B's leading dimensions up to 8 elements.
   c.p.lda = (c.p.lda + 7) / 8 * 8;
@@ -422,28 +345,18 @@ BOOST_AUTO_TEST_CASE(sm90_sweep_vs_oracle) {
   std::mt19937 rng(90);
   int failed = 0;
   std::vector<Case> cases = sweep();
-  // Plans first, from all cores at once: the distinct kernels compile in parallel (or come from
+  // Plans first, from all cores at once (the distinct kernels compile in parallel or come from
   // the carried cache); the cases then run one by one.
-  std::vector<dgemm_plan_t> plans(cases.size(), nullptr);
-  std::vector<std::string> errors(cases.size());
-  {
-    std::atomic<std::size_t> next{0};
-    std::vector<std::thread> pool;
-    const unsigned n = std::max(2u, std::thread::hardware_concurrency());
-    for (unsigned t = 0; t < n; ++t)
-      pool.emplace_back([&] {
-        for (std::size_t i; (i = next.fetch_add(1)) < cases.size();)
-          if (make_plan(cases[i], &plans[i]) != DGEMM_STATUS_SUCCESS) errors[i] = dgemm_last_error();
-      });
-    for (auto& t : pool) t.join();
-  }
+  const SweepPlans made = create_plans(cases, make_plan);
+  const std::vector<dgemm_plan_t>& plans = made.plans;
+  const std::vector<std::string>& errors = made.errors;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const Case& cs = cases[i];
     dgemm_plan_t plan = plans[i];
-    BOOST_CHECK_MESSAGE(plan != nullptr, repro(cs) << ": create_plan: " << errors[i]);
+    BOOST_CHECK_MESSAGE(plan != nullptr, repro_without_scalars(cs) << ": create_plan: " << errors[i]);
     if (!plan) { ++failed; continue; }
     const std::string why = run_case(cs, plan, rng);
-    BOOST_CHECK_MESSAGE(why.empty(), repro(cs) << ": " << why);
+    BOOST_CHECK_MESSAGE(why.empty(), repro_without_scalars(cs) << ": " << why);
     failed += !why.empty();
     dgemm_destroy_plan(plan);
   }
@@ -520,7 +433,7 @@ BOOST_AUTO_TEST_CASE(sm90_stream_graph_and_threads) {
         den += w * w;
       }
     const double rel = std::sqrt(num / den);
-    BOOST_CHECK_MESSAGE(rel < threshold(p.d_type), what << ": rel_frobenius " << rel << " " << repro(cs));
+    BOOST_CHECK_MESSAGE(rel < threshold(p.d_type), what << ": rel_frobenius " << rel << " " << repro_without_scalars(cs));
   };
   cudaStream_t s;
   BOOST_REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
@@ -574,12 +487,12 @@ namespace {
 // `force_sm90`), the sm80 kernel an sm90 plan prepares for unaligned pointers, and, for the
 // benchmark's runner-up column, the best candidate of the other family.
 void add_requests(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw, const std::string& arch,
-                  bool force_sm90, std::vector<jit::CompileRequest>& out) {
+                  bool force_sm90, PrefillSet& out) {
   auto add = [&](const KernelConfig& c) {
-    if (c.family == Family::Sm90) out.push_back(cuda::sm90_compile_request(p, e, c, arch));
-    if (c.family == Family::Sm80) out.push_back(cuda::sm80_compile_request(p, e, c, arch));
+    if (c.family == Family::Sm90) out.add(cuda::sm90_compile_request(p, e, c, arch));
+    if (c.family == Family::Sm80) out.add(cuda::sm80_compile_request(p, e, c, arch));
     if (c.family == Family::Sm90 && !(c.pack_a && c.pack_b))
-      out.push_back(cuda::sm80_compile_request(p, e, cuda::sm90_fallback_config(), arch));
+      out.add(cuda::sm80_compile_request(p, e, cuda::sm90_fallback_config(), arch));
   };
   try {
     PlanRequest r;
@@ -599,7 +512,7 @@ void add_requests(const GemmProblem& p, const Epilogue& e, const HardwareDesc& h
 void prefill_cache(const char* arch_name) {
   const HardwareDesc hw = apply_arch_file(HardwareDesc{}, arch_name);
   const std::string arch = jit::arch_for_cc(hw.cc_major, hw.cc_minor);
-  std::vector<jit::CompileRequest> all;
+  PrefillSet all;  // each kernel once, in first-come order
   setenv("DEEPGEMM_SM90_SPLIT_K", "1", 1);  // as the fixture sets it for the sweep
   for (const Case& c : sweep()) add_requests(c.p, c.e, hw, arch, true, all);
   unsetenv("DEEPGEMM_SM90_SPLIT_K");  // the benchmark plans with the defaults
@@ -622,23 +535,7 @@ void prefill_cache(const char* arch_name) {
           }
           add_requests(c.p, c.e, hw, arch, false, all);
         }
-  std::vector<jit::CompileRequest> requests;
-  std::vector<std::string> keys;
-  for (jit::CompileRequest& r : all) {
-    const std::string key = jit::cache_key(r);
-    if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
-    keys.push_back(key);
-    requests.push_back(std::move(r));
-  }
-  std::printf("prefill: %zu distinct kernels for %s (%s) into %s\n", requests.size(), arch_name, arch.c_str(),
-              jit::cache_dir().c_str());
-  std::atomic<std::size_t> next{0};
-  std::vector<std::thread> pool;
-  for (int t = 0; t < 2; ++t)
-    pool.emplace_back([&] {
-      for (std::size_t i; (i = next.fetch_add(1)) < requests.size();) jit::compile(requests[i]);
-    });
-  for (auto& t : pool) t.join();
+  all.compile(arch_name, arch, 2);
 }
 
 }  // namespace
