@@ -22,30 +22,18 @@
 #include "backend/backend.hpp"
 #include "backend/cuda/jit.hpp"
 #include "backend/cuda/sm80_gemm.hpp"
+#include "common/nvrtc_checks.hpp"
 #include "core/error.hpp"
 #include "plan/families.hpp"
 
 namespace {
 
 using namespace dgemm;
+using dgemm_test::find_cuobjdump;
+using dgemm_test::have_nvrtc;
 
-// A private cache folder (unless the caller chose one, e.g. to fill a cache to carry to a GPU).
-struct CacheDirFixture {
-  CacheDirFixture() {
-    if (std::getenv("DEEPGEMM_CACHE_DIR")) return;
-    const char* bin = std::getenv("DEEPGEMM_TEST_BINARY_DIR");
-    std::string dir = std::string(bin ? bin : ".") + "/jit-cache-test";
-    setenv("DEEPGEMM_CACHE_DIR", dir.c_str(), 1);
-  }
-};
+using dgemm_test::CacheDirFixture;
 BOOST_TEST_GLOBAL_FIXTURE(CacheDirFixture);
-
-bool have_nvrtc() {
-  std::string why;
-  if (jit::nvrtc_available(&why)) return true;
-  BOOST_TEST_MESSAGE("SKIPPED: NVRTC cannot be loaded: " << why);
-  return false;
-}
 
 // A planning description of a GPU of the given compute capability (enough for enumerate()).
 HardwareDesc gpu(int major, int minor) {
@@ -65,46 +53,19 @@ HardwareDesc gpu(int major, int minor) {
   return hw;
 }
 
-std::string find_cuobjdump() {
-  std::vector<std::string> c;
-  if (const char* h = std::getenv("CUDA_HOME")) c.push_back(std::string(h) + "/bin/cuobjdump");
-  c.push_back("/usr/local/cuda/bin/cuobjdump");
-  for (const std::string& p : c)
-    if (access(p.c_str(), X_OK) == 0) return p;
-  return "";
-}
-
 // Fails the test on any spill the ptxas log or cuobjdump reports; returns the registers used.
 // `kernels`: 2 (vector and element loads), 3 for split-K modules (+ the reduction).
 std::string check_no_spills(const std::string& what, const jit::CompiledCode& code, int kernels = 2) {
-  std::regex spill(R"((\d+) bytes spill stores, (\d+) bytes spill loads)");
   std::regex regs(R"(Used (\d+) registers)");
-  int found = 0;
+  const int found = dgemm_test::check_spill_lines(what, code.log);
   std::string reg_list;
-  for (std::sregex_iterator it(code.log.begin(), code.log.end(), spill), end; it != end; ++it) {
-    ++found;
-    BOOST_CHECK_MESSAGE((*it)[1] == "0" && (*it)[2] == "0", what << ": ptxas reports spills: " << it->str());
-  }
   for (std::sregex_iterator it(code.log.begin(), code.log.end(), regs), end; it != end; ++it)
     reg_list += (reg_list.empty() ? "" : "/") + (*it)[1].str();
   BOOST_CHECK_MESSAGE(found == kernels, what << ": expected ptxas statistics for " << kernels << " kernels in the log, found " << found
                                        << "\n" << code.log);
   static const std::string cuobjdump = find_cuobjdump();
   if (!cuobjdump.empty()) {
-    char tmpl[] = "/tmp/dgemm_cubin_XXXXXX";
-    int fd = mkstemp(tmpl);
-    BOOST_REQUIRE(fd >= 0);
-    FILE* f = fdopen(fd, "wb");
-    fwrite(code.cubin.data(), 1, code.cubin.size(), f);
-    fclose(f);
-    std::string cmd = cuobjdump + " -res-usage " + tmpl + " 2>&1";
-    std::string out;
-    if (FILE* p = popen(cmd.c_str(), "r")) {
-      char buf[512];
-      while (fgets(buf, sizeof buf, p)) out += buf;
-      pclose(p);
-    }
-    std::remove(tmpl);
+    const std::string out = dgemm_test::cuobjdump_cubin(cuobjdump, "-res-usage", code, "/tmp/dgemm_cubin_XXXXXX");
     BOOST_CHECK_MESSAGE(out.find("REG:") != std::string::npos, what << ": cuobjdump gave no resource usage: " << out);
     std::regex stack(R"(STACK:(\d+))"), local(R"(LOCAL:(\d+))");
     for (const std::regex* r : {&stack, &local})

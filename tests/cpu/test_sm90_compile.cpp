@@ -16,6 +16,7 @@
 
 #include "backend/cuda/jit.hpp"
 #include "backend/cuda/sm90_gemm.hpp"
+#include "common/nvrtc_checks.hpp"
 #include "plan/arch_file.hpp"
 #include "plan/families.hpp"
 #include "plan/family_sm90.hpp"
@@ -24,23 +25,11 @@
 namespace {
 
 using namespace dgemm;
+using dgemm_test::find_cuobjdump;
+using dgemm_test::have_nvrtc;
 
-struct CacheDirFixture {
-  CacheDirFixture() {
-    if (std::getenv("DEEPGEMM_CACHE_DIR")) return;
-    const char* bin = std::getenv("DEEPGEMM_TEST_BINARY_DIR");
-    std::string dir = std::string(bin ? bin : ".") + "/jit-cache-test";
-    setenv("DEEPGEMM_CACHE_DIR", dir.c_str(), 1);
-  }
-};
+using dgemm_test::CacheDirFixture;
 BOOST_TEST_GLOBAL_FIXTURE(CacheDirFixture);
-
-bool have_nvrtc() {
-  std::string why;
-  if (jit::nvrtc_available(&why)) return true;
-  BOOST_TEST_MESSAGE("SKIPPED: NVRTC cannot be loaded: " << why);
-  return false;
-}
 
 // A Hopper (H100/H200-like) planning description.
 HardwareDesc hopper() {
@@ -59,25 +48,6 @@ HardwareDesc hopper() {
   hw.has_tma = hw.has_wgmma = true;
   hw.can_run_kernels = true;
   return hw;
-}
-
-std::string find_cuobjdump() {
-  std::vector<std::string> c;
-  if (const char* h = std::getenv("CUDA_HOME")) c.push_back(std::string(h) + "/bin/cuobjdump");
-  c.push_back("/usr/local/cuda/bin/cuobjdump");
-  for (const std::string& p : c)
-    if (access(p.c_str(), X_OK) == 0) return p;
-  return "";
-}
-
-std::string run_tool(const std::string& cmd) {
-  std::string out;
-  if (FILE* p = popen(cmd.c_str(), "r")) {
-    char buf[512];
-    while (fgets(buf, sizeof buf, p)) out += buf;
-    pclose(p);
-  }
-  return out;
 }
 
 std::size_t count(const std::string& text, const std::regex& re) {
@@ -103,19 +73,23 @@ std::string check_code(const std::string& what, const jit::CompiledCode& code) {
 
   static const std::string cuobjdump = find_cuobjdump();
   if (!cuobjdump.empty()) {
-    char tmpl[] = "/tmp/dgemm_sm90_cubin_XXXXXX";
-    int fd = mkstemp(tmpl);
-    BOOST_REQUIRE(fd >= 0);
-    FILE* f = fdopen(fd, "wb");
-    fwrite(code.cubin.data(), 1, code.cubin.size(), f);
-    fclose(f);
-    const std::string sass = run_tool(cuobjdump + " -sass " + tmpl + " 2>&1");
-    std::remove(tmpl);
+    const std::string sass = dgemm_test::cuobjdump_cubin(cuobjdump, "-sass", code, "/tmp/dgemm_sm90_cubin_XXXXXX");
     BOOST_CHECK_MESSAGE(count(sass, std::regex(R"(\bHGMMA\b)")) > 0, what << ": no HGMMA in the SASS");
     BOOST_CHECK_MESSAGE(count(sass, std::regex(R"(\b(LDL|STL)\b)")) == 0, what << ": local memory (LDL/STL) in the SASS");
     BOOST_CHECK_MESSAGE(count(sass, std::regex(R"(\bUTMALDG\b)")) > 0, what << ": no TMA load (UTMALDG) in the SASS");
   }
   return regs;
+}
+
+// Kernels in a module's ptxas log, each checked for 0/0 spill bytes (the whole log on failure).
+int spill_free_kernels(const std::string& log) {
+  const std::regex spill(R"((\d+) bytes spill stores, (\d+) bytes spill loads)");
+  int kernels = 0;
+  for (auto it = std::sregex_iterator(log.begin(), log.end(), spill); it != std::sregex_iterator(); ++it) {
+    ++kernels;
+    BOOST_CHECK_MESSAGE((*it)[1] == "0" && (*it)[2] == "0", "spills:\n" << log);
+  }
+  return kernels;
 }
 
 GemmProblem problem(DType t, Op op_a, Op op_b, Order order = Order::RowMajor, int64_t m = 4096, int64_t n = 4096,
@@ -184,13 +158,7 @@ BOOST_AUTO_TEST_CASE(sm90_packed_variant_compiles_with_the_pack_kernel) {
   BOOST_CHECK(r.source.find("DGEMM_DEFINE_PACK_KERNEL") != std::string::npos);
   auto code = jit::compile(r);
   BOOST_CHECK_MESSAGE(code->log.find("dgemm_sm90_pack") != std::string::npos, code->log);
-  const std::regex spill(R"((\d+) bytes spill stores, (\d+) bytes spill loads)");
-  int kernels = 0;
-  for (auto it = std::sregex_iterator(code->log.begin(), code->log.end(), spill); it != std::sregex_iterator(); ++it) {
-    ++kernels;
-    BOOST_CHECK_MESSAGE((*it)[1] == "0" && (*it)[2] == "0", "spills:\n" << code->log);
-  }
-  BOOST_CHECK_EQUAL(kernels, 2);
+  BOOST_CHECK_EQUAL(spill_free_kernels(code->log), 2);
 }
 
 // A split-K plan's module holds the GEMM (partials to the workspace) and the reduce + epilogue
@@ -209,13 +177,7 @@ BOOST_AUTO_TEST_CASE(sm90_split_k_variant_compiles_with_the_reduce_kernel) {
   jit::CompileRequest r = cuda::sm90_compile_request(p, full, d.chosen.config, jit::arch_for_cc(9, 0));
   auto code = jit::compile(r);
   BOOST_CHECK_MESSAGE(code->log.find("dgemm_sm90_split_reduce") != std::string::npos, code->log);
-  const std::regex spill(R"((\d+) bytes spill stores, (\d+) bytes spill loads)");
-  int kernels = 0;
-  for (auto it = std::sregex_iterator(code->log.begin(), code->log.end(), spill); it != std::sregex_iterator(); ++it) {
-    ++kernels;
-    BOOST_CHECK_MESSAGE((*it)[1] == "0" && (*it)[2] == "0", "spills:\n" << code->log);
-  }
-  BOOST_CHECK_EQUAL(kernels, 2);
+  BOOST_CHECK_EQUAL(spill_free_kernels(code->log), 2);
 }
 
 BOOST_AUTO_TEST_CASE(sm90_planner_model_feasibility_and_choice) {

@@ -15,6 +15,7 @@
 
 #include "backend/cuda/jit.hpp"
 #include "backend/cuda/small_m_gemm.hpp"
+#include "common/nvrtc_checks.hpp"
 #include "plan/families.hpp"
 #include "plan/family_small_m.hpp"
 
@@ -22,14 +23,7 @@ namespace {
 
 using namespace dgemm;
 
-struct CacheDirFixture {
-  CacheDirFixture() {
-    if (std::getenv("DEEPGEMM_CACHE_DIR")) return;
-    const char* bin = std::getenv("DEEPGEMM_TEST_BINARY_DIR");
-    std::string dir = std::string(bin ? bin : ".") + "/jit-cache-test";
-    setenv("DEEPGEMM_CACHE_DIR", dir.c_str(), 1);
-  }
-};
+using dgemm_test::CacheDirFixture;
 BOOST_TEST_GLOBAL_FIXTURE(CacheDirFixture);
 
 HardwareDesc gpu(int major, int minor) {
@@ -52,14 +46,9 @@ HardwareDesc gpu(int major, int minor) {
 
 // Registers of each kernel in the log; fails on spills or stack.
 std::vector<int> check_log(const std::string& what, const jit::CompiledCode& code, int kernels) {
-  std::regex spill(R"((\d+) bytes spill stores, (\d+) bytes spill loads)");
   std::regex stack(R"((\d+) bytes stack frame)");
   std::regex regs(R"(Used (\d+) registers)");
-  int found = 0;
-  for (std::sregex_iterator it(code.log.begin(), code.log.end(), spill), end; it != end; ++it) {
-    ++found;
-    BOOST_CHECK_MESSAGE((*it)[1] == "0" && (*it)[2] == "0", what << ": ptxas reports spills: " << it->str());
-  }
+  const int found = dgemm_test::check_spill_lines(what, code.log);
   for (std::sregex_iterator it(code.log.begin(), code.log.end(), stack), end; it != end; ++it)
     BOOST_CHECK_MESSAGE((*it)[1] == "0", what << ": ptxas reports a stack frame: " << it->str());
   std::vector<int> out;
@@ -73,11 +62,7 @@ std::vector<int> check_log(const std::string& what, const jit::CompiledCode& cod
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(every_default_small_m_variant_compiles_without_spills) {
-  std::string why;
-  if (!jit::nvrtc_available(&why)) {
-    BOOST_TEST_MESSAGE("SKIPPED: NVRTC cannot be loaded: " << why);
-    return;
-  }
+  if (!dgemm_test::have_nvrtc()) return;
   int variant = 0;
   for (int cc : {80, 90}) {
     const HardwareDesc hw = gpu(cc / 10, cc % 10);
