@@ -9,7 +9,8 @@
 # Knobs (environment):
 #   GPU_CHECK_SM80=0           skip the sm80 section (perf vs cuBLAS, ncu, sanitizer of test_sm80_gemm)
 #   GPU_CHECK_SM80_PARTS="tiles perf ncu sanitizer"   which parts of the sm80 section run
-#   GPU_CHECK_AUTOTUNE=1       `deepgemm run` with and without --autotune on a few shapes (autotune.log)
+#   GPU_CHECK_AUTOTUNE=1       `deepgemm run` with and without --autotune on a few shapes (autotune.log;
+#                              GPU_CHECK_AUTOTUNE_SHAPES="M N K,M N K")
 #   GPU_CHECK_TORCH_STAGE=DIR  the Python binding with PyTorch CUDA tensors (tests/packaging/
 #                              gpu_torch_check.sh run DIR; DIR made here by its `stage` step) -> torch.log
 #   GPU_CHECK_TESTS=0          skip the GPU test executables
@@ -121,9 +122,10 @@ fi
 # ---- autotuning (issue 5): never slower than the planner's default by more than noise ----------
 tool=$stage/bin/deepgemm
 if [[ ${GPU_CHECK_AUTOTUNE:-0} != 0 && -x $tool ]]; then
-  for shape in "4096 4096 4096" "1024 1024 4096" "4096 7168 2048" "16 8192 8192"; do
+  IFS=, read -r -a tune_shapes <<< "${GPU_CHECK_AUTOTUNE_SHAPES:-4096 4096 4096,1024 1024 4096,16 8192 8192}"
+  for shape in "${tune_shapes[@]}"; do
     read -r m n k <<< "$shape"
-    for mode in default autotune default autotune; do
+    for mode in default autotune; do
       flag=""; [[ $mode == autotune ]] && flag=--autotune
       line=$(timeout 120 "$tool" run --m "$m" --n "$n" --k "$k" --dtype bf16 --trans-b --reps 50 --check none $flag 2>&1 \
         | tee -a "$OUT/autotune.log" | grep -E '^device:' )
