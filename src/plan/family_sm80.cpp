@@ -19,45 +19,39 @@ struct Sm80Tile {
   int split_k = 1;    // > 1: K divided among CTAs, f32 partials reduced by a second kernel
   int variant = 0;    // 1: fragment-pipelined main loop (kernels/sm80/sm80_gemm.cuh kPipelined)
 };
-// The default menu: the configurations verified on a device (H200, 2026-11-29, test_sm80_gemm
-// sweep + compute-sanitizer). Big tiles for big problems (fewer bytes per flop), small ones so
-// that small problems still fill the SMs. Efficiencies: 128x256 and 128x64 are measured (4096^3:
-// 325 TFLOP/s, 8192^3: 239 TFLOP/s, of the model's ~613 TFLOP/s mma.sync peak on H200); the
-// others are interpolated from those until measured (bench/RESULTS.md).
+// The default menu: configurations verified on a device (H200, 2026-11-29: test_sm80_gemm sweep,
+// every menu tile in every layout, compute-sanitizer) and timed there (gpu-check's sm80 per-tile
+// table, bench/RESULTS.md). Efficiency = share of the model's ~613 TFLOP/s mma.sync peak on H200,
+// fitted to those times. The fragment-pipelined main loop (variant 1) won everywhere it was timed:
+// 128x128 with 4 warps of 64x64 (two CTAs per SM) reached 423 TFLOP/s at 4096^3, 384 at 8192^3,
+// 380 at 2048^3; 128x256 / 8 warps 396 / 375 / 358; split-K 4 of the former 258 TFLOP/s at
+// 1024x1024x4096 (64 output tiles for 132 SMs otherwise). The small variant-0 tiles stay for
+// problems too small to fill the SMs with 128-row tiles.
 constexpr Sm80Tile kMenu[] = {
-    {128, 256, 32, 3, 256, 244, 0.53},
-    {128, 128, 32, 4, 256, 168, 0.46},
+    {128, 128, 32, 4, 128, 255, 0.66, 1, 1},
+    {128, 256, 32, 4, 256, 255, 0.63, 1, 1},
+    {128, 128, 32, 4, 128, 255, 0.55, 4, 1},
+    {128, 128, 64, 4, 256, 188, 0.55, 2, 1},
     {128, 64, 32, 4, 128, 168, 0.39},
     {64, 128, 32, 4, 128, 168, 0.39},
     {64, 64, 32, 4, 128, 128, 0.32},
 };
-// Candidates not yet measured or run on a device (BK = 64, split-K for shapes with too few
-// output tiles, e.g. 1024x1024x4096 has 64 tiles of 128x128, and the variant-1 main loop). They
-// compile without spills (test_nvrtc_compile with DEEPGEMM_SM80_EXTENDED_MENU=1; the variant-0
-// 128x256x64 s3, 128x128x32 s4 t128 and 128x128x64 s3 t128 spilled 12-48 bytes and were dropped)
-// and the GPU tests cover every menu tile, so a device run with DEEPGEMM_SM80_EXTENDED_MENU=1
-// (bench/gpu-check.sh sets it for its sm80 section) checks them and prints their per-tile times;
-// promote a winner by replacing the kMenu line it beats with its line (src/kernels/sm80/NOTES.md).
+// Candidates kept for comparison on a device (DEEPGEMM_SM80_EXTENDED_MENU=1; bench/gpu-check.sh
+// sets it for its sm80 section, whose every-tile test and per-tile table cover them): the earlier
+// variant-0 defaults (128x256 s3 reached 324 TFLOP/s at 4096^3) and the variant-1 entries that
+// lost to the ones above. All compile without spills (test_nvrtc_compile).
 constexpr Sm80Tile kExtendedMenu[] = {
+    {128, 256, 32, 3, 256, 244, 0.53},
+    {128, 128, 32, 4, 256, 168, 0.46},
     {128, 128, 64, 4, 256, 193, 0.46},
     {128, 128, 32, 4, 256, 168, 0.46, 2},
     {128, 128, 32, 4, 256, 168, 0.46, 4},
     {128, 64, 32, 4, 128, 168, 0.39, 2},
-    // Variant 1 (fragment double buffering, barrier before the last slice's mma; NOTES.md):
-    // the 4096^3 candidates, then split-K / small tiles for 1024x1024x4096 (64 tiles of 128x128).
-    // Registers: ptxas, the most over sm_80 / sm_90a, four layouts, both kernels; no spills in
-    // any of them (128x256x64 s3 v1 spilled 4-8 bytes and is left out).
-    {128, 256, 32, 4, 256, 255, 0.62, 1, 1},
     {128, 256, 32, 5, 256, 255, 0.62, 1, 1},
     {128, 128, 32, 4, 256, 168, 0.55, 1, 1},
-    {128, 128, 64, 4, 256, 188, 0.55, 2, 1},
     {128, 128, 32, 4, 256, 198, 0.55, 2, 1},
     {128, 64, 64, 4, 128, 202, 0.45, 2, 1},
     {128, 64, 32, 4, 128, 190, 0.45, 1, 1},
-    // 4 warps of 64x64 (the least shared-memory traffic per mma, as 128x256 / 8 warps): two CTAs
-    // per SM (255 registers x 128 threads, 64 KiB); split 4 gives 256 CTAs for 1024x1024x4096.
-    {128, 128, 32, 4, 128, 255, 0.55, 1, 1},
-    {128, 128, 32, 4, 128, 255, 0.55, 4, 1},
 };
 
 bool extended_menu() {
