@@ -27,9 +27,16 @@ namespace {
 constexpr double kLaunchUs = 2.5;
 constexpr double kLoadLatencyUs = 1.0;
 constexpr double kHbmEfficiency = 0.88;
-// Share of the f32 FMA peak the inner loop issues: per 8 weights a thread also issues a 16-byte
-// load, 8 conversions and (B K-major) the A loads and conversions; a guess until measured.
-constexpr double kFmaEfficiency = 0.6;
+// Share of the f32 FMA peak the inner loop reaches, fitted to the H200 decode table
+// (bench/shapes/decode.txt, 2026-11-29, bench/RESULTS.md): time grew by ~15 us per row bucket at
+// 4096x7168 with K-major B (about 6% of the FMA peak) and ~33 us per row with N-major B beyond one
+// row (about 2.5%), where the first guess (60%) had the planner choose this family up to m = 16 at
+// 0.07-0.4x cuBLAS. The one-row N-major kernel keeps the first guess: it measured 23 us at
+// 1x4096x4096, no slower than the alternatives measured there (sm80 split-4: 24 us).
+double fma_efficiency(bool b_kmajor, int rows) {
+  if (b_kmajor) return 0.06;
+  return rows <= 1 ? 0.6 : 0.025;
+}
 // Registers per thread: the most ptxas reports (NVRTC 13.0, sm_80 and sm_90a, over the 16-byte,
 // element and reduction kernels, with and without split-K; tests/cpu/test_small_m_compile.cpp prints
 // them and fails when a kernel needs more than this table says), by layout, columns per CTA and row
@@ -142,7 +149,8 @@ class SmallMFamily final : public FamilyModel {
     const double in_flight = double(c.threads) * c.stages * 16.0 * (bk ? c.block_n / 8 : 1);
     const double cta_bytes = double(c.block_n) * k_split * esz;
     est.latency_us = double(busiest) * cta_bytes / (double(resident) * in_flight / kLoadLatencyUs);
-    const double sm_flops_per_us = hw.peak_tflops_f32 * 1e6 * kFmaEfficiency / double(sms);
+    const double sm_flops_per_us =
+        hw.peak_tflops_f32 * 1e6 * fma_efficiency(bk, c.block_m) / double(sms);
     est.compute_us = sm_flops_per_us > 0 ? double(busiest) * 2.0 * c.block_m * c.block_n * k_split / sm_flops_per_us : 1e9;
     est.sm_us = std::max(est.latency_us, est.compute_us);
     est.overhead_us = kLaunchUs + kLoadLatencyUs;
