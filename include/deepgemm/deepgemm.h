@@ -149,6 +149,13 @@ DGEMM_API dgemm_status_t dgemm_context_device(dgemm_context_t ctx, dgemm_device_
  * m = 0 or n = 0: nothing to compute; execute returns SUCCESS and touches nothing.
  * k = 0: the product is empty (zero), so D = quantize(act(beta * C + bias)), as in BLAS.
  *
+ * Types: A and B in F32, F16, BF16, F8_E4M3, F8_E5M2 (E4M3 x E5M2 mixed allowed) with F32 compute,
+ * or I8 x I8 with I32 compute; D in F32, F16, BF16, F8_E4M3, F8_E5M2, I8 (and I32 for integer
+ * problems); C in F32, F16, BF16 or D's type (also I32 for integer problems). Anything else is
+ * DGEMM_STATUS_NOT_SUPPORTED. In this release the GPU kernels take F16/BF16 A and B with F32
+ * compute; the other combinations run on the CPU backend (a CUDA context answers NOT_SUPPORTED
+ * for them at plan time, naming the reason).
+ *
  * Batches: batch_count >= 1 independent GEMMs; matrix b of X starts at X + b * stride_x
  * elements. A stride of 0 broadcasts one matrix to every batch (not allowed for D when
  * batch_count > 1). Bias and output-scale vectors are shared by all batches. */
@@ -179,12 +186,12 @@ DGEMM_API dgemm_status_t dgemm_problem_init(dgemm_problem_t *p);
  *   x  = alpha * acc + beta * C[i, j]           (C read only when `beta` != 0 at plan time)
  *   x += bias[j]  (PER_COLUMN, length n)  or  bias[i]  (PER_ROW, length m)
  *   y  = act(x)
- *   z  = y * scale          (scale per tensor / row / column, when out_scale != NONE)
+ *   z  = y * scale          (scale per tensor / row / column, when scale_mode != NONE)
  *   D  = convert(z): float outputs round to nearest even; I8 rounds to nearest even, adds the
  *        zero point (when DGEMM_EPILOGUE_ZERO_POINT) and saturates to [-128, 127]; FP8 rounds to
  *        nearest even and, with DGEMM_EPILOGUE_SATURATE, clamps to the largest finite value
- *        (else overflows to NaN for E4M3 and inf for E5M2); I32 outputs are exact for integer
- *        problems and round to nearest even (saturating) otherwise.
+ *        (else overflows to NaN for E4M3 and inf for E5M2); I32 outputs (integer problems only)
+ *        are exact with the identity epilogue and round to nearest even, saturating, otherwise.
  *
  * Activations: RELU max(x, 0); GELU_TANH 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3)));
  * GELU_ERF 0.5x(1 + erf(x / sqrt(2))); SILU x / (1 + exp(-x)). */
