@@ -15,6 +15,7 @@ void usage() {
       "         TFLOP/s and the error against the CPU oracle\n"
       "  plan   print the planner's decision and why, for any machine (--arch)\n"
       "  gen    write the specialised kernel source for ahead-of-time nvcc builds\n"
+      "  warm   compile the kernels plans for a machine use into the kernel cache (no GPU needed)\n"
       "  <command> --help for its flags\n",
       dgemm_version_string());
 }
@@ -33,6 +34,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[1], "run")) return dgemm::tools::cmd_run(argc - 2, argv + 2);
     if (!std::strcmp(argv[1], "plan")) return dgemm::tools::cmd_plan(argc - 2, argv + 2);
     if (!std::strcmp(argv[1], "gen")) return dgemm::tools::cmd_gen(argc - 2, argv + 2);
+    if (!std::strcmp(argv[1], "warm")) return dgemm::tools::cmd_warm(argc - 2, argv + 2);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "deepgemm %s: %s\n", argv[1], e.what());
     return 2;

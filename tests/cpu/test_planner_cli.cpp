@@ -170,3 +170,47 @@ BOOST_AUTO_TEST_CASE(gen_output_compiles_with_nvcc_for_sm80) {
   BOOST_TEST(has(r.out, "--output"));
 #endif
 }
+
+// `deepgemm warm` compiles, without a GPU, the kernels of the plans for a machine into the cache
+// folder it is given, each once; a second run finds them all cached and writes nothing.
+BOOST_AUTO_TEST_CASE(warm_fills_the_kernel_cache_without_a_gpu) {
+#ifndef DGEMM_WITH_CUDA
+  BOOST_TEST_MESSAGE("built without CUDA: nothing to compile, skipped");
+  return;
+#else
+  if (tool().empty() || !std::filesystem::exists(tool())) return;
+  TempDir dir;
+  const std::string cache = (dir.path / "cache").string();
+  const std::string shapes = (dir.path / "shapes.txt").string();
+  {
+    std::ofstream out(shapes);
+    out << "# two decode and one prefill problem\n1 4096 4096\n16 1000 4093 bias_gelu\n256 512 1024\n";
+  }
+  const std::string cmd = "DEEPGEMM_CACHE_DIR=" + cache + " " + tool() + " warm --arch h200 --runners-up 0 --shapes " + shapes;
+  Result r = sh(cmd);
+  if (has(r.out, "NVRTC cannot be loaded")) {
+    BOOST_TEST_MESSAGE("NVRTC not available: skipped");
+    return;
+  }
+  BOOST_TEST_REQUIRE(r.rc == 0, r.out);
+  BOOST_TEST(has(r.out, "from 6 plans"), r.out);  // 3 shapes x tn, nn
+  std::size_t files = 0;
+  std::filesystem::file_time_type newest{};
+  for (const auto& entry : std::filesystem::directory_iterator(cache)) {
+    ++files;
+    newest = std::max(newest, entry.last_write_time());
+  }
+  BOOST_TEST(files >= 3u, r.out);
+  r = sh(cmd);
+  BOOST_TEST(r.rc == 0, r.out);
+  std::size_t again = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(cache)) {
+    ++again;
+    BOOST_TEST((entry.last_write_time() <= newest), entry.path().string() << " was rewritten by the second run");
+  }
+  BOOST_TEST(again == files);
+  r = sh(tool() + " warm --arch h200 --shapes " + shapes + " --layouts tt");
+  BOOST_TEST(r.rc != 0);
+  BOOST_TEST(has(r.out, "'tt' is not tn or nn"), r.out);
+#endif
+}

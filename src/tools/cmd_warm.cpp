@@ -1,0 +1,190 @@
+// `deepgemm warm`: compiles, ahead of time and without a GPU, the kernels that plans for a machine
+// would use, into the kernel cache ($DEEPGEMM_CACHE_DIR, default ~/.cache/deepgemm). A service can
+// warm its cache before it takes traffic, and a device run can carry a filled cache instead of
+// compiling on the device. Plans are made exactly as dgemm_create_plan makes them.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/convert.hpp"
+#include "plan/planner.hpp"
+#include "tools/arch_option.hpp"
+#include "tools/cli_options.hpp"
+#include "tools/commands.hpp"
+
+#ifdef DGEMM_WITH_CUDA
+#include "backend/cuda/jit.hpp"
+#include "backend/cuda/plan_kernels.hpp"
+#endif
+
+namespace dgemm::tools {
+namespace {
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, sep);)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+// Problems of a shapes file ("M N K [plain|bias_gelu]" per line, # comments), as deepgemm-bench
+// runs them: row-major, A op N, B op T ("tn") or N ("nn"), tight leading dimensions, for bias_gelu
+// a per-column bias of D's type and GELU (tanh).
+std::vector<GemmOptions> problems_from_file(const std::string& path, const std::vector<std::string>& dtypes,
+                                            const std::vector<std::string>& layouts) {
+  std::ifstream in(path);
+  if (!in) throw std::invalid_argument("--shapes = '" + path + "': cannot open");
+  std::vector<GemmOptions> out;
+  std::string line;
+  for (int lineno = 1; std::getline(in, line); ++lineno) {
+    line = line.substr(0, line.find('#'));
+    std::istringstream ls(line);
+    long long m, n, k;
+    if (!(ls >> m >> n >> k)) {
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      throw std::invalid_argument(path + ":" + std::to_string(lineno) + ": expected 'M N K [plain|bias_gelu]'");
+    }
+    std::string epilogue = "plain";
+    ls >> epilogue;
+    for (const std::string& t : dtypes) {
+      for (const std::string& lay : layouts) {
+        if (lay != "tn" && lay != "nn") throw std::invalid_argument("--layouts: '" + lay + "' is not tn or nn");
+        GemmOptions o;
+        dgemm_problem_init(&o.problem);
+        dgemm_epilogue_init(&o.epilogue);
+        o.problem.m = m;
+        o.problem.n = n;
+        o.problem.k = k;
+        o.problem.a_type = o.problem.b_type = o.problem.c_type = o.problem.d_type = parse_dtype("dtypes", t);
+        o.problem.op_b = lay == "tn" ? DGEMM_OP_T : DGEMM_OP_N;
+        if (epilogue == "bias_gelu") {
+          o.epilogue.bias_mode = DGEMM_VECTOR_PER_COLUMN;
+          o.epilogue.bias_type = o.problem.d_type;
+          o.epilogue.activation = DGEMM_ACT_GELU_TANH;
+        } else if (epilogue != "plain") {
+          throw std::invalid_argument(path + ":" + std::to_string(lineno) + ": epilogue '" + epilogue +
+                                      "' is not plain or bias_gelu");
+        }
+        out.push_back(o);
+      }
+    }
+  }
+  return out;
+}
+
+void print_help() {
+  std::printf(
+      "usage: deepgemm warm [--arch auto|NAME|FILE] [--shapes FILE [--dtypes bf16,f16] [--layouts tn,nn]]\n"
+      "                     [--runners-up N] [--threads T] [problem flags]\n"
+      "Compiles the kernels that plans for the machine would use into the kernel cache\n"
+      "($DEEPGEMM_CACHE_DIR, default ~/.cache/deepgemm), with NVRTC and without a GPU.\n"
+      "  --shapes FILE   'M N K [plain|bias_gelu]' per line (bench/shapes/*.txt), crossed with\n"
+      "                  --dtypes (default bf16) and --layouts (default tn,nn); without it, the one\n"
+      "                  problem the flags below describe\n"
+      "  --runners-up N  also compile the best N other candidates (default 1), e.g. for autotuning\n"
+      "  --threads T     parallel compiles (default: the machine's cores)\n"
+      "%s",
+      gemm_options_help());
+}
+
+}  // namespace
+
+int cmd_warm(int argc, char** argv) {
+  Flags f(argc, argv);
+  if (f.get_bool("help")) {
+    print_help();
+    return 0;
+  }
+  const std::string arch_spec = f.get("arch", "auto");
+  const std::string shapes = f.get("shapes", "");
+  const std::vector<std::string> dtypes = split(f.get("dtypes", "bf16"), ',');
+  const std::vector<std::string> layouts = split(f.get("layouts", "tn,nn"), ',');
+  const int runners_up = int(f.get_int("runners-up", 1));
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const int threads = int(f.get_int("threads", cores));
+  std::vector<GemmOptions> problems;
+  if (shapes.empty()) {
+    problems.push_back(parse_gemm_options(f));
+  } else {
+    problems = problems_from_file(shapes, dtypes, layouts);
+  }
+  f.check_all_used();
+  if (runners_up < 0 || threads < 1) throw std::invalid_argument("--runners-up must be >= 0 and --threads >= 1");
+
+#ifndef DGEMM_WITH_CUDA
+  (void)arch_spec;
+  std::fprintf(stderr, "deepgemm warm: this build has no CUDA support: there are no kernels to compile\n");
+  return 1;
+#else
+  std::string note;
+  const HardwareDesc hw = resolve_arch(arch_spec, &note);
+  if (!note.empty()) std::printf("%s\n", note.c_str());
+  if (hw.vendor != Vendor::Nvidia || !hw.can_run_kernels) {
+    std::fprintf(stderr, "deepgemm warm: %s has no kernels to compile\n", hw.name.c_str());
+    return 1;
+  }
+  std::string why;
+  if (!jit::nvrtc_available(&why)) {
+    std::fprintf(stderr, "deepgemm warm: NVRTC cannot be loaded: %s\n", why.c_str());
+    return 1;
+  }
+  const std::string arch = jit::arch_for_cc(hw.cc_major, hw.cc_minor);
+
+  // Every distinct kernel of the chosen plans (and runners-up), each once.
+  std::vector<jit::CompileRequest> requests;
+  std::set<std::string> keys;
+  int plans = 0, unplannable = 0;
+  for (const GemmOptions& o : problems) {
+    try {
+      const GemmProblem p = api::convert_problem(&o.problem);
+      const Epilogue e = api::convert_epilogue(&o.epilogue, p);
+      const PlanDecision d = choose_kernel(p, e, hw, PlanRequest{});
+      std::vector<KernelConfig> configs{d.chosen.config};
+      for (int i = 0; i < runners_up && i < int(d.runners_up.size()); ++i) configs.push_back(d.runners_up[i].config);
+      for (const KernelConfig& c : configs) {
+        for (jit::CompileRequest& r : cuda::plan_compile_requests(p, e, c, arch)) {
+          if (keys.insert(jit::cache_key(r)).second) requests.push_back(std::move(r));
+        }
+      }
+      ++plans;
+    } catch (const std::exception& ex) {
+      ++unplannable;
+      std::printf("skipped: %s\n", ex.what());
+    }
+  }
+
+  const auto t0 = std::chrono::steady_clock::now();
+  std::atomic<std::size_t> next{0};
+  std::atomic<int> failed{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads && t < int(requests.size()); ++t) {
+    pool.emplace_back([&] {
+      for (std::size_t i; (i = next.fetch_add(1)) < requests.size();) {
+        try {
+          jit::compile(requests[i]);
+        } catch (const std::exception& ex) {
+          ++failed;
+          std::fprintf(stderr, "compile failed: %s: %s\n", requests[i].name.c_str(), ex.what());
+        }
+      }
+    });
+  }
+  for (std::thread& t : pool) t.join();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("warm: %zu kernels for %s (%s) from %d plans in %.1f s into %s%s\n", requests.size(), hw.name.c_str(),
+              arch.c_str(), plans, s, jit::cache_dir().c_str(),
+              unplannable ? (" (" + std::to_string(unplannable) + " problems not plannable)").c_str() : "");
+  return failed ? 1 : 0;
+#endif
+}
+
+}  // namespace dgemm::tools
