@@ -49,6 +49,14 @@ ACTIVATIONS = {
     "silu": capi.DGEMM_ACT_SILU,
 }
 
+# Output scale modes (deepgemm.h dgemm_vector_mode_t) by the names Context.plan takes.
+SCALE_MODES = {
+    None: capi.DGEMM_VECTOR_NONE,
+    "per_tensor": capi.DGEMM_VECTOR_PER_TENSOR,
+    "per_row": capi.DGEMM_VECTOR_PER_ROW,
+    "per_column": capi.DGEMM_VECTOR_PER_COLUMN,
+}
+
 
 def version() -> str:
     """The version of the loaded libdeepgemm ("MAJOR.MINOR.PATCH")."""
@@ -110,13 +118,18 @@ class Context:
     def plan(self, m, n, k, dtype="float32", *, b_dtype=None, out_dtype=None, c_dtype=None, trans_a=False,
              trans_b=False, lda=0, ldb=0, ldc=0, ldd=0, batch=1, stride_a=0, stride_b=0, stride_c=0,
              stride_d=0, bias=None, bias_per_row=False, activation=None, alpha=1.0, beta=0.0,
-             column_major=False, force_kernel=None, arch_file=None, autotune=False):
-        """Plans ``D = act(alpha * op(A) @ op(B) + beta * C + bias)`` for one shape (see deepgemm.h).
+             column_major=False, force_kernel=None, arch_file=None, autotune=False, scale=None,
+             zero_point=False, saturate=True):
+        """Plans ``D = quantize(act(alpha * op(A) @ op(B) + beta * C + bias) * scale)`` for one shape
+        (see deepgemm.h).
 
         ``dtype`` is A's element type (``b_dtype`` defaults to it); ``out_dtype`` defaults to A's
         type for float inputs, bfloat16 for FP8 and int32 for int8; ``bias`` is the bias vector's
         dtype (None: no bias), per column (length n) unless ``bias_per_row``. Leading dimensions
-        and batch strides are in elements, 0 meaning packed.
+        and batch strides are in elements, 0 meaning packed. ``scale`` is the output scale's mode
+        (None, "per_tensor", "per_row" or "per_column"; the float32 vector itself is given to each
+        execute); ``zero_point`` adds an int32 zero point per scale entry (int8 outputs);
+        ``saturate`` clamps FP8 outputs to the largest finite value instead of overflowing.
         """
         a_name = dtype_name(dtype)
         b_name = dtype_name(b_dtype) if b_dtype is not None else a_name
@@ -124,6 +137,8 @@ class Context:
         c_name = dtype_name(c_dtype) if c_dtype is not None else d_name
         if activation not in ACTIVATIONS:
             raise ValueError(f"activation {activation!r}: expected one of {[a for a in ACTIVATIONS if a]}")
+        if scale not in SCALE_MODES:
+            raise ValueError(f"scale {scale!r}: expected one of {[s for s in SCALE_MODES if s]} or None")
         p = capi.dgemm_problem_t()
         _check(capi.dgemm_problem_init(p))
         p.m, p.n, p.k = int(m), int(n), int(k)
@@ -143,6 +158,10 @@ class Context:
             e.bias_mode = capi.DGEMM_VECTOR_PER_ROW if bias_per_row else capi.DGEMM_VECTOR_PER_COLUMN
             e.bias_type = DTYPE_CODES[dtype_name(bias)]
         e.activation = ACTIVATIONS[activation]
+        e.scale_mode = SCALE_MODES[scale]
+        # The library validates the combination (a zero point without a scale, or on a non-int8
+        # output, is its INVALID_ARGUMENT / NOT_SUPPORTED, not ours to restate).
+        e.flags = (capi.DGEMM_EPILOGUE_SATURATE if saturate else 0) | (capi.DGEMM_EPILOGUE_ZERO_POINT if zero_point else 0)
         o = None
         if force_kernel is not None or arch_file is not None or autotune:
             o = capi.dgemm_plan_options_t()
@@ -282,10 +301,52 @@ class Plan:
             raise ValueError(f"{name} has batch stride {v.strides[0]}, the plan expects {stride}")
         return v.ptr, v
 
-    def execute(self, a, b, d, c=None, *, bias=None, alpha=None, beta=None, workspace=None, stream=None):
+    @property
+    def scale_length(self):
+        """How many entries the output scale (and zero point) has: 0 without a scale."""
+        mode = self._e.scale_mode
+        if mode == capi.DGEMM_VECTOR_PER_TENSOR:
+            return 1
+        if mode == capi.DGEMM_VECTOR_PER_ROW:
+            return self._p.m
+        if mode == capi.DGEMM_VECTOR_PER_COLUMN:
+            return self._p.n
+        return 0
+
+    def _vector(self, name, x, dtype, length, keep):
+        """Address of an execute-time vector (scale, zero point, device alpha/beta) after checking
+        it. The C library takes bare pointers and cannot see a length, so a wrong one is reported
+        here with the status the library gives a bad argument (INVALID_ARGUMENT)."""
+        if isinstance(x, int) and not isinstance(x, bool):  # a raw address: the caller vouches for it
+            return x
+        v = as_view(x)
+        where = "cpu" if self.context.device == "cpu" else self.context.device
+        if v.device != where:
+            raise ValueError(f"{name} is on {v.device} but the plan runs on {where}")
+        if v.dtype != dtype:
+            raise TypeError(f"{name} has dtype {v.dtype}, the plan expects {dtype}")
+        count = _count(v.shape)
+        if count != length:
+            raise Error(Status.INVALID_ARGUMENT, f"{name} has {count} elements, the plan reads {length}")
+        # Contiguous: every dimension but those of extent 1 steps like a packed array.
+        expected = 1
+        for extent, stride in reversed(list(zip(v.shape, v.strides))):
+            if extent > 1 and stride != expected:
+                raise ValueError(f"{name} must be contiguous, got shape {v.shape} strides {v.strides}")
+            expected *= extent
+        keep.append(v)
+        return v.ptr
+
+    def execute(self, a, b, d, c=None, *, bias=None, alpha=None, beta=None, scale=None, zero_point=None,
+                workspace=None, stream=None):
         """Runs the plan: ``d`` receives the result. Arrays are checked against the plan (dtype,
         device, shape, strides); ints are taken as raw addresses. ``stream`` (CUDA) defaults to
-        the stream of the operands (the torch current stream, or __cuda_array_interface__'s)."""
+        the stream of the operands (the torch current stream, or __cuda_array_interface__'s).
+
+        ``alpha``/``beta``: None (the plan's), Python floats (this call's), or one-element float32
+        arrays in the plan's memory, read when the kernel runs (DGEMM_SCALARS_DEVICE: give alpha,
+        and beta too when the plan reads C). ``scale``: the float32 output scale (1, m or n entries
+        as planned); ``zero_point``: the int32 zero point, as many entries as the scale."""
         p = self._p
         ta, tb = p.op_a == capi.DGEMM_OP_T, p.op_b == capi.DGEMM_OP_T
         a_ptr, va = self._operand("a", a, self.a_dtype, *((p.k, p.m) if ta else (p.m, p.k)), p.lda, p.stride_a)
@@ -295,11 +356,28 @@ class Plan:
         d_ptr, vd = self._operand("d", d, self.out_dtype, p.m, p.n, p.ldd, p.stride_d)
         args = capi.dgemm_args_t()
         _check(capi.dgemm_args_init(args))
-        if alpha is not None or beta is not None:
+        keep = [va, vb, vc, vd]
+        if _is_tensor(alpha) or _is_tensor(beta):
+            if not _is_tensor(alpha) or (reads_c and not _is_tensor(beta)) or (beta is not None and not _is_tensor(beta)):
+                raise ValueError("device scalars: give alpha as a one-element float32 array, and beta too "
+                                 "(required when the plan reads C)")
+            args.scalar_mode = capi.DGEMM_SCALARS_DEVICE
+            args.alpha_ptr = self._vector("alpha", alpha, "float32", 1, keep)
+            if beta is not None:
+                args.beta_ptr = self._vector("beta", beta, "float32", 1, keep)
+        elif alpha is not None or beta is not None:
             args.scalar_mode = capi.DGEMM_SCALARS_HOST
             args.alpha = self._e.alpha if alpha is None else float(alpha)
             args.beta = self._e.beta if beta is None else float(beta)
-        keep = [va, vb, vc, vd]
+        length = self.scale_length
+        if scale is not None:
+            if not length:
+                raise ValueError("the plan has no output scale")
+            args.scale = self._vector("scale", scale, "float32", length, keep)
+        if zero_point is not None:
+            if not self._e.flags & capi.DGEMM_EPILOGUE_ZERO_POINT:
+                raise ValueError("the plan has no zero point")
+            args.zero_point = self._vector("zero_point", zero_point, "int32", length, keep)
         if bias is not None:
             if isinstance(bias, int):
                 args.bias = bias
@@ -346,6 +424,18 @@ class Plan:
                 self.close()
             except Exception:
                 pass
+
+
+def _is_tensor(x):
+    """An execute-time scalar given as memory (an array / tensor / raw address), not a number."""
+    if x is None or isinstance(x, (float, bool)):
+        return False
+    if isinstance(x, int):
+        return True
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(x, numpy.generic):
+        return False  # numpy.float32(2.0) is a host value
+    return True
 
 
 def _count(shape):
@@ -415,9 +505,42 @@ def _host_copy(x, name):
     return numpy.ascontiguousarray(x)
 
 
+def _scale_mode(v, m, n):
+    """The output scale mode a scale/zero-point array's shape asks for, broadcasting like NumPy
+    against the (m, n) result: one element per tensor, (n,) or (1, n) per column, (m, 1) per row."""
+    shape = tuple(v.shape)
+    if _count(shape) == 1 and len(shape) <= 2:
+        return "per_tensor"
+    if shape in ((n,), (1, n)):
+        return "per_column"
+    if shape == (m, 1):
+        return "per_row"
+    raise Error(Status.INVALID_ARGUMENT, f"{'scale' if v.dtype == 'float32' else 'zero_point'} has shape {shape}; "
+                f"expected one element, ({n},) / (1, {n}) per column or ({m}, 1) per row")
+
+
+def _epilogue_vector(x, dtype, device):
+    """A scale or zero point as a View: Python numbers become one-element host arrays."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        if device != "cpu":
+            raise TypeError("a scalar scale/zero point for GPU operands must be a one-element tensor")
+        import numpy
+
+        x = numpy.array([x], dtype=dtype)
+    v = as_view(x)
+    if device == "cpu" and v.dtype != dtype:
+        import numpy
+
+        if isinstance(x, numpy.ndarray):  # host arrays are converted, the others must match
+            if dtype == "int32" and not numpy.issubdtype(x.dtype, numpy.integer):
+                raise TypeError(f"zero_point must hold integers, got {x.dtype}")
+            v = as_view(numpy.ascontiguousarray(x, dtype=dtype))
+    return v
+
+
 def matmul(a, b, *, bias=None, activation=None, alpha=1.0, beta=0.0, c=None, out_dtype=None, trans_a=False,
-           trans_b=False, out=None, stream=None, workspace=None, context=None):
-    """``act(alpha * op(a) @ op(b) + beta * c + bias)`` in one call.
+           trans_b=False, out=None, stream=None, workspace=None, context=None, scale=None, zero_point=None):
+    """``quantize(act(alpha * op(a) @ op(b) + beta * c + bias) * scale)`` in one call.
 
     ``a``, ``b`` (and ``c``, ``bias``, ``out``) are NumPy arrays (CPU backend; bf16/fp8 through
     ml_dtypes) or GPU arrays exposing ``__cuda_array_interface__`` or DLPack (PyTorch, CuPy). They
@@ -427,6 +550,12 @@ def matmul(a, b, *, bias=None, activation=None, alpha=1.0, beta=0.0, c=None, out
     current stream (or ``stream``) and not waited for. Plans are cached per context and shape.
     ``out`` receives the result (allocated like ``a`` when None); ``workspace`` is scratch memory
     for plans that need some (allocated like ``a`` when None).
+
+    ``scale`` (float32) multiplies the result before it is converted to ``out_dtype``: a number or
+    one element (per tensor), a vector of length n or shape (1, n) (per column), or shape (m, 1)
+    (per row). ``zero_point`` (int32, int8 outputs only) is added after rounding, with the scale's
+    shape (a number is repeated; without ``scale`` the scale is 1). On the CPU backend int8 and
+    FP8 (ml_dtypes) outputs round to nearest even and saturate.
     """
     va, vb = as_view(a), as_view(b)
     if va.device != vb.device:
@@ -492,15 +621,38 @@ def matmul(a, b, *, bias=None, activation=None, alpha=1.0, beta=0.0, c=None, out
             bias = _host_copy(bias, "bias")
             vbias = as_view(bias)
 
+    vscale = vzero = None
+    scale_mode = None
+    if scale is not None or zero_point is not None:
+        if zero_point is not None:
+            vzero = _epilogue_vector(zero_point, "int32", device)
+        if scale is not None:
+            vscale = _epilogue_vector(scale, "float32", device)
+            scale_mode = _scale_mode(vscale, m, n)
+        else:
+            scale_mode = _scale_mode(vzero, m, n)
+        length = {"per_tensor": 1, "per_row": m, "per_column": n}[scale_mode]
+        import numpy
+
+        if vscale is None:  # a zero point alone: unit scale
+            if device != "cpu":
+                raise TypeError("zero_point without scale on a GPU: pass scale too")
+            vscale = as_view(numpy.ones(length, dtype=numpy.float32))
+        if vzero is not None and _count(vzero.shape) == 1 and length > 1 and device == "cpu":
+            vzero = as_view(numpy.full(length, numpy.asarray(vzero.owner).reshape(-1)[0], dtype=numpy.int32))
+        if vzero is not None and _count(vzero.shape) != length:
+            raise Error(Status.INVALID_ARGUMENT, f"zero_point has {_count(vzero.shape)} elements, the scale {length}")
+
     ctx = context if context is not None else _context_for(device)
     key = (m, n, k, va.dtype, vb.dtype, vc.dtype if vc is not None else d_name, d_name, op_a, op_b, lda, ldb,
            matrix_layout(vc)[1] if vc is not None else 0, d_layout[1], batch, batch_stride(va, batch),
            batch_stride(vb, batch), batch_stride(vc, batch) if vc is not None else 0, batch_stride(vd, batch),
-           vbias.dtype if vbias is not None else None, activation, beta != 0.0)
+           vbias.dtype if vbias is not None else None, activation, beta != 0.0, scale_mode, vzero is not None)
     plan = ctx._cached_plan(key, lambda: ctx.plan(
         m, n, k, va.dtype, b_dtype=vb.dtype, out_dtype=d_name, c_dtype=key[5], trans_a=op_a, trans_b=op_b,
         lda=lda, ldb=ldb, ldc=key[11], ldd=key[12], batch=batch, stride_a=key[14], stride_b=key[15],
-        stride_c=key[16], stride_d=key[17], bias=key[18], activation=activation, beta=1.0 if beta else 0.0))
+        stride_c=key[16], stride_d=key[17], bias=key[18], activation=activation, beta=1.0 if beta else 0.0,
+        scale=scale_mode, zero_point=vzero is not None))
     ws = workspace
     if plan.workspace_size and ws is None:
         ws = _allocate_workspace(a, plan.workspace_size, device)
@@ -512,6 +664,6 @@ def matmul(a, b, *, bias=None, activation=None, alpha=1.0, beta=0.0, c=None, out
         return v._replace(shape=v.shape[:-2] + (v.shape[-1], v.shape[-2]),
                           strides=v.strides[:-2] + (v.strides[-1], v.strides[-2]))
 
-    plan.execute(stored(va, a_t), stored(vb, b_t), vd, vc, bias=vbias, alpha=alpha, beta=beta, workspace=ws,
-                 stream=stream)
+    plan.execute(stored(va, a_t), stored(vb, b_t), vd, vc, bias=vbias, alpha=alpha, beta=beta, scale=vscale,
+                 zero_point=vzero, workspace=ws, stream=stream)
     return out

@@ -333,3 +333,147 @@ def test_torch_tensors_are_read_directly(monkeypatch):
     # A transposed view (torch's w.t()) arrives as strides (1, ld).
     y = deepgemm.matmul(Tensor(a), Tensor(w.T))
     assert rel_error(y.array, reference(a, w.T)) < TOLERANCE["float32"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Execute-time epilogue values: output scale, int8 zero point, host and device alpha/beta.
+# Inputs are small integers so that every product and sum is exact in float32: the only rounding
+# is the output conversion, whose result deepgemm.h defines exactly (round half to even, then the
+# zero point, then saturation), so those results are compared bit for bit.
+
+def small_ints(*shape, lo=-6, hi=7, dtype=np.float32):
+    return RNG.integers(lo, hi, size=shape).astype(dtype)
+
+
+def quantize_i8(z, zero_point=0):
+    return np.clip(np.rint(z) + zero_point, -128, 127).astype(np.int8)  # rint: half to even
+
+
+@pytest.mark.parametrize("mode", ["per_tensor", "per_row", "per_column"])
+def test_int8_output_scale_and_zero_point(mode):
+    m, n, k = 13, 17, 5
+    a, b = small_ints(m, k), small_ints(k, n)
+    acc = a.astype(np.float64) @ b.astype(np.float64)
+    # Scales of 1/4 and 1/2 put many results exactly on .5 ties; 4 drives some past +-127.
+    shape = {"per_tensor": (1,), "per_row": (m, 1), "per_column": (n,)}[mode]
+    scale = RNG.choice(np.array([0.25, 0.5, 1.5, 4.0], dtype=np.float32), size=shape)
+    scale.flat[0] = 0.5  # odd sums times 1/2 are ties, whatever else was drawn
+    zp = RNG.integers(-20, 21, size=shape).astype(np.int32)
+    out = np.full((m, n), 99, dtype=np.int8)  # poisoned (99 is rarely the answer: checked below)
+    got = deepgemm.matmul(a, b, scale=scale, zero_point=zp, out_dtype=np.int8, out=out)
+    ref = quantize_i8(acc * scale, zp)
+    np.testing.assert_array_equal(got, ref)
+    assert np.any(np.abs(acc * scale - np.floor(acc * scale)) == 0.5), "no ties tested"
+    # The same through Plan/Context, with another scale and zero point on the same plan.
+    with deepgemm.Context("cpu") as ctx:
+        with ctx.plan(m, n, k, "float32", out_dtype="int8", scale=mode, zero_point=True) as plan:
+            assert plan.scale_length == {"per_tensor": 1, "per_row": m, "per_column": n}[mode]
+            for _ in range(2):
+                s2 = (RNG.integers(1, 8, size=plan.scale_length) / 4).astype(np.float32)
+                z2 = RNG.integers(-128, 128, size=plan.scale_length).astype(np.int32)
+                d = np.full((m, n), 99, dtype=np.int8)
+                plan.execute(a, b, d, scale=s2, zero_point=z2)
+                s2b, z2b = (s2.reshape(m, 1), z2.reshape(m, 1)) if mode == "per_row" else (s2, z2)
+                np.testing.assert_array_equal(d, quantize_i8(acc * s2b, z2b))
+
+
+def test_int8_inputs_to_int8_output():
+    m, n, k = 7, 9, 33
+    a = RNG.integers(-128, 128, size=(m, k), dtype=np.int8)
+    b = RNG.integers(-128, 128, size=(k, n), dtype=np.int8)
+    acc = a.astype(np.float64) @ b.astype(np.float64)
+    scale = np.full(n, 1.0 / 1024, dtype=np.float32) * RNG.integers(1, 4, size=n).astype(np.float32)
+    got = deepgemm.matmul(a, b, scale=scale, zero_point=3, out_dtype="int8")
+    assert got.dtype == np.int8
+    np.testing.assert_array_equal(got, quantize_i8(acc * scale, 3))
+
+
+def test_float_output_scale_and_alpha_beta():
+    m, n, k = 11, 6, 9
+    a, b, c = rand(m, k), rand(k, n), rand(m, n)
+    scale = rand(m, 1) + 2.0
+    got = deepgemm.matmul(a, b, alpha=0.75, beta=-0.5, c=c, scale=scale, activation="relu")
+    ref = reference(a, b, alpha=0.75, beta=-0.5, c=c, activation="relu") * scale
+    assert rel_error(got, ref) < TOLERANCE["float32"]
+    got = deepgemm.matmul(a, b, scale=3.0)
+    assert rel_error(got, reference(a, b) * 3.0) < TOLERANCE["float32"]
+
+
+@pytest.mark.parametrize("fp8", ["float8_e4m3fn", "float8_e5m2"])
+def test_fp8_output_rounding_and_saturation(fp8):
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    t = getattr(ml_dtypes, fp8)
+    m, n, k = 12, 10, 4
+    a, b = small_ints(m, k), small_ints(k, n)
+    acc = a.astype(np.float64) @ b.astype(np.float64)
+    largest = float(ml_dtypes.finfo(t).max)
+    scale = np.float32(largest / 20)  # |acc| goes past 20: some results saturate
+    got = deepgemm.matmul(a, b, scale=scale, out_dtype=fp8)
+    assert got.dtype == t
+    z = acc * np.float64(scale)
+    assert np.any(np.abs(z) > largest), "no saturation tested"
+    ref = np.clip(z, -largest, largest).astype(t)  # ml_dtypes rounds to nearest even
+    np.testing.assert_array_equal(got.astype(np.float64), ref.astype(np.float64))
+
+
+def test_device_and_host_scalars_per_call():
+    """alpha/beta as one-element arrays are read through pointers (DGEMM_SCALARS_DEVICE; on the
+    CPU backend "device" memory is host memory); as floats they override the plan's values."""
+    m, n, k = 8, 12, 10
+    a, b, c = rand(m, k), rand(k, n), rand(m, n)
+    with deepgemm.Context("cpu") as ctx, ctx.plan(m, n, k, "float32", alpha=3.0, beta=1.0) as plan:
+        d = np.full((m, n), np.nan, dtype=np.float32)
+        plan.execute(a, b, d, c)
+        assert rel_error(d, reference(a, b, alpha=3.0, beta=1.0, c=c)) < TOLERANCE["float32"]
+        alpha, beta = np.array([-0.5], dtype=np.float32), np.array([2.0], dtype=np.float32)
+        d[:] = np.nan
+        plan.execute(a, b, d, c, alpha=alpha, beta=beta)
+        assert rel_error(d, reference(a, b, alpha=-0.5, beta=2.0, c=c)) < TOLERANCE["float32"]
+        alpha[0], beta[0] = 1.25, -1.0  # the pointers are read at each call
+        d[:] = np.nan
+        plan.execute(a, b, d, c, alpha=alpha, beta=beta)
+        assert rel_error(d, reference(a, b, alpha=1.25, beta=-1.0, c=c)) < TOLERANCE["float32"]
+        d[:] = np.nan
+        plan.execute(a, b, d, c, alpha=0.25, beta=0.5)
+        assert rel_error(d, reference(a, b, alpha=0.25, beta=0.5, c=c)) < TOLERANCE["float32"]
+        with pytest.raises(ValueError, match="device scalars"):
+            plan.execute(a, b, d, c, alpha=alpha, beta=0.5)
+        with pytest.raises(deepgemm.Error) as info:
+            plan.execute(a, b, d, c, alpha=np.ones(2, dtype=np.float32), beta=beta)
+        assert info.value.status == deepgemm.Status.INVALID_ARGUMENT
+
+
+def test_epilogue_vector_errors():
+    m, n, k = 5, 7, 3
+    a, b = small_ints(m, k), small_ints(k, n)
+    with deepgemm.Context("cpu") as ctx:
+        plan = ctx.plan(m, n, k, "float32", out_dtype="int8", scale="per_column", zero_point=True)
+        d = np.full((m, n), 99, dtype=np.int8)
+        good_s, good_z = np.ones(n, dtype=np.float32), np.zeros(n, dtype=np.int32)
+        for scale, zp in ((np.ones(n - 1, dtype=np.float32), good_z), (good_s, np.zeros(m, dtype=np.int32))):
+            with pytest.raises(deepgemm.Error) as info:
+                plan.execute(a, b, d, scale=scale, zero_point=zp)
+            assert info.value.status == deepgemm.Status.INVALID_ARGUMENT
+        # Missing vectors: the library's own INVALID_ARGUMENT, output untouched.
+        with pytest.raises(deepgemm.Error) as info:
+            plan.execute(a, b, d, scale=good_s)
+        assert info.value.status == deepgemm.Status.INVALID_ARGUMENT and "zero_point" in info.value.message
+        with pytest.raises(deepgemm.Error) as info:
+            plan.execute(a, b, d)
+        assert info.value.status == deepgemm.Status.INVALID_ARGUMENT
+        assert np.all(d == 99)
+        with pytest.raises(TypeError, match="dtype"):
+            plan.execute(a, b, d, scale=good_s.astype(np.float16), zero_point=good_z)
+        plan.close()
+        with pytest.raises(ValueError, match="scale"):
+            ctx.plan(m, n, k, "float32", scale="per_block")
+    with pytest.raises(deepgemm.Error) as info:
+        deepgemm.matmul(a, b, scale=np.ones(n + 1, dtype=np.float32), out_dtype="int8")
+    assert info.value.status == deepgemm.Status.INVALID_ARGUMENT
+    with pytest.raises(deepgemm.Error) as info:
+        deepgemm.matmul(a, b, scale=np.ones(n, dtype=np.float32), zero_point=np.zeros(m, dtype=np.int32),
+                        out_dtype="int8")
+    assert info.value.status == deepgemm.Status.INVALID_ARGUMENT
+    with pytest.raises(deepgemm.Error) as info:  # a zero point on a float output: the library says no
+        deepgemm.matmul(a, b, scale=1.0, zero_point=1)
+    assert info.value.status in (deepgemm.Status.INVALID_ARGUMENT, deepgemm.Status.NOT_SUPPORTED)
