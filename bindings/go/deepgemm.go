@@ -257,6 +257,27 @@ type Epilogue struct {
 	BiasMode    VectorMode
 	BiasType    DType
 	Activation  Activation
+	// ScaleMode is the output scale's indexing (VectorNone: no scale); the float32 vector itself
+	// is given to each Execute in ExecArgs.Scale.
+	ScaleMode VectorMode
+	// ZeroPoint adds an int32 zero point per scale entry to I8 outputs (ExecArgs.ZeroPoint).
+	ZeroPoint bool
+	// NoSaturate lets FP8 outputs overflow (NaN for E4M3, inf for E5M2) instead of clamping to
+	// the largest finite value; false, the zero value, is the library's default.
+	NoSaturate bool
+}
+
+// scaleLength is how many entries the plan's scale (and zero point) vectors have.
+func (e *Epilogue) scaleLength(p *Problem) int64 {
+	switch e.ScaleMode {
+	case VectorPerTensor:
+		return 1
+	case VectorPerRow:
+		return p.M
+	case VectorPerColumn:
+		return p.N
+	}
+	return 0
 }
 
 // NewEpilogue returns the identity epilogue (dgemm_epilogue_init): alpha 1, beta 0, no bias.
@@ -305,6 +326,15 @@ func (c *Context) NewPlan(p Problem, e *Epilogue, o *PlanOptions) (*Plan, error)
 		ce.SetBias_mode(capi.Enum_SS_dgemm_vector_mode_t(e.BiasMode))
 		ce.SetBias_type(capi.Enum_SS_dgemm_dtype_t(e.BiasType))
 		ce.SetActivation(capi.Enum_SS_dgemm_activation_t(e.Activation))
+		ce.SetScale_mode(capi.Enum_SS_dgemm_vector_mode_t(e.ScaleMode))
+		flags := uint(0)
+		if !e.NoSaturate {
+			flags |= uint(capi.DGEMM_EPILOGUE_SATURATE)
+		}
+		if e.ZeroPoint {
+			flags |= uint(capi.DGEMM_EPILOGUE_ZERO_POINT)
+		}
+		ce.SetFlags(flags)
 	}
 	var co capi.Dgemm_plan_options_t = capi.SwigcptrDgemm_plan_options_t(0)
 	if o != nil {
@@ -377,10 +407,26 @@ func (p *Plan) Describe() (string, error) {
 	return string(b), nil
 }
 
-// ExecArgs are the execute-time values; nil Execute args mean the plan's alpha/beta and no bias.
+// ExecArgs are the execute-time values; nil Execute args mean the plan's alpha/beta and no vectors.
 type ExecArgs struct {
 	Alpha, Beta *float32 // override the plan's scalars when non-nil
-	Bias        Memory   // the bias vector, required iff the plan has one
+	// AlphaPtr and BetaPtr hold one float32 each in the plan's memory, read when the kernel runs
+	// (DGEMM_SCALARS_DEVICE): set AlphaPtr, and BetaPtr when the plan reads C. They exclude
+	// Alpha/Beta.
+	AlphaPtr, BetaPtr Memory
+	Bias              Memory // the bias vector, required iff the plan has one
+	Scale             Memory // float32 output scale (1, m or n entries), required iff Epilogue.ScaleMode
+	ZeroPoint         Memory // int32, as many entries as Scale, required iff Epilogue.ZeroPoint
+}
+
+// checkSize reports a HostBuffer too small for what the plan reads from it (other Memory kinds
+// carry no size and are the caller's responsibility).
+func checkSize(name string, m Memory, need int) error {
+	if s, ok := m.(interface{ Size() int }); ok && s.Size() < need {
+		return &Error{Status: StatusInvalidArgument,
+			Message: fmt.Sprintf("deepgemm: %s holds %d bytes, the plan reads %d", name, s.Size(), need)}
+	}
+	return nil
 }
 
 // Execute runs the plan: D = epilogue(A @ B). A, B, D (and C when the plan reads it) are in the
@@ -421,7 +467,25 @@ func (p *Plan) Execute(a, b, c, d Memory, args *ExecArgs, workspace Memory, stre
 	defer capi.DeleteDgemm_args_t(cargs)
 	capi.Dgemm_args_init(cargs)
 	if args != nil {
-		if args.Alpha != nil || args.Beta != nil {
+		if args.AlphaPtr != nil || args.BetaPtr != nil {
+			if args.Alpha != nil || args.Beta != nil || args.AlphaPtr == nil {
+				return &Error{Status: StatusInvalidArgument,
+					Message: "deepgemm: device scalars need AlphaPtr (and BetaPtr when C is read), without Alpha/Beta"}
+			}
+			cargs.SetScalar_mode(capi.DGEMM_SCALARS_DEVICE)
+			for _, x := range []struct {
+				name string
+				mem  Memory
+				set  func(uintptr)
+			}{{"alpha", args.AlphaPtr, cargs.SetAlpha_ptr}, {"beta", args.BetaPtr, cargs.SetBeta_ptr}} {
+				if x.mem != nil {
+					if err := checkSize(x.name, x.mem, 4); err != nil {
+						return err
+					}
+					x.set(x.mem.Address())
+				}
+			}
+		} else if args.Alpha != nil || args.Beta != nil {
 			cargs.SetScalar_mode(capi.DGEMM_SCALARS_HOST)
 			cargs.SetAlpha(p.epilogue.Alpha)
 			cargs.SetBeta(p.epilogue.Beta)
@@ -443,6 +507,19 @@ func (p *Plan) Execute(a, b, c, d Memory, args *ExecArgs, workspace Memory, stre
 			}
 			cargs.SetBias(args.Bias.Address())
 		}
+		length := int(p.epilogue.scaleLength(pr))
+		if args.Scale != nil {
+			if err := checkSize("scale", args.Scale, 4*length); err != nil {
+				return err
+			}
+			cargs.SetScale(args.Scale.Address())
+		}
+		if args.ZeroPoint != nil {
+			if err := checkSize("zero point", args.ZeroPoint, 4*length); err != nil {
+				return err
+			}
+			cargs.SetZero_point(args.ZeroPoint.Address())
+		}
 	}
 	ws, wsSize := uintptr(0), int64(0)
 	if workspace != nil {
@@ -458,7 +535,7 @@ func (p *Plan) Execute(a, b, c, d Memory, args *ExecArgs, workspace Memory, stre
 	runtime.KeepAlive(p)
 	runtime.KeepAlive([]Memory{a, b, c, d, workspace})
 	if args != nil {
-		runtime.KeepAlive(args.Bias)
+		runtime.KeepAlive([]Memory{args.Bias, args.Scale, args.ZeroPoint, args.AlphaPtr, args.BetaPtr})
 	}
 	return err
 }
