@@ -348,6 +348,48 @@ impl Epilogue {
         self.raw.activation = act.raw();
         self
     }
+    /// One f32 output scale for all of D; the value is given to each execution
+    /// ([`HostArgs::scale`]).
+    pub fn scale_per_tensor(mut self) -> Self {
+        self.raw.scale_mode = sys::dgemm_vector_mode_t::DGEMM_VECTOR_PER_TENSOR;
+        self
+    }
+    /// An f32 output scale per row (length m) of D.
+    pub fn scale_per_row(mut self) -> Self {
+        self.raw.scale_mode = sys::dgemm_vector_mode_t::DGEMM_VECTOR_PER_ROW;
+        self
+    }
+    /// An f32 output scale per column (length n) of D.
+    pub fn scale_per_column(mut self) -> Self {
+        self.raw.scale_mode = sys::dgemm_vector_mode_t::DGEMM_VECTOR_PER_COLUMN;
+        self
+    }
+    /// I8 outputs add an i32 zero point per scale entry ([`HostArgs::zero_point`]).
+    pub fn zero_point(mut self, yes: bool) -> Self {
+        self.set_flag(sys::DGEMM_EPILOGUE_ZERO_POINT, yes);
+        self
+    }
+    /// FP8 outputs clamp to the largest finite value (the default) instead of overflowing.
+    pub fn saturate(mut self, yes: bool) -> Self {
+        self.set_flag(sys::DGEMM_EPILOGUE_SATURATE, yes);
+        self
+    }
+    fn set_flag(&mut self, bit: u32, yes: bool) {
+        if yes {
+            self.raw.flags |= bit;
+        } else {
+            self.raw.flags &= !bit;
+        }
+    }
+    /// Entries of the output scale (and zero point) vectors for `problem`; 0 without a scale.
+    fn scale_len(&self, problem: &sys::dgemm_problem_t) -> i64 {
+        match self.raw.scale_mode {
+            sys::dgemm_vector_mode_t::DGEMM_VECTOR_PER_TENSOR => 1,
+            sys::dgemm_vector_mode_t::DGEMM_VECTOR_PER_ROW => problem.m,
+            sys::dgemm_vector_mode_t::DGEMM_VECTOR_PER_COLUMN => problem.n,
+            _ => 0,
+        }
+    }
     pub fn raw_mut(&mut self) -> &mut sys::dgemm_epilogue_t {
         &mut self.raw
     }
@@ -448,6 +490,15 @@ pub struct HostArgs<'a> {
     /// Override the plan's alpha / beta for this call.
     pub alpha: Option<f32>,
     pub beta: Option<f32>,
+    /// Alpha / beta read through pointers when the library runs (DGEMM_SCALARS_DEVICE; on the
+    /// CPU backend "device" memory is host memory). `alpha_ptr` is required for this mode and
+    /// `beta_ptr` too when the plan reads C; they exclude `alpha` / `beta`.
+    pub alpha_ptr: Option<&'a f32>,
+    pub beta_ptr: Option<&'a f32>,
+    /// The output scale (1, m or n entries as planned), required iff the plan has one.
+    pub scale: Option<&'a [f32]>,
+    /// The I8 zero point, as many entries as the scale, required iff the plan has one.
+    pub zero_point: Option<&'a [i32]>,
 }
 
 /// A borrowed host vector of any [`Element`] type.
@@ -544,7 +595,15 @@ impl Plan {
         }
         let mut raw_args = unsafe { std::mem::zeroed::<sys::dgemm_args_t>() };
         unsafe { sys::dgemm_args_init(&mut raw_args) };
-        if args.alpha.is_some() || args.beta.is_some() {
+        if args.alpha_ptr.is_some() || args.beta_ptr.is_some() {
+            let alpha = match (args.alpha_ptr, args.alpha.is_some() || args.beta.is_some()) {
+                (Some(a), false) => a,
+                _ => return Err(invalid("device scalars need alpha_ptr (and beta_ptr when C is read), without alpha/beta".into())),
+            };
+            raw_args.scalar_mode = sys::dgemm_scalar_mode_t::DGEMM_SCALARS_DEVICE;
+            raw_args.alpha_ptr = alpha;
+            raw_args.beta_ptr = args.beta_ptr.map_or(ptr::null(), |b| b as *const f32);
+        } else if args.alpha.is_some() || args.beta.is_some() {
             raw_args.scalar_mode = sys::dgemm_scalar_mode_t::DGEMM_SCALARS_HOST;
             raw_args.alpha = args.alpha.unwrap_or(self.epilogue.raw.alpha);
             raw_args.beta = args.beta.unwrap_or(self.epilogue.raw.beta);
@@ -558,6 +617,20 @@ impl Plan {
             };
             self.check_host("bias", bias.dtype, bias.len, e.bias_type, len)?;
             raw_args.bias = bias.ptr;
+        }
+        // The library takes bare pointers: the lengths are checked here, before it reads them.
+        let scale_len = self.epilogue.scale_len(r);
+        if let Some(scale) = args.scale {
+            if scale.len() as i64 != scale_len {
+                return Err(invalid(format!("scale holds {} elements, the plan reads {scale_len}", scale.len())));
+            }
+            raw_args.scale = scale.as_ptr();
+        }
+        if let Some(zero_point) = args.zero_point {
+            if zero_point.len() as i64 != scale_len {
+                return Err(invalid(format!("zero_point holds {} elements, the plan reads {scale_len}", zero_point.len())));
+            }
+            raw_args.zero_point = zero_point.as_ptr();
         }
         let mut workspace = vec![0u8; self.workspace_size];
         // SAFETY: every slice was checked to cover what the plan touches, with the plan's types;

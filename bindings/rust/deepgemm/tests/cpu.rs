@@ -170,3 +170,48 @@ fn errors_carry_status_and_message() {
     plan.execute_host(&a, &b, &mut d, &HostArgs { bias: Some(bias.as_slice().into()), ..Default::default() }).unwrap();
     assert!(d.iter().all(|&x| (x - (6.0 * 0.125 + 1.0)).abs() < 1e-6));
 }
+
+/// Round half to even (f64::round_ties_even needs a newer Rust than this crate's minimum).
+fn rint(x: f64) -> f64 {
+    let f = x.floor();
+    match (x - f).partial_cmp(&0.5).unwrap() {
+        std::cmp::Ordering::Less => f,
+        std::cmp::Ordering::Greater => f + 1.0,
+        std::cmp::Ordering::Equal => if f % 2.0 == 0.0 { f } else { f + 1.0 },
+    }
+}
+
+/// An F32 GEMM with an I8 output, a per-column scale and zero point, alpha read through a
+/// pointer (DGEMM_SCALARS_DEVICE, host memory on the CPU backend). Integer inputs keep the sums
+/// exact, so D is checked bit for bit against deepgemm.h's rule: round half to even, add the zero
+/// point, saturate to [-128, 127].
+#[test]
+fn int8_scale_zero_point_and_device_alpha() {
+    let ctx = cpu();
+    let (m, n, k) = (10usize, 7usize, 5usize);
+    let problem = Problem::new(m as i64, n as i64, k as i64, DType::F32).out_type(DType::I8);
+    let plan = ctx.plan(&problem, &Epilogue::new().scale_per_column().zero_point(true)).unwrap();
+    let mut rng = Rng::new();
+    let mut ints = |len: usize| -> Vec<f32> { (0..len).map(|_| (rng.uniform() * 6.5).round()).collect() };
+    let (a, b) = (ints(m * k), ints(k * n));
+    let choices = [0.25f32, 0.5, 1.5, 4.0];
+    let scale: Vec<f32> = (0..n).map(|j| choices[(j * 7 + m) % 4]).collect();
+    let zero: Vec<i32> = (0..n).map(|j| j as i32 * 5 - 15).collect();
+    let alpha = 0.5f32;
+    let mut d = vec![99i8; m * n]; // poisoned
+    let args = HostArgs { alpha_ptr: Some(&alpha), scale: Some(&scale), zero_point: Some(&zero), ..Default::default() };
+    plan.execute_host(&a, &b, &mut d, &args).unwrap();
+    let acc = reference(&a, &b, None, m, n, k, false, false, 0.5, |x| x);
+    for i in 0..m {
+        for j in 0..n {
+            let want = (rint(acc[i * n + j] * scale[j] as f64) + zero[j] as f64).clamp(-128.0, 127.0) as i8;
+            assert_eq!(d[i * n + j], want, "d[{i},{j}] (acc {})", acc[i * n + j]);
+        }
+    }
+    // Lengths are checked before the library runs; a missing zero point is the library's error.
+    let err = plan.execute_host(&a, &b, &mut d, &HostArgs { scale: Some(&scale[1..]), zero_point: Some(&zero), ..Default::default() }).err().unwrap();
+    assert_eq!(err.status, Status::INVALID_ARGUMENT, "{err}");
+    let err = plan.execute_host(&a, &b, &mut d, &HostArgs { scale: Some(&scale), ..Default::default() }).err().unwrap();
+    assert_eq!(err.status, Status::INVALID_ARGUMENT, "{err}");
+    assert!(err.message.contains("zero_point"), "{err}");
+}
