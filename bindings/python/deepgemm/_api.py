@@ -343,7 +343,7 @@ class Plan:
         device, shape, strides); ints are taken as raw addresses. ``stream`` (CUDA) defaults to
         the stream of the operands (the torch current stream, or __cuda_array_interface__'s).
 
-        ``alpha``/``beta``: None (the plan's), Python floats (this call's), or one-element float32
+        ``alpha``/``beta``: None (the plan's), numbers (this call's host values), or one-element float32
         arrays in the plan's memory, read when the kernel runs (DGEMM_SCALARS_DEVICE: give alpha,
         and beta too when the plan reads C). ``scale``: the float32 output scale (1, m or n entries
         as planned); ``zero_point``: the int32 zero point, as many entries as the scale."""
@@ -427,11 +427,10 @@ class Plan:
 
 
 def _is_tensor(x):
-    """An execute-time scalar given as memory (an array / tensor / raw address), not a number."""
-    if x is None or isinstance(x, (float, bool)):
+    """An execute-time scalar given as memory (an array / tensor), not a number. Python ints are
+    numbers here (alpha=2), never raw addresses."""
+    if x is None or isinstance(x, (int, float)):
         return False
-    if isinstance(x, int):
-        return True
     numpy = sys.modules.get("numpy")
     if numpy is not None and isinstance(x, numpy.generic):
         return False  # numpy.float32(2.0) is a host value

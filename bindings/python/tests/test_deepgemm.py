@@ -436,6 +436,9 @@ def test_device_and_host_scalars_per_call():
         d[:] = np.nan
         plan.execute(a, b, d, c, alpha=0.25, beta=0.5)
         assert rel_error(d, reference(a, b, alpha=0.25, beta=0.5, c=c)) < TOLERANCE["float32"]
+        d[:] = np.nan
+        plan.execute(a, b, d, c, alpha=2, beta=np.float32(-0.5))  # numbers of any kind are host values
+        assert rel_error(d, reference(a, b, alpha=2.0, beta=-0.5, c=c)) < TOLERANCE["float32"]
         with pytest.raises(ValueError, match="device scalars"):
             plan.execute(a, b, d, c, alpha=alpha, beta=0.5)
         with pytest.raises(deepgemm.Error) as info:
