@@ -78,7 +78,24 @@ def _parse_device(device):
     raise ValueError(f"device {device!r}: expected 'auto', 'cpu', 'cuda', 'cuda:N' or an int")
 
 
-class Context:
+class _Handle:
+    """Owner of one library handle (self._handle): `with` support, and close() when collected."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if getattr(self, "_handle", None) is not None and capi is not None:
+            try:
+                self.close()
+            except Exception:
+                pass
+
+
+class Context(_Handle):
     """A device (``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or an ordinal) and its caches.
 
     Plans keep their context alive; ``close()`` (or leaving a ``with`` block) frees it once its
@@ -193,19 +210,6 @@ class Context:
         _check(capi.dgemm_context_destroy(self._handle))
         self._handle = None
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        if getattr(self, "_handle", None) is not None and capi is not None:
-            try:
-                self.close()
-            except Exception:
-                pass
-
     def _cached_plan(self, key, make):
         with self._lock:
             plan = self._cache.get(key)
@@ -230,7 +234,7 @@ def _default_out(a_name):
     return "int32" if a_name == "int8" else "bfloat16"
 
 
-class Plan:
+class Plan(_Handle):
     """A planned GEMM. ``execute`` only launches (or, on the CPU, computes) and may be called
     from several threads at once. ``describe()`` says which kernel was chosen and why."""
 
@@ -411,19 +415,6 @@ class Plan:
         if self._handle is not None:
             handle, self._handle = self._handle, None
             _check(capi.dgemm_destroy_plan(handle))
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        if getattr(self, "_handle", None) is not None and capi is not None:
-            try:
-                self.close()
-            except Exception:
-                pass
 
 
 def _is_tensor(x):
