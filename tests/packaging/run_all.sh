@@ -95,9 +95,9 @@ LD_LIBRARY_PATH=$LIBDIR "$PYTHON" "$HERE/ctypes_check.py"
 
 pkg=$(find "$STAGE" -path '*/site-packages/deepgemm/__init__.py' | head -n 1)
 if [ -n "$pkg" ]; then
-  step "installed Python package (built with -DDGEMM_BUILD_BINDINGS=ON), found through its RPATH"
+  step "installed Python package (DGEMM_BUILD_PYTHON), finding the prefix's library through _location.py"
   site=$(dirname "$(dirname "$pkg")")
-  (cd "$WORK" && env -u LD_LIBRARY_PATH PYTHONPATH="$site" "$PYTHON" - <<'PY'
+  (cd "$WORK" && env -u LD_LIBRARY_PATH -u DEEPGEMM_LIBRARY PYTHONPATH="$site" STAGE_LIB="$LIBDIR/libdeepgemm.so.1" "$PYTHON" - <<'PY'
 import numpy as np
 import deepgemm
 rng = np.random.default_rng()
@@ -106,7 +106,10 @@ y = deepgemm.matmul(x, w, trans_b=True, bias=b, activation="relu")
 ref = np.maximum(x.astype(np.float64) @ w.T.astype(np.float64) + b, 0)
 err = np.linalg.norm(y - ref) / np.linalg.norm(ref)
 assert err < 1e-5, err
-assert deepgemm.__file__.startswith(__import__("os").environ["PYTHONPATH"]), deepgemm.__file__
+import os
+assert deepgemm.__file__.startswith(os.environ["PYTHONPATH"]), deepgemm.__file__
+lib = os.path.realpath(deepgemm.capi.LIBRARY_PATH)
+assert lib == os.path.realpath(os.environ["STAGE_LIB"]), (lib, os.environ["STAGE_LIB"])
 print(f"[python] OK: {deepgemm.__file__}, relative error {err:.2e}")
 PY
   )
@@ -134,7 +137,9 @@ if [ -x "$bench" ]; then
   step "deepgemm-bench runs from the install (RUNPATH \$ORIGIN/../lib), no LD_LIBRARY_PATH"
   runpath=$(readelf -d "$bench" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
   case ":$runpath:" in *':$ORIGIN/../'*) ;; *) die "deepgemm-bench RUNPATH '$runpath' lacks \$ORIGIN/../<libdir>" ;; esac
-  ldd "$bench" | grep -q "libdeepgemm.so.1 => $LIBDIR/libdeepgemm.so.1" || { ldd "$bench"; die "bench finds another libdeepgemm"; }
+  found=$(env -u LD_LIBRARY_PATH ldd "$bench" | sed -n 's/.*libdeepgemm.so.1 => \([^ ]*\) .*/\1/p')
+  [ -n "$found" ] && [ "$(readlink -f "$found")" = "$(readlink -f "$LIBDIR/libdeepgemm.so.1")" ] ||
+    { ldd "$bench"; die "deepgemm-bench finds '$found', not the stage's library"; }
   (cd / && env -u LD_LIBRARY_PATH "$bench" --self-test >"$WORK/bench-self-test.log") || { cat "$WORK/bench-self-test.log"; die "bench --self-test"; }
   echo "ok: RUNPATH $runpath; --self-test passed from the install"
 fi

@@ -550,6 +550,18 @@ def _epilogue_vector(x, dtype: str, device: str) -> View:
     return v
 
 
+def _output(out, like, shape: Tuple[int, ...], dtype: str, device: str):
+    """The result array (allocated like ``like`` when None) and its view, checked."""
+    if out is None:
+        out = _allocate(like, shape, dtype, device)
+    v = as_view(out)
+    if v.dtype != dtype:
+        raise dtype_error(f"out has dtype {v.dtype}, expected {dtype}")
+    if tuple(v.shape) != shape:
+        raise argument_error(f"out has shape {v.shape}, expected {shape}")
+    return out, v
+
+
 class _Epilogue(NamedTuple):
     """matmul's and linear's execute-time epilogue values, checked against the result's shape."""
     bias: Optional[View]
@@ -816,13 +828,7 @@ def matmul(a: ArrayLike, b: ArrayLike, *, bias: ArrayLike = None, activation: Op
         raise argument_error("c is only read when beta != 0")
 
     d_name = dtype_name(out_dtype) if out_dtype is not None else _default_out(va.dtype)
-    if out is None:
-        out = _allocate(a, out_shape, d_name, device)
-    vd = as_view(out)
-    if vd.dtype != d_name:
-        raise dtype_error(f"out has dtype {vd.dtype}, expected {d_name}")
-    if tuple(vd.shape) != out_shape:
-        raise argument_error(f"out has shape {vd.shape}, expected {out_shape}")
+    out, vd = _output(out, a, out_shape, d_name, device)
     mat_d = _matrix(as_matrices(vd), batch_shape, "out", may_copy=False)
     epi = _epilogue_values(bias, scale, zero_point, m, n, device)
 
@@ -880,13 +886,7 @@ def _linear(x, weight, bias=None, *, activation=None, out=None, stream=None, wor
     rows = _rows_folded(vx, "x")
     m = rows.shape[0]
     d_name = _default_out(vx.dtype)
-    if out is None:
-        out = _allocate(x, out_shape, d_name, device)
-    vd = as_view(out)
-    if vd.dtype != d_name:
-        raise dtype_error(f"out has dtype {vd.dtype}, expected {d_name}")
-    if tuple(vd.shape) != out_shape:
-        raise argument_error(f"out has shape {vd.shape}, expected {out_shape}")
+    out, vd = _output(out, x, out_shape, d_name, device)
     d_rows = _rows_folded(vd, "out", may_copy=False)
     epi = _epilogue_values(bias, None, None, m, n, device)
     _run(like=x, device=device, a=_Mat(rows, 0), b=_Mat(vw, 0), c=None, d=_Mat(d_rows, 0), batch=1, trans_a=False,
