@@ -500,8 +500,13 @@ def _allocate_workspace(like, nbytes: int, device: str):
 
 
 def _host_copy(v: View, name: str, why: str) -> View:
-    """A packed copy of the memory a NumPy-backed view describes, for layouts the library cannot
-    read directly; other memory (GPU tensors) is not copied behind the caller's back."""
+    """A packed copy of the memory a view describes, for layouts the library cannot read directly:
+    NumPy arrays, and torch tensors as torch's own functions would copy them (.contiguous(), on the
+    current stream); other GPU memory is not copied behind the caller's back."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(v.owner, torch.Tensor) and tuple(v.owner.shape) == tuple(v.shape) and \
+            tuple(v.owner.stride()) == tuple(v.strides):
+        return as_view(v.owner.contiguous())
     numpy = sys.modules.get("numpy")
     if numpy is None or not isinstance(v.owner, numpy.ndarray):
         raise argument_error(f"{name} (shape {v.shape}, strides {v.strides}): {why}; make it contiguous first")
