@@ -54,6 +54,12 @@ header_version=$(awk '/#define DGEMM_VERSION_(MAJOR|MINOR|PATCH) /{v = v (v == "
   "$SRC/include/deepgemm/deepgemm.h")
 dist_version=$(sed -n 's/^Version: //p' "$site"/deepgemm-*.dist-info/METADATA)
 [ "$dist_version" = "$header_version" ] || die "pyproject.toml version $dist_version, deepgemm.h $header_version"
+# Nothing in the wheel may point at this machine's folders: the library needs only system
+# libraries (ctypes loads it by its path in the package) and the tool links it statically.
+for f in "$pkg/libdeepgemm.so.1" "$pkg/bin/deepgemm"; do
+  rpath=$(readelf -d "$f" | sed -n 's/.*(R[UN]*PATH).*\[\(.*\)\]/\1/p')
+  case "$rpath" in ''|'$ORIGIN'*) ;; *) die "$f has RPATH/RUNPATH '$rpath': absolute paths do not travel with a wheel" ;; esac
+done
 echo "ok: tag $wheel_tag, version $dist_version, $(ls "$pkg" | tr '\n' ' ')"
 
 step "import deepgemm and compute, from outside the checkout"
