@@ -5,8 +5,8 @@
 #   STAGE_DIR/lib/    libdeepgemm.so* (the library under test)
 #   STAGE_DIR/bin/    deepgemm-bench, the `deepgemm` tool, and the GPU test executables
 #                     (tests/gpu/test_*.cpp; CPU tests run here, not there)
-#   STAGE_DIR/cache/  a pre-filled kernel cache (DEEPGEMM_CACHE_DIR), so that the device spends its
-#                     minutes running kernels, not compiling them with NVRTC
+#   STAGE_DIR/cache.tar.gz  a pre-filled kernel cache (DEEPGEMM_CACHE_DIR), compressed, so that the
+#                     device spends its minutes running kernels, not compiling them with NVRTC
 # The cache is copied from CACHE_DIR, else $DEEPGEMM_CACHE_DIR, else BUILD_DIR/kernel-cache, when
 # one exists; CACHE_DIR may also be the kernel-cache.tar.gz that gpu-check.sh returns (what the last
 # device call compiled). If STAGE_CACHE_FILL is set, it is run first as a shell command with
@@ -61,9 +61,17 @@ elif [[ -n ${3:-} ]]; then
   exit 1
 fi
 
+# Kernel cubins compress about 4x: the cache travels as one archive (gpu-check.sh unpacks it).
+if [[ -n $(ls -A "$stage/cache" 2>/dev/null) ]]; then
+  tar -czf "$stage/cache.tar.gz" -C "$stage/cache" .
+fi
+rm -rf "$stage/cache"
+
 # The carry limit is 64 MiB for the whole working tree; leave room for the checkout itself.
 kib=$(du -sk "$stage" | cut -f1)
-echo "stage.sh: $stage: ${copied[*]:-(no executables)}; $(ls "$stage/cache" | wc -l) cache entries; $((kib / 1024)) MiB"
+entries=0
+[[ -f $stage/cache.tar.gz ]] && entries=$(tar -tzf "$stage/cache.tar.gz" | grep -c '\.cubin$' || true)
+echo "stage.sh: $stage: ${copied[*]:-(no executables)}; $entries cache entries; $((kib / 1024)) MiB"
 if (( kib > 56 * 1024 )); then
   echo "stage.sh: $stage is over 56 MiB: too big to carry with the checkout (limit 64 MiB)" >&2
   exit 1
