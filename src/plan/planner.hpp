@@ -38,6 +38,10 @@ class FamilyModel {
   // not (with reject_reason). An empty list means the family does not apply at all.
   virtual std::vector<Candidate> enumerate(const GemmProblem& p, const Epilogue& e,
                                            const HardwareDesc& hw) const = 0;
+  // Whether the family has kernels for DGEMM_1.1 scaling (input scales, a block-scaled output,
+  // the amax of D: needs_scaling). The planner asks first and rejects a family that says no with
+  // one candidate naming the reason; GPU families say no until their FP8 / INT8 kernels exist.
+  virtual bool supports_scaling(const GemmProblem&, const Epilogue&) const { return false; }
 };
 
 struct PlanRequest {

@@ -20,8 +20,12 @@
 
 #include "core/error.hpp"
 #include "core/float_convert.hpp"
+#include "core/hardware.hpp"
 #include "core/problem.hpp"
 #include "deepgemm/deepgemm.h"
+#include "plan/arch_file.hpp"
+#include "plan/families.hpp"
+#include "plan/planner.hpp"
 
 using dgemm::DType;
 
@@ -1005,6 +1009,48 @@ BOOST_FIXTURE_TEST_CASE(bad_scale_args_at_execute_touch_nothing, ScaledFixture) 
   BOOST_REQUIRE(dgemm_create_plan(api.ctx, &plain, &epi, nullptr, &plan) == DGEMM_STATUS_SUCCESS);
   expect_error(exec(&args), DGEMM_STATUS_INVALID_ARGUMENT, {"DGEMM_EXT_SCALE_ARGS given", "no scaling"});
   dgemm_destroy_plan(plan);
+}
+
+// Until their FP8 / INT8 kernels exist, the GPU families reject any scaling with a reason, and
+// plans for a GPU description fail NOT_SUPPORTED; the same problem without scaling still plans.
+BOOST_FIXTURE_TEST_CASE(gpu_families_reject_scaling_until_their_kernels_exist, ScaledFixture) {
+  using namespace dgemm;
+  const HardwareDesc h200 = apply_arch_file(cpu_hardware(), "h200");
+  GemmProblem p;
+  p.m = p.n = p.k = 256;
+  p.d_type = DType::F8E4M3;
+  Epilogue e;
+  PlanRequest request;
+  request.use_cache = false;
+  BOOST_TEST((choose_kernel(p, e, h200, request).chosen.config.family == Family::Sm90));  // bf16 in, e4m3 out
+  e.d_scale.mode = ScaleMode::Vec128;
+  resolve_and_validate_scaling(p, e);
+  try {
+    choose_kernel(p, e, h200, request);
+    BOOST_ERROR("a block-scaled output planned on the GPU families");
+  } catch (const Error& err) {
+    BOOST_TEST(int(err.status()) == int(Status::NotSupported));
+    const std::string what = err.what();
+    for (const char* f : {"no sm90 kernel for scaling yet (d_scale vec128)", "no sm80 kernel"})
+      BOOST_TEST(what.find(f) != std::string::npos, "message lacks \"" << f << "\": " << what);
+  }
+  // One rejection per GPU family, each with the reason (the message above shows three reasons).
+  const CandidateSet set = evaluate_candidates(p, e, h200, request, family_models());
+  BOOST_TEST(set.feasible.empty());
+  int gpu_rejections = 0;
+  for (const Candidate& c : set.rejected) {
+    if (c.config.family == Family::Cpu) continue;
+    ++gpu_rejections;
+    BOOST_TEST(c.reject_reason == std::string("no ") + family_name(c.config.family) +
+                                      " kernel for scaling yet (d_scale vec128)");
+  }
+  BOOST_TEST(gpu_rejections == 3);
+
+  // Through the C API: a CPU context planning for an H200 description.
+  dgemm_plan_options_t o;
+  dgemm_plan_options_init(&o);
+  o.arch_file = "h200";
+  expect_plan_error(DGEMM_STATUS_NOT_SUPPORTED, {"no sm90 kernel for scaling yet", "a_scale vec128", "amax_d"}, &o);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
