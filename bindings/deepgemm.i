@@ -3,7 +3,8 @@
  * package (bindings/go/internal/capi, wrapped by bindings/go). The declarations come from the
  * public header itself; this file only says how its C types cross into the target languages:
  *
- *  - every data pointer (operands, workspace, stream, bias/scale vectors, the describe buffer) is
+ *  - every data pointer (operands, workspace, stream, bias/scale vectors, scale tensors and the
+ *    amax output, the describe buffer, an extension chain's `next` and `ext`) is
  *    a plain address: a Python int (or None) and a Go uintptr. Operands may be device memory the
  *    binding cannot see into, and both wrappers pass addresses they got from NumPy, DLPack,
  *    __cuda_array_interface__ or C allocations;
@@ -19,6 +20,8 @@
 %nothread;
 %thread dgemm_create_plan;
 %thread dgemm_execute;
+%thread dgemm_create_plan_ext;
+%thread dgemm_execute_ext;
 #endif
 /* The plan options' arch_file/force_kernel setters copy the string (SWIG warns it is never freed:
  * a few bytes per options object, accepted). */
@@ -52,16 +55,16 @@
 #endif
 /* The describe buffer and the args' float/int32 vectors are addresses too. */
 #if defined(SWIGPYTHON)
-%apply void * { char *buffer };
+%apply void * { char *buffer, float * };
 %apply const void * { const float *, const int32_t * };
 #elif defined(SWIGGO)
 /* Go's void * is already a uintptr; give these the same treatment. */
-%typemap(gotype) char *buffer, const float *, const int32_t * "uintptr"
-%typemap(in) char *buffer, const float *, const int32_t * %{ $1 = ($1_ltype)$input; %}
-%typemap(out) const float *, const int32_t * %{ $result = ($1_ltype)$1; %}
-%typemap(goin) char *buffer, const float *, const int32_t * ""
+%typemap(gotype) char *buffer, const float *, const int32_t *, float * "uintptr"
+%typemap(in) char *buffer, const float *, const int32_t *, float * %{ $1 = ($1_ltype)$input; %}
+%typemap(out) const float *, const int32_t *, float * %{ $result = ($1_ltype)$1; %}
+%typemap(goin) char *buffer, const float *, const int32_t *, float * ""
 %typemap(freearg) char *buffer ""  /* the caller owns the buffer (Go frees char * inputs) */
-%typemap(goout) const float *, const int32_t * ""
+%typemap(goout) const float *, const int32_t *, float * ""
 #endif
 
 /* ---- output cells ----------------------------------------------------------------------- */
@@ -69,6 +72,7 @@
 %pointer_functions(dgemm_plan_t, plan_cell);
 %pointer_functions(size_t, size_cell);
 %pointer_functions(int, int_cell);
+%pointer_functions(int64_t, int64_cell);
 %pointer_functions(dgemm_device_kind_t, device_kind_cell);
 
 /* ---- the API ---------------------------------------------------------------------------- */

@@ -12,7 +12,7 @@ Failures raise deepgemm.Error, which carries the library's ``status`` and ``mess
 The low-level SWIG module generated from deepgemm.h is ``deepgemm.capi``.
 """
 from . import capi
-from ._api import ACTIVATIONS, SCALE_MODES, Context, Error, Plan, Status, matmul, version
+from ._api import ACTIVATIONS, SCALE_MODES, Context, Error, Plan, Scale, Status, matmul, version
 
-__all__ = ["ACTIVATIONS", "SCALE_MODES", "Context", "Error", "Plan", "Status", "capi", "matmul", "version"]
+__all__ = ["ACTIVATIONS", "SCALE_MODES", "Context", "Error", "Plan", "Scale", "Status", "capi", "matmul", "version"]
 __version__ = capi.dgemm_version_string()

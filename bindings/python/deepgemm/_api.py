@@ -8,7 +8,8 @@ import sys
 import threading
 from typing import Optional
 
-from . import capi
+from . import _scaling, capi
+from ._scaling import Scale
 from ._tensors import (DTYPE_CODES, FLOAT_TYPES, ITEMSIZE, View, as_view, batch_stride, dtype_name,
                        matrix_layout)
 
@@ -136,7 +137,7 @@ class Context(_Handle):
              trans_b=False, lda=0, ldb=0, ldc=0, ldd=0, batch=1, stride_a=0, stride_b=0, stride_c=0,
              stride_d=0, bias=None, bias_per_row=False, activation=None, alpha=1.0, beta=0.0,
              column_major=False, force_kernel=None, arch_file=None, autotune=False, scale=None,
-             zero_point=False, saturate=True):
+             zero_point=False, saturate=True, a_scale=None, b_scale=None, d_scale=None, amax=False):
         """Plans ``D = quantize(act(alpha * op(A) @ op(B) + beta * C + bias) * scale)`` for one shape
         (see deepgemm.h).
 
@@ -147,6 +148,12 @@ class Context(_Handle):
         (None, "per_tensor", "per_row" or "per_column"; the float32 vector itself is given to each
         execute); ``zero_point`` adds an int32 zero point per scale entry (int8 outputs);
         ``saturate`` clamps FP8 outputs to the largest finite value instead of overflowing.
+
+        Input scaling (deepgemm.h, DGEMM_1.1): ``a_scale`` / ``b_scale`` are a :class:`Scale` or a
+        mode name ("per_tensor", "outer_vec", "vec128", "blk128x128"; float32, MN-major, packed);
+        ``d_scale`` (FP8 ``out_dtype``) quantizes D in 1 x 128 blocks with scales the plan writes
+        (a Scale, or "float32" / "ue8m0"); ``amax`` writes max |y| of D. The arrays themselves
+        are given to each execute.
         """
         a_name = dtype_name(dtype)
         b_name = dtype_name(b_dtype) if b_dtype is not None else a_name
@@ -179,6 +186,9 @@ class Context(_Handle):
         # The library validates the combination (a zero point without a scale, or on a non-int8
         # output, is its INVALID_ARGUMENT / NOT_SUPPORTED, not ours to restate).
         e.flags = (capi.DGEMM_EPILOGUE_SATURATE if saturate else 0) | (capi.DGEMM_EPILOGUE_ZERO_POINT if zero_point else 0)
+        scales = {"a": _scaling.as_scale(a_scale, "a_scale"), "b": _scaling.as_scale(b_scale, "b_scale"),
+                  "d": _scaling.as_scale(d_scale, "d_scale", default_mode="vec128")}
+        scaling = _scaling.make_scaling(scales["a"], scales["b"], scales["d"], amax)
         o = None
         if force_kernel is not None or arch_file is not None or autotune:
             o = capi.dgemm_plan_options_t()
@@ -191,12 +201,16 @@ class Context(_Handle):
                 o.flags = capi.DGEMM_PLAN_AUTOTUNE
         cell = capi.new_plan_cell()
         try:
-            _check(capi.dgemm_create_plan(self.handle, p, e, o, cell))
+            if scaling is None:
+                _check(capi.dgemm_create_plan(self.handle, p, e, o, cell))
+            else:
+                _check(capi.dgemm_create_plan_ext(self.handle, p, e, o, int(scaling.this), cell))
             handle = capi.plan_cell_value(cell)
         finally:
             capi.delete_plan_cell(cell)
         return Plan(self, handle, p, e, (a_name, b_name, c_name, d_name,
-                                         dtype_name(bias) if bias is not None else None))
+                                         dtype_name(bias) if bias is not None else None),
+                    scales if scaling is not None else None, bool(amax))
 
     def close(self):
         """Frees the context (and the plans matmul cached on it). Error if other plans are alive."""
@@ -238,9 +252,15 @@ class Plan(_Handle):
     """A planned GEMM. ``execute`` only launches (or, on the CPU, computes) and may be called
     from several threads at once. ``describe()`` says which kernel was chosen and why."""
 
-    def __init__(self, context, handle, problem, epilogue, dtypes):
+    def __init__(self, context, handle, problem, epilogue, dtypes, scales=None, amax=False):
         self.context = context  # keeps the context alive as long as the plan
         self._handle = handle
+        # The plan's scale tensors (DGEMM_1.1) as the library resolved them; None: no scaling.
+        self.scales = None if scales is None else {
+            which: _scaling.plan_tensor_info(handle, code, scales[which])
+            for which, code in (("a", capi.DGEMM_SCALE_TENSOR_A), ("b", capi.DGEMM_SCALE_TENSOR_B),
+                                ("d", capi.DGEMM_SCALE_TENSOR_D)) if scales[which] is not None}
+        self.amax = amax
         self._p = problem
         self._e = epilogue
         self.a_dtype, self.b_dtype, self.c_dtype, self.out_dtype, self.bias_dtype = dtypes
@@ -342,7 +362,7 @@ class Plan(_Handle):
         return v.ptr
 
     def execute(self, a, b, d, c=None, *, bias=None, alpha=None, beta=None, scale=None, zero_point=None,
-                workspace=None, stream=None):
+                workspace=None, stream=None, a_scale=None, b_scale=None, d_scale=None, amax=None):
         """Runs the plan: ``d`` receives the result. Arrays are checked against the plan (dtype,
         device, shape, strides); ints are taken as raw addresses. ``stream`` (CUDA) defaults to
         the stream of the operands (the torch current stream, or __cuda_array_interface__'s).
@@ -350,7 +370,12 @@ class Plan(_Handle):
         ``alpha``/``beta``: None (the plan's), numbers (this call's host values), or one-element float32
         arrays in the plan's memory, read when the kernel runs (DGEMM_SCALARS_DEVICE: give alpha,
         and beta too when the plan reads C). ``scale``: the float32 output scale (1, m or n entries
-        as planned); ``zero_point``: the int32 zero point, as many entries as the scale."""
+        as planned); ``zero_point``: the int32 zero point, as many entries as the scale.
+
+        Scaled plans (DGEMM_1.1): ``a_scale`` / ``b_scale`` (read) and ``d_scale`` (written) are
+        arrays of the plan's scale tensors (``self.scales`` has their shapes): the (rows, cols)
+        matrix (or (batch, rows, cols)) with the planned layout's strides, or a flat array of
+        exactly the elements the plan addresses; ``amax`` is a one-element float32 array, written."""
         p = self._p
         ta, tb = p.op_a == capi.DGEMM_OP_T, p.op_b == capi.DGEMM_OP_T
         a_ptr, va = self._operand("a", a, self.a_dtype, *((p.k, p.m) if ta else (p.m, p.k)), p.lda, p.stride_a)
@@ -407,9 +432,49 @@ class Plan(_Handle):
         if stream is None:
             stream = next((v.stream for v in (va, vb, vd) if v is not None and v.stream is not None), 0)
         stream = getattr(stream, "cuda_stream", getattr(stream, "ptr", stream))  # torch / cupy stream objects
-        _check(capi.dgemm_execute(self._live(), a_ptr, b_ptr, c_ptr, d_ptr, args, ws_ptr, ws_size, int(stream)))
+        sargs = self._scale_args(a_scale, b_scale, d_scale, amax, keep)
+        if sargs is None:
+            _check(capi.dgemm_execute(self._live(), a_ptr, b_ptr, c_ptr, d_ptr, args, ws_ptr, ws_size, int(stream)))
+        else:
+            _check(capi.dgemm_execute_ext(self._live(), a_ptr, b_ptr, c_ptr, d_ptr, args, int(sargs.this), ws_ptr,
+                                          ws_size, int(stream)))
         del keep
         return d
+
+    def _scale_args(self, a_scale, b_scale, d_scale, amax, keep):
+        """The dgemm_scale_args_t of a scaled plan's call (None for an unscaled plan). A missing
+        array is left NULL for the library to report; a wrong one is INVALID_ARGUMENT here, where
+        its shape is known."""
+        given = {"a": a_scale, "b": b_scale, "d": d_scale}
+        if self.scales is None and not self.amax:
+            if any(x is not None for x in given.values()) or amax is not None:
+                raise ValueError("the plan has no scaling (plan with a_scale / b_scale / d_scale / amax)")
+            return None
+        sargs = capi.dgemm_scale_args_t()
+        _check(capi.dgemm_scale_args_init(sargs))
+        where = "cpu" if self.context.device == "cpu" else self.context.device
+        for which, x in given.items():
+            if x is None:
+                continue
+            info = (self.scales or {}).get(which)
+            if info is None:
+                raise ValueError(f"{which}_scale given, but the plan has no {which} scale tensor")
+            if isinstance(x, int) and not isinstance(x, bool):  # a raw address: the caller vouches for it
+                setattr(sargs, f"{which}_scale", x)
+                continue
+            v = _scaling.view_of(x, f"{which}_scale", where)
+            if v.device != where:
+                raise ValueError(f"{which}_scale is on {v.device} but the plan runs on {where}")
+            problem = _scaling.check_tensor(f"{which}_scale", v, info, self._p.batch_count)
+            if problem:
+                raise Error(Status.INVALID_ARGUMENT, problem)
+            setattr(sargs, f"{which}_scale", v.ptr)
+            keep.append(v)
+        if amax is not None:
+            if not self.amax:
+                raise ValueError("amax given, but the plan was made without amax=True")
+            sargs.amax_d = self._vector("amax", amax, "float32", 1, keep)
+        return sargs
 
     def close(self):
         if self._handle is not None:
@@ -529,7 +594,8 @@ def _epilogue_vector(x, dtype, device):
 
 
 def matmul(a, b, *, bias=None, activation=None, alpha=1.0, beta=0.0, c=None, out_dtype=None, trans_a=False,
-           trans_b=False, out=None, stream=None, workspace=None, context=None, scale=None, zero_point=None):
+           trans_b=False, out=None, stream=None, workspace=None, context=None, scale=None, zero_point=None,
+           a_scale=None, b_scale=None, a_scale_mode=None, b_scale_mode=None, d_scale=None, amax=None):
     """``quantize(act(alpha * op(a) @ op(b) + beta * c + bias) * scale)`` in one call.
 
     ``a``, ``b`` (and ``c``, ``bias``, ``out``) are NumPy arrays (CPU backend; bf16/fp8 through
@@ -546,6 +612,23 @@ def matmul(a, b, *, bias=None, activation=None, alpha=1.0, beta=0.0, c=None, out
     (per row). ``zero_point`` (int32, int8 outputs only) is added after rounding, with the scale's
     shape (a number is repeated; without ``scale`` the scale is 1). On the CPU backend int8 and
     FP8 (ml_dtypes) outputs round to nearest even and saturate.
+
+    Input scaling (FP8 / INT8; deepgemm.h "DGEMM_1.1: input scaling"): ``a_scale`` and
+    ``b_scale`` multiply op(a) and op(b). Their mode comes from their shape, K = op(a)'s columns,
+    KB = ceil(K / 128): a number or one element is per tensor; for ``a_scale`` (m,) or (m, 1) is
+    per row (per token), (m, KB) one scale per row per 128 of K (DeepGEMM's 1 x 128), and
+    (ceil(m/128), KB) per 128 x 128 block; for ``b_scale`` (n,) or (1, n) is per column (per
+    output channel), (n, KB) 1 x 128 and (ceil(n/128), KB) 128 x 128 (DeepGEMM's weight
+    scales). ``a_scale_mode`` / ``b_scale_mode`` ("per_tensor", "outer_vec", "vec128",
+    "blk128x128") override the inference where a shape is ambiguous. float32 arrays are f32
+    scales; uint8 (or float8_e8m0fnu) arrays are UE8M0 exponents (2^(e - 127)). Either storage
+    order works (a C-contiguous (m, KB) array, or DeepGEMM's transposed MN-major one); a leading
+    batch dimension gives one tensor per batch.
+    ``d_scale`` ("float32" or "ue8m0", or an (m, ceil(n/128)) array to fill) quantizes an FP8
+    ``out_dtype`` in 1 x 128 blocks with scales computed here: the call then returns
+    ``(out, d_scale)``, the scales shaped and laid out to be the next call's ``a_scale``
+    (allocated MN-major with m padded to 16 bytes, the layout the GPU reads fastest). ``amax``,
+    a one-element float32 array, receives max |y| before the output scale and quantization.
     """
     va, vb = as_view(a), as_view(b)
     if va.device != vb.device:
@@ -633,16 +716,40 @@ def matmul(a, b, *, bias=None, activation=None, alpha=1.0, beta=0.0, c=None, out
         if vzero is not None and _count(vzero.shape) != length:
             raise Error(Status.INVALID_ARGUMENT, f"zero_point has {_count(vzero.shape)} elements, the scale {length}")
 
+    # Input scales: their modes from their shapes; the views are checked here and given to the
+    # plan as addresses (its scale tensors are these arrays' own geometry by construction).
+    scale_views, scales = {}, {}
+    for name, x, outer, mode in (("a", a_scale, m, a_scale_mode), ("b", b_scale, n, b_scale_mode)):
+        if x is None:
+            continue
+        v = _scaling.view_of(x, f"{name}_scale", device)
+        if v.device != device:
+            raise ValueError(f"{name}_scale is on {v.device} but the operands are on {device}")
+        scales[name] = _scaling.infer(v, outer, k, f"{name}_scale", mode, batch)
+        scale_views[name] = v
+    if d_scale is not None:
+        if isinstance(d_scale, str):
+            if d_scale not in _scaling.TYPES:
+                raise ValueError(f"d_scale {d_scale!r}: expected 'float32', 'ue8m0' or an array")
+            d_scale = _allocate_block_scales(out, m, n, batch if three_d else 0, d_scale, device)
+        v = as_view(d_scale)
+        if v.device != device:
+            raise ValueError(f"d_scale is on {v.device} but the operands are on {device}")
+        scales["d"] = _scaling.infer(v, m, n, "d_scale", "vec128", batch)
+        scale_views["d"] = v
+
     ctx = context if context is not None else _context_for(device)
     key = (m, n, k, va.dtype, vb.dtype, vc.dtype if vc is not None else d_name, d_name, op_a, op_b, lda, ldb,
            matrix_layout(vc)[1] if vc is not None else 0, d_layout[1], batch, batch_stride(va, batch),
            batch_stride(vb, batch), batch_stride(vc, batch) if vc is not None else 0, batch_stride(vd, batch),
-           vbias.dtype if vbias is not None else None, activation, beta != 0.0, scale_mode, vzero is not None)
+           vbias.dtype if vbias is not None else None, activation, beta != 0.0, scale_mode, vzero is not None,
+           scales.get("a"), scales.get("b"), scales.get("d"), amax is not None)
     plan = ctx._cached_plan(key, lambda: ctx.plan(
         m, n, k, va.dtype, b_dtype=vb.dtype, out_dtype=d_name, c_dtype=key[5], trans_a=op_a, trans_b=op_b,
         lda=lda, ldb=ldb, ldc=key[11], ldd=key[12], batch=batch, stride_a=key[14], stride_b=key[15],
         stride_c=key[16], stride_d=key[17], bias=key[18], activation=activation, beta=1.0 if beta else 0.0,
-        scale=scale_mode, zero_point=vzero is not None))
+        scale=scale_mode, zero_point=vzero is not None, a_scale=key[23], b_scale=key[24], d_scale=key[25],
+        amax=key[26]))
     ws = workspace
     if plan.workspace_size and ws is None:
         ws = _allocate_workspace(a, plan.workspace_size, device)
@@ -654,6 +761,19 @@ def matmul(a, b, *, bias=None, activation=None, alpha=1.0, beta=0.0, c=None, out
         return v._replace(shape=v.shape[:-2] + (v.shape[-1], v.shape[-2]),
                           strides=v.strides[:-2] + (v.strides[-1], v.strides[-2]))
 
+    addresses = {f"{name}_scale": v.ptr for name, v in scale_views.items()}
     plan.execute(stored(va, a_t), stored(vb, b_t), vd, vc, bias=vbias, alpha=alpha, beta=beta, scale=vscale,
-                 zero_point=vzero, workspace=ws, stream=stream)
-    return out
+                 zero_point=vzero, workspace=ws, stream=stream, amax=amax, **addresses)
+    del scale_views  # kept alive through the call
+    return (out, d_scale) if d_scale is not None else out
+
+
+def _allocate_block_scales(like, m, n, batch, scale_type, device):
+    """D's 1 x 128 block scales, (m, ceil(n/128)) (or (batch, m, ...)), MN-major with m padded to
+    16 bytes: the layout the GPU kernels read fastest, and the next layer's a_scale as it is."""
+    dtype = "float32" if scale_type == "float32" else "uint8"
+    pad = 4 if dtype == "float32" else 16
+    ld = -(-max(m, 1) // pad) * pad
+    nb = -(-n // 128)
+    storage = _allocate(like, ((batch,) if batch else ()) + (nb, ld), dtype, device)
+    return storage[..., :m].swapaxes(-1, -2)
