@@ -200,6 +200,9 @@ type Problem struct {
 	BatchCount                 int64
 	StrideA, StrideB           int64
 	StrideC, StrideD           int64
+	// Scaling, when non-nil, plans with DGEMM_1.1 scales of A / B, a block-scaled D or the amax
+	// of D (scaling.go); each Execute then takes the tensors in ExecArgs.
+	Scaling *Scaling
 }
 
 // NewProblem returns the library's defaults (dgemm_problem_init) for an m x n x k GEMM whose
@@ -304,6 +307,7 @@ type Plan struct {
 	problem   Problem
 	epilogue  Epilogue
 	workspace uint64
+	scales    [3]ScaleShape // A, B, D scale tensors (Problem.Scaling)
 }
 
 // NewPlan validates the problem, chooses (and compiles) a kernel and sizes its workspace. A nil
@@ -354,9 +358,7 @@ func (c *Context) NewPlan(p Problem, e *Epilogue, o *PlanOptions) (*Plan, error)
 	}
 	cell := capi.New_plan_cell()
 	defer capi.Delete_plan_cell(cell)
-	if err := call(func() capi.Enum_SS_dgemm_status_t {
-		return capi.Dgemm_create_plan(ctxh, cp, ce, co, cell)
-	}); err != nil {
+	if err := createPlan(ctxh, cp, ce, co, p.Scaling, cell); err != nil {
 		return nil, err
 	}
 	runtime.KeepAlive(c)
@@ -368,6 +370,10 @@ func (c *Context) NewPlan(p Problem, e *Epilogue, o *PlanOptions) (*Plan, error)
 		return nil, err
 	}
 	plan.workspace = uint64(capi.Size_cell_value(size))
+	if err := plan.scaleShapes(); err != nil {
+		_ = plan.Close()
+		return nil, err
+	}
 	runtime.SetFinalizer(plan, func(p *Plan) { _ = p.Close() })
 	return plan, nil
 }
@@ -417,6 +423,9 @@ type ExecArgs struct {
 	Bias              Memory // the bias vector, required iff the plan has one
 	Scale             Memory // float32 output scale (1, m or n entries), required iff Epilogue.ScaleMode
 	ZeroPoint         Memory // int32, as many entries as Scale, required iff Epilogue.ZeroPoint
+	// Scale tensors of a plan with Problem.Scaling (Plan.ScaleShapes gives their sizes): read
+	// AScale / BScale, written DScale and AmaxD (one float32).
+	AScale, BScale, DScale, AmaxD Memory
 }
 
 // checkSize reports a HostBuffer too small for what the plan reads from it (other Memory kinds
@@ -529,13 +538,24 @@ func (p *Plan) Execute(a, b, c, d Memory, args *ExecArgs, workspace Memory, stre
 			wsSize = int64(s.Size())
 		}
 	}
-	err := call(func() capi.Enum_SS_dgemm_status_t {
-		return capi.Dgemm_execute(p.h, address(a), address(b), address(c), address(d), cargs, ws, wsSize, stream)
+	sargs, ext, err := p.scaleArgs(args)
+	if err != nil {
+		return err
+	}
+	if sargs != nil {
+		defer capi.DeleteDgemm_scale_args_t(sargs)
+	}
+	err = call(func() capi.Enum_SS_dgemm_status_t {
+		if sargs == nil {
+			return capi.Dgemm_execute(p.h, address(a), address(b), address(c), address(d), cargs, ws, wsSize, stream)
+		}
+		return capi.Dgemm_execute_ext(p.h, address(a), address(b), address(c), address(d), cargs, ext, ws, wsSize, stream)
 	})
 	runtime.KeepAlive(p)
 	runtime.KeepAlive([]Memory{a, b, c, d, workspace})
 	if args != nil {
-		runtime.KeepAlive([]Memory{args.Bias, args.Scale, args.ZeroPoint, args.AlphaPtr, args.BetaPtr})
+		runtime.KeepAlive([]Memory{args.Bias, args.Scale, args.ZeroPoint, args.AlphaPtr, args.BetaPtr,
+			args.AScale, args.BScale, args.DScale, args.AmaxD})
 	}
 	return err
 }

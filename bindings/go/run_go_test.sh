@@ -22,7 +22,7 @@ cd "$WORK/module"
 export GOPROXY=off GOFLAGS=-mod=readonly GOTOOLCHAIN=local GO111MODULE=on GOSUMDB=off
 export GOCACHE=$WORK/cache GOPATH=$WORK/gopath CGO_ENABLED=1
 export CGO_CFLAGS="-I$INCLUDE" CGO_LDFLAGS="-L$LIBDIR -Wl,-rpath,$LIBDIR"
-unformatted=$(gofmt -l deepgemm.go memory.go deepgemm_test.go example_test.go internal/capi/generate.go)
+unformatted=$(gofmt -l deepgemm.go memory.go scaling.go deepgemm_test.go scaling_test.go example_test.go internal/capi/generate.go)
 [ -z "$unformatted" ] || { echo "gofmt: $unformatted"; exit 1; }
 go vet .
 race=-race
