@@ -436,7 +436,8 @@ DGEMM_API dgemm_status_t dgemm_execute_ext(dgemm_plan_t plan, const void *A, con
  *
  * Scale types. F32: IEEE single, any value (a NaN or infinite scale propagates as IEEE says).
  * UE8M0 (OCP MX "E8M0"): one byte e, the value 2^(e - 127), so 0x00 = 2^-127 ... 0xFE = 2^127;
- * 0xFF is NaN (as in the OCP MX specification): every product it scales is NaN.
+ * 0xFF is NaN (as in the OCP MX specification): every product it scales is NaN. (0x00 is an F32
+ * subnormal: a kernel that decodes UE8M0 into F32 must not flush it to zero.)
  *
  * Scale tensor layout. Each scale tensor is a small matrix with one row per row group of the
  * operand (i for A, j for B, i / 128 or j / 128 for BLK128x128: the "outer" index) and one column
@@ -447,10 +448,11 @@ DGEMM_API dgemm_status_t dgemm_execute_ext(dgemm_plan_t plan, const void *A, con
  *     K_MAJOR:   s[b * stride + r * ld + c]      (the K blocks are contiguous:    ld >= cols)
  *
  * counted in elements of the scale type (4 bytes for F32, 1 for UE8M0). ld = 0 means packed
- * (rows for MN_MAJOR, cols for K_MAJOR, at least 1); a larger ld pads each column / row. stride = 0 shares one
- * tensor among all batches (not allowed for D's scales when batch_count > 1, which must not
- * overlap: stride >= one tensor's extent). PER_TENSOR and OUTER_VEC tensors are plain arrays with
- * the packed ld (a per-batch PER_TENSOR scale is stride = 1).
+ * (rows for MN_MAJOR, cols for K_MAJOR, at least 1); a larger ld pads each column / row.
+ * stride = 0 shares one tensor among all batches (not allowed for D's scales when
+ * batch_count > 1, which must not overlap: stride >= one tensor's extent). PER_TENSOR and
+ * OUTER_VEC tensors are plain arrays with the packed ld (a per-batch PER_TENSOR scale is
+ * stride = 1).
  *   A (m x KB) from torch: a contiguous (m, KB) tensor is K_MAJOR with ld = KB; DeepGEMM's
  *   "MN-major TMA-aligned" tensor (transposed, m padded to a multiple of 4) is MN_MAJOR with
  *   ld = align(m, 4). B 128 x 128 (DeepGEMM's (ceil(n/128), KB) float tensor) is K_MAJOR.
@@ -471,8 +473,8 @@ DGEMM_API dgemm_status_t dgemm_execute_ext(dgemm_plan_t plan, const void *A, con
  *                                                      zero or tiny block finite)
  *     UE8M0:  s = 2^e with e = max(-126, the least integer with 2^e * fp8_max >= amax), i.e. the
  *             F32 scale rounded UP to a power of two, so no quantized value exceeds fp8_max
- *     D(i, j) = convert(z(i, j) / s)   (the exact quotient, rounded once to nearest even; the
- *                                       SATURATE flag applies as for any FP8 output)
+ *     D(i, j) = convert(z(i, j) / s)   (rounded to nearest even; the SATURATE flag applies as
+ *                                       for any FP8 output; with UE8M0 the division is exact)
  *     d_scale(i, jb) = s                (in the tensor given by args, layout of d_scale)
  *
  * fp8_max is 448 for E4M3 and 57344 for E5M2. The scale tensor has the shape and layout rules of
@@ -488,7 +490,7 @@ typedef enum dgemm_scale_mode_t {
     DGEMM_SCALE_NONE = 0,
     DGEMM_SCALE_PER_TENSOR = 1,  /* one scale for the whole operand (torch._scaled_mm, cuBLASLt SCALAR_32F) */
     DGEMM_SCALE_OUTER_VEC = 2,   /* one per row of op(A) / column of op(B) (cuBLASLt OUTER_VEC_32F) */
-    DGEMM_SCALE_VEC128 = 3,      /* one per row / column and 128 of K (DeepGEMM's 1 x 128, cuBLASLt VEC128_32F) */
+    DGEMM_SCALE_VEC128 = 3,      /* one per row / column and 128 of K (DeepGEMM's 1 x 128, VEC128_32F) */
     DGEMM_SCALE_BLK128x128 = 4   /* one per 128 x 128 block (DeepGEMM's B, cuBLASLt BLK128x128_32F) */
 } dgemm_scale_mode_t;
 
