@@ -24,6 +24,7 @@
 #include "core/problem.hpp"
 #include "deepgemm/deepgemm.h"
 #include "plan/arch_file.hpp"
+#include "plan/autotune.hpp"
 #include "plan/families.hpp"
 #include "plan/planner.hpp"
 
@@ -1051,6 +1052,22 @@ BOOST_FIXTURE_TEST_CASE(gpu_families_reject_scaling_until_their_kernels_exist, S
   dgemm_plan_options_init(&o);
   o.arch_file = "h200";
   expect_plan_error(DGEMM_STATUS_NOT_SUPPORTED, {"no sm90 kernel for scaling yet", "a_scale vec128", "amax_d"}, &o);
+}
+
+// The autotuning memory keys on the problem's class: input scaling is part of it.
+BOOST_AUTO_TEST_CASE(autotune_memory_separates_scaled_problems) {
+  using namespace dgemm;
+  GemmProblem p;
+  p.m = p.n = p.k = 4096;
+  p.a_type = p.b_type = DType::F8E4M3;
+  const Epilogue e;
+  GemmProblem q = p;
+  q.a_scale.mode = ScaleMode::Vec128;
+  q.b_scale.mode = ScaleMode::Blk128x128;
+  GemmProblem r = q;
+  r.b_scale.type = ScaleType::UE8M0;
+  BOOST_TEST(problem_class_key(p, e) != problem_class_key(q, e));
+  BOOST_TEST(problem_class_key(q, e) != problem_class_key(r, e));
 }
 
 BOOST_AUTO_TEST_SUITE_END()
