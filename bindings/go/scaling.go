@@ -5,33 +5,39 @@ package deepgemm
 // blocks with scales the plan writes, and the amax of D. Set Problem.Scaling to plan with it;
 // give the tensors to each Execute in ExecArgs.AScale / BScale / DScale / AmaxD.
 
-import "deepgemm/internal/capi"
+/*
+#include <stdint.h>
+#include "deepgemm/deepgemm.h"
+*/
+import "C"
+
+import "unsafe"
 
 // ScaleMode says which elements share a scale (the header's table).
 type ScaleMode int
 
 var (
-	ScaleNone       = ScaleMode(capi.DGEMM_SCALE_NONE)
-	ScalePerTensor  = ScaleMode(capi.DGEMM_SCALE_PER_TENSOR)
-	ScaleOuterVec   = ScaleMode(capi.DGEMM_SCALE_OUTER_VEC)  // per row of op(A) / column of op(B)
-	ScaleVec128     = ScaleMode(capi.DGEMM_SCALE_VEC128)     // per row / column and 128 of K
-	ScaleBlk128x128 = ScaleMode(capi.DGEMM_SCALE_BLK128x128) // per 128 x 128 block
+	ScaleNone       = ScaleMode(C.DGEMM_SCALE_NONE)
+	ScalePerTensor  = ScaleMode(C.DGEMM_SCALE_PER_TENSOR)
+	ScaleOuterVec   = ScaleMode(C.DGEMM_SCALE_OUTER_VEC)  // per row of op(A) / column of op(B)
+	ScaleVec128     = ScaleMode(C.DGEMM_SCALE_VEC128)     // per row / column and 128 of K
+	ScaleBlk128x128 = ScaleMode(C.DGEMM_SCALE_BLK128x128) // per 128 x 128 block
 )
 
 // ScaleType is a scale tensor's element type.
 type ScaleType int
 
 var (
-	ScaleF32   = ScaleType(capi.DGEMM_SCALE_TYPE_F32)
-	ScaleUE8M0 = ScaleType(capi.DGEMM_SCALE_TYPE_UE8M0) // one byte e: 2^(e - 127)
+	ScaleF32   = ScaleType(C.DGEMM_SCALE_TYPE_F32)
+	ScaleUE8M0 = ScaleType(C.DGEMM_SCALE_TYPE_UE8M0) // one byte e: 2^(e - 127)
 )
 
 // ScaleLayout is a scale tensor's storage order.
 type ScaleLayout int
 
 var (
-	ScaleMNMajor = ScaleLayout(capi.DGEMM_SCALE_MN_MAJOR) // element (r, c) at r + c*Ld
-	ScaleKMajor  = ScaleLayout(capi.DGEMM_SCALE_K_MAJOR)  // element (r, c) at r*Ld + c
+	ScaleMNMajor = ScaleLayout(C.DGEMM_SCALE_MN_MAJOR) // element (r, c) at r + c*Ld
+	ScaleKMajor  = ScaleLayout(C.DGEMM_SCALE_K_MAJOR)  // element (r, c) at r*Ld + c
 )
 
 // Scale describes one scale tensor; the zero value is "no scale" (float32, MN-major, packed).
@@ -50,32 +56,29 @@ type Scaling struct {
 	AmaxD   bool
 }
 
-func (s Scale) toC(d capi.Dgemm_scale_desc_t) {
-	d.SetMode(capi.Enum_SS_dgemm_scale_mode_t(s.Mode))
-	d.SetXtype(capi.Enum_SS_dgemm_scale_type_t(s.Type))
-	d.SetLayout(capi.Enum_SS_dgemm_scale_layout_t(s.Layout))
-	d.SetLd(s.Ld)
-	d.SetStride(s.Stride)
+func (s Scale) toC(d *C.dgemm_scale_desc_t) {
+	d.mode = C.dgemm_scale_mode_t(s.Mode)
+	d._type = C.dgemm_scale_type_t(s.Type)
+	d.layout = C.dgemm_scale_layout_t(s.Layout)
+	d.ld, d.stride = C.int64_t(s.Ld), C.int64_t(s.Stride)
 }
 
-// createPlan is dgemm_create_plan, or dgemm_create_plan_ext with the scaling extension.
-func createPlan(ctx capi.Struct_SS_dgemm_context, p capi.Dgemm_problem_t, e capi.Dgemm_epilogue_t,
-	o capi.Dgemm_plan_options_t, s *Scaling, cell capi.Struct_SS_dgemm_plan) error {
+// createPlan is dgemm_create_plan, or dgemm_create_plan_ext with the scaling extension. The
+// structs hold no Go pointers (options and strings are C memory), as cgo requires.
+func createPlan(ctx C.dgemm_context_t, p *C.dgemm_problem_t, e *C.dgemm_epilogue_t,
+	o *C.dgemm_plan_options_t, s *Scaling, h *C.dgemm_plan_t) error {
 	if s == nil {
-		return call(func() capi.Enum_SS_dgemm_status_t { return capi.Dgemm_create_plan(ctx, p, e, o, cell) })
+		return call(func() C.dgemm_status_t { return C.dgemm_create_plan(ctx, p, e, o, h) })
 	}
-	cs := capi.NewDgemm_scaling_t()
-	defer capi.DeleteDgemm_scaling_t(cs)
-	capi.Dgemm_scaling_init(cs)
-	s.A.toC(cs.GetA_scale())
-	s.B.toC(cs.GetB_scale())
-	s.D.toC(cs.GetD_scale())
+	var cs C.dgemm_scaling_t
+	C.dgemm_scaling_init(&cs)
+	s.A.toC(&cs.a_scale)
+	s.B.toC(&cs.b_scale)
+	s.D.toC(&cs.d_scale)
 	if s.AmaxD {
-		cs.SetFlags(uint(capi.DGEMM_SCALING_AMAX_D))
+		cs.flags = C.DGEMM_SCALING_AMAX_D
 	}
-	return call(func() capi.Enum_SS_dgemm_status_t {
-		return capi.Dgemm_create_plan_ext(ctx, p, e, o, cs.Swigcptr(), cell)
-	})
+	return call(func() C.dgemm_status_t { return C.dgemm_create_plan_ext(ctx, p, e, o, unsafe.Pointer(&cs), h) })
 }
 
 // ScaleShape is one of a plan's scale tensors as the library resolved it: Rows x Cols (one
@@ -87,18 +90,13 @@ type ScaleShape struct {
 // scaleShapes asks the library for the plan's three scale tensors (A, B, D).
 func (p *Plan) scaleShapes() error {
 	for w := range p.scales {
-		cells := [4]*int64{capi.New_int64_cell(), capi.New_int64_cell(), capi.New_int64_cell(), capi.New_int64_cell()}
-		err := call(func() capi.Enum_SS_dgemm_status_t {
-			return capi.Dgemm_plan_scale_shape(p.h, capi.Enum_SS_dgemm_scale_tensor_t(w), cells[0], cells[1], cells[2], cells[3])
-		})
-		p.scales[w] = ScaleShape{capi.Int64_cell_value(cells[0]), capi.Int64_cell_value(cells[1]),
-			capi.Int64_cell_value(cells[2]), capi.Int64_cell_value(cells[3])}
-		for _, c := range cells {
-			capi.Delete_int64_cell(c)
-		}
-		if err != nil {
+		var rows, cols, ld, elements C.int64_t
+		if err := call(func() C.dgemm_status_t {
+			return C.dgemm_plan_scale_shape(p.h, C.dgemm_scale_tensor_t(w), &rows, &cols, &ld, &elements)
+		}); err != nil {
 			return err
 		}
+		p.scales[w] = ScaleShape{int64(rows), int64(cols), int64(ld), int64(elements)}
 	}
 	return nil
 }
@@ -106,9 +104,9 @@ func (p *Plan) scaleShapes() error {
 // ScaleShapes returns the plan's scale tensors of A, B and D (zero when absent).
 func (p *Plan) ScaleShapes() (a, b, d ScaleShape) { return p.scales[0], p.scales[1], p.scales[2] }
 
-// scaleArgs builds the DGEMM_EXT_SCALE_ARGS of a call (nil, 0 for a plan without scaling) and
-// checks that HostBuffers hold the elements the plan addresses. The caller deletes the struct.
-func (p *Plan) scaleArgs(args *ExecArgs) (capi.Dgemm_scale_args_t, uintptr, error) {
+// scaleArgs builds the DGEMM_EXT_SCALE_ARGS of a call (nil for a plan without scaling) and checks
+// that HostBuffers hold the elements the plan addresses.
+func (p *Plan) scaleArgs(args *ExecArgs) (*C.dgemm_scale_args_t, error) {
 	var a, b, d, amax Memory
 	if args != nil {
 		a, b, d, amax = args.AScale, args.BScale, args.DScale, args.AmaxD
@@ -116,9 +114,9 @@ func (p *Plan) scaleArgs(args *ExecArgs) (capi.Dgemm_scale_args_t, uintptr, erro
 	s := p.problem.Scaling
 	if s == nil {
 		if a != nil || b != nil || d != nil || amax != nil {
-			return nil, 0, &Error{Status: StatusInvalidArgument, Message: "deepgemm: scale tensors given, but the plan has no Scaling"}
+			return nil, &Error{Status: StatusInvalidArgument, Message: "deepgemm: scale tensors given, but the plan has no Scaling"}
 		}
-		return nil, 0, nil
+		return nil, nil
 	}
 	types := [3]ScaleType{s.A.Type, s.B.Type, s.D.Type}
 	for w, m := range []Memory{a, b, d} {
@@ -127,19 +125,17 @@ func (p *Plan) scaleArgs(args *ExecArgs) (capi.Dgemm_scale_args_t, uintptr, erro
 			size = 1
 		}
 		if err := checkSize([]string{"a scale", "b scale", "d scale"}[w], m, size*int(p.scales[w].Elements)); m != nil && err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 	}
 	if amax != nil {
 		if err := checkSize("amax", amax, 4); err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 	}
-	c := capi.NewDgemm_scale_args_t()
-	capi.Dgemm_scale_args_init(c)
-	c.SetA_scale(address(a))
-	c.SetB_scale(address(b))
-	c.SetD_scale(address(d))
-	c.SetAmax_d(address(amax))
-	return c, c.Swigcptr(), nil
+	c := new(C.dgemm_scale_args_t)
+	C.dgemm_scale_args_init(c)
+	c.a_scale, c.b_scale, c.d_scale = pointer(a), pointer(b), pointer(d)
+	c.amax_d = (*C.float)(pointer(amax))
+	return c, nil
 }

@@ -3,9 +3,11 @@
 "DGEMM_1.1: input scaling"). Descriptions (:class:`Scale`) become the C structs here; arrays are
 checked against the plan's scale tensors, or their modes inferred from their shapes (matmul).
 """
-from typing import NamedTuple
+import ctypes
+from typing import Any, NamedTuple, Optional
 
 from . import capi
+from ._errors import Error, argument_error, check as _check, dtype_error
 from ._tensors import View, as_view, matrix_layout
 
 MODES = {
@@ -36,7 +38,7 @@ class Scale(NamedTuple):
     stride: int = 0
 
 
-def as_scale(x, name, default_mode=None):
+def as_scale(x: Any, name: str, default_mode: Optional[str] = None) -> Optional[Scale]:
     """A Scale from a Scale, a mode name, or (for D) a dtype name."""
     if x is None or isinstance(x, Scale):
         return x
@@ -44,23 +46,24 @@ def as_scale(x, name, default_mode=None):
         return Scale(x)
     if isinstance(x, str) and x in TYPES and default_mode:
         return Scale(default_mode, x)
-    raise ValueError(f"{name} {x!r}: expected a deepgemm.Scale or one of {list(MODES)}")
+    raise argument_error(f"{name} {x!r}: expected a deepgemm.Scale or one of {list(MODES)}")
 
 
 def _set_desc(desc, s: Scale, name):
     for field, table in (("mode", MODES), ("dtype", TYPES), ("layout", LAYOUTS)):
         if getattr(s, field) not in table:
-            raise ValueError(f"{name}.{field} {getattr(s, field)!r}: expected one of {list(table)}")
+            raise argument_error(f"{name}.{field} {getattr(s, field)!r}: expected one of {list(table)}")
     desc.mode, desc.type, desc.layout = MODES[s.mode], TYPES[s.dtype], LAYOUTS[s.layout]
     desc.ld, desc.stride = int(s.ld), int(s.stride)
 
 
-def make_scaling(a_scale, b_scale, d_scale, amax):
+def make_scaling(a_scale: Optional[Scale], b_scale: Optional[Scale], d_scale: Optional[Scale],
+                 amax: bool) -> Optional[capi.dgemm_scaling_t]:
     """The dgemm_scaling_t for a plan, or None when it has no scaling."""
     if a_scale is None and b_scale is None and d_scale is None and not amax:
         return None
     s = capi.dgemm_scaling_t()
-    capi.dgemm_scaling_init(s)
+    _check(capi.dgemm_scaling_init(ctypes.byref(s)))
     for name, value in (("a_scale", a_scale), ("b_scale", b_scale), ("d_scale", d_scale)):
         if value is not None:
             _set_desc(getattr(s, name), value, name)
@@ -77,16 +80,10 @@ class TensorInfo(NamedTuple):
     scale: Scale
 
 
-def plan_tensor_info(handle, which, scale):
-    cells = [capi.new_int64_cell() for _ in range(4)]
-    try:
-        status = capi.dgemm_plan_scale_shape(handle, which, *cells)
-        if status != capi.DGEMM_STATUS_SUCCESS:
-            raise RuntimeError(capi.dgemm_last_error())
-        return TensorInfo(*(capi.int64_cell_value(c) for c in cells), scale)
-    finally:
-        for c in cells:
-            capi.delete_int64_cell(c)
+def plan_tensor_info(handle: int, which: int, scale: Scale) -> TensorInfo:
+    cells = [ctypes.c_int64() for _ in range(4)]
+    _check(capi.dgemm_plan_scale_shape(handle, which, *(ctypes.byref(c) for c in cells)))
+    return TensorInfo(*(c.value for c in cells), scale)
 
 
 def _count(shape):
@@ -96,13 +93,14 @@ def _count(shape):
     return n
 
 
-def check_tensor(name, v: View, info: TensorInfo, batch: int):
+def check_tensor(name: str, v: View, info: TensorInfo, batch: int) -> Optional[Error]:
     """Checks a scale array against the plan's tensor: its element type, and either the
     (rows, cols) matrix (or (batch, rows, cols)) with the layout's strides, or a flat contiguous
-    array of exactly the elements the plan addresses. Returns a message, or None when it fits."""
+    array of exactly the elements the plan addresses. Returns the error, or None when it fits."""
     s = info.scale
     if v.dtype not in ARRAY_TYPES[s.dtype]:
-        return f"{name} has dtype {v.dtype}, the plan's {s.dtype} scales are {' or '.join(ARRAY_TYPES[s.dtype])}"
+        return dtype_error(f"{name} has dtype {v.dtype}, the plan's {s.dtype} scales are "
+                           f"{' or '.join(ARRAY_TYPES[s.dtype])}")
     want = (1, info.ld) if s.layout == "mn" else (info.ld, 1)
     shape, strides = tuple(v.shape), tuple(v.strides)
     flat = len(shape) <= 1 and _count(shape) == info.elements and (_count(shape) <= 1 or strides[0] == 1)
@@ -119,12 +117,13 @@ def check_tensor(name, v: View, info: TensorInfo, batch: int):
     if ok:
         return None
     lead = f"({batch}, " if batched else "("
-    return (f"{name} has shape {tuple(v.shape)} and strides {tuple(v.strides)} (elements); the plan's {s.mode} "
-            f"{s.layout}-major scales are {lead}{info.rows}, {info.cols}) with strides {want}"
-            + (f" and batch stride {s.stride}" if batched else "") + f", or {info.elements} contiguous elements")
+    return argument_error(f"{name} has shape {tuple(v.shape)} and strides {tuple(v.strides)} (elements); the plan's "
+                          f"{s.mode} {s.layout}-major scales are {lead}{info.rows}, {info.cols}) with strides {want}"
+                          + (f" and batch stride {s.stride}" if batched else "")
+                          + f", or {info.elements} contiguous elements")
 
 
-def infer(v: View, outer: int, k: int, name: str, mode=None, batch=1):
+def infer(v: View, outer: int, k: int, name: str, mode: Optional[str] = None, batch: int = 1) -> Scale:
     """The Scale a scale array asks for in matmul, from its shape (and strides): for A (outer = m)
     one element per tensor, (m,) or (m, 1) per row, (m, ceil(k/128)) 1 x 128,
     (ceil(m/128), ceil(k/128)) 128 x 128; for B (outer = n) the same with n, and (1, n) per column.
@@ -132,11 +131,12 @@ def infer(v: View, outer: int, k: int, name: str, mode=None, batch=1):
     kb, ob = -(-k // 128), -(-outer // 128)
     dtype = "float32" if v.dtype == "float32" else "ue8m0" if v.dtype in ARRAY_TYPES["ue8m0"] else None
     if dtype is None:
-        raise TypeError(f"{name} has dtype {v.dtype}: scales are float32, or uint8 / float8_e8m0fnu exponents (UE8M0)")
+        raise dtype_error(f"{name} has dtype {v.dtype}: scales are float32, or uint8 / float8_e8m0fnu exponents "
+                          "(UE8M0)")
     shape, strides, stride = tuple(v.shape), tuple(v.strides), 0
     if len(shape) == 3:
         if shape[0] not in (1, batch):
-            raise ValueError(f"{name} has a batch of {shape[0]} where {batch} (or 1, shared) was expected")
+            raise argument_error(f"{name} has a batch of {shape[0]} where {batch} (or 1, shared) was expected")
         stride = strides[0] if shape[0] > 1 else 0
         shape, strides = shape[1:], strides[1:]
     if mode is None:
@@ -149,7 +149,7 @@ def infer(v: View, outer: int, k: int, name: str, mode=None, batch=1):
         elif shape == (ob, kb):
             mode = "blk128x128"
         else:
-            raise ValueError(f"{name} has shape {tuple(v.shape)}: expected one element (per tensor), ({outer},) "
+            raise argument_error(f"{name} has shape {tuple(v.shape)}: expected one element (per tensor), ({outer},) "
                              f"(per {'row' if name == 'a_scale' else 'column'}), ({outer}, {kb}) (1 x 128 blocks) "
                              f"or ({ob}, {kb}) (128 x 128 blocks), with an optional leading batch dimension")
     if mode == "per_tensor":
@@ -161,20 +161,24 @@ def infer(v: View, outer: int, k: int, name: str, mode=None, batch=1):
         return Scale(mode, dtype, "k", 0, stride)
     layout = matrix_layout(View(v.ptr, shape, strides, v.dtype, v.device, v.stream, v.owner))
     if layout is None:
-        raise ValueError(f"{name} has strides {tuple(v.strides)}: neither of its last two dimensions is contiguous")
+        raise argument_error(f"{name} has strides {tuple(v.strides)}: neither of its last two dimensions is "
+                             "contiguous")
     transposed, ld = layout
     return Scale(mode, dtype, "mn" if transposed else "k", ld, stride)
 
 
-def view_of(x, name, device):
+def view_of(x: Any, name: str, device: str) -> View:
     """A scale or amax argument as a View; Python numbers become one-element float32 host arrays."""
     if isinstance(x, (int, float)) and not isinstance(x, bool):
         if device != "cpu":
-            raise TypeError(f"{name}: a number is a host value; give a one-element float32 tensor for GPU operands")
+            raise dtype_error(f"{name}: a number is a host value; give a one-element float32 tensor for GPU "
+                              "operands")
         import numpy
 
         x = numpy.array([x], dtype=numpy.float32)
     try:
         return as_view(x)
     except TypeError as err:
-        raise TypeError(f"{name}: {err}; scales are float32, or uint8 / float8_e8m0fnu exponents (UE8M0)") from None
+        message = err.message if isinstance(err, Error) else str(err)
+        raise dtype_error(f"{name}: {message}; scales are float32, or uint8 / float8_e8m0fnu exponents (UE8M0)",
+                          supported=getattr(err, "status", None) != capi.DGEMM_STATUS_NOT_SUPPORTED) from None
