@@ -161,6 +161,33 @@ def test_plan_api_with_explicit_scales_and_errors():
         assert err.value.status == deepgemm.Status.NOT_SUPPORTED and "d_scale" in err.value.message
 
 
+def test_batched_scales_with_torch_matmul_shapes():
+    """Batch dimensions of scale arrays follow the operands': a per-tensor scale keeps the batch
+    folded into the rows of one GEMM; per-row or per-batch scales keep the batch (folding them
+    would misplace the scales); D's block scales come back with the result's batch shape."""
+    batch, m, n, k = 3, 5, 7, 200
+    a, b = fp8((batch, m, k)), fp8((n, k))
+    ref = np.asarray(a, np.float64) @ np.asarray(b, np.float64).T
+    assert rel_error(deepgemm.matmul(a, b, trans_b=True, a_scale=0.5, out_dtype="float32"), 0.5 * ref) < 1e-6
+    sa = RNG.uniform(0.5, 2, size=(batch, m, 1)).astype(np.float32)  # per token, per batch
+    assert rel_error(deepgemm.matmul(a, b, trans_b=True, a_scale=sa, out_dtype="float32"), sa * ref) < 1e-6
+    shared = RNG.uniform(0.5, 2, size=(m, 2)).astype(np.float32)  # 1 x 128, one tensor for the batch
+    got = deepgemm.matmul(a, b, trans_b=True, a_scale=shared, out_dtype="float32")
+    want = np.stack([ref_scaled(a[i], b, shared, None, ("vec128", None)) for i in range(batch)])
+    assert rel_error(got, want) < 1e-6
+    with pytest.raises(deepgemm.ArgumentError, match="a_scale has batch dimensions"):
+        deepgemm.matmul(a, b, trans_b=True, a_scale=np.ones((2, m, 1), np.float32))
+    x = RNG.uniform(-1, 1, size=(2, 3, m, k)).astype(np.float32)
+    w = RNG.uniform(-1, 1, size=(260, k)).astype(np.float32)
+    y, ys = deepgemm.matmul(x, w, trans_b=True, out_dtype="float8_e4m3fn", d_scale="float32")
+    assert y.shape == (2, 3, m, 260) and ys.shape == (2, 3, m, 3)
+    deq = np.asarray(y, np.float64) * blocks(ys.astype(np.float64), 128, -1)[..., :260]
+    assert rel_error(deq, x.astype(np.float64) @ w.T.astype(np.float64)) < 0.07
+    w2 = fp8((16, 260))
+    z = deepgemm.matmul(y, w2, trans_b=True, a_scale=ys, out_dtype="float32")
+    assert rel_error(z, deq @ np.asarray(w2, np.float64).T) < 1e-6
+
+
 def test_matmul_rejects_scale_shapes_it_cannot_read():
     a, b = fp8((5, 300)), fp8((6, 300))
     with pytest.raises(ValueError, match=r"a_scale has shape \(5, 2\)"):
