@@ -70,7 +70,9 @@ struct EpilogueOp {
   // Everything up to the conversion: the value to store at (row, col), in float.
   __device__ __forceinline__ float value(long long row, long long col, float acc) const {
     float x = alpha * acc;
-    if (Epi::kHasC) x += beta * to_float(c[row * ldc + col]);
+    // BLAS: a run-time beta of 0 does not read C (its NaNs and infinities must not reach D), also
+    // when the plan reads C because beta was non-zero at plan time or comes from device memory.
+    if (Epi::kHasC && beta != 0.0f) x += beta * to_float(c[row * ldc + col]);
     if (Epi::kBiasMode == kVecPerRow) x += to_float(bias[row]);
     if (Epi::kBiasMode == kVecPerColumn) x += to_float(bias[col]);
     x = activation<Epi::kActivation>(x);

@@ -61,7 +61,7 @@ struct Sm90Epilogue : dg::EpilogueOp<Epi> {
   // dg::EpilogueOp::value with the bias passed in (same order of operations).
   __device__ __forceinline__ float value_b(long long row, long long col, float acc, float rb, float cb) const {
     float x = this->alpha * acc;
-    if (Epi::kHasC) x += this->beta * dg::to_float(this->c[row * this->ldc + col]);
+    if (Epi::kHasC && this->beta != 0.0f) x += this->beta * dg::to_float(this->c[row * this->ldc + col]);
     if (Epi::kBiasMode == dg::kVecPerRow) x += rb;
     if (Epi::kBiasMode == dg::kVecPerColumn) x += cb;
     x = activation<Epi::kActivation, kFastAct>(x);
