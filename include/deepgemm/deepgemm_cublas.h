@@ -44,7 +44,8 @@ typedef enum deepgemm_cublas_reason_t {
     DEEPGEMM_CUBLAS_WORKSPACE = 14,       /* the plan needs more workspace than the call can give */
     DEEPGEMM_CUBLAS_CAPTURE = 15,         /* stream capture in progress and no plan ready yet */
     DEEPGEMM_CUBLAS_EXECUTE = 16,         /* dgemm_execute failed (nothing was enqueued) */
-    DEEPGEMM_CUBLAS_REASON_COUNT = 17
+    DEEPGEMM_CUBLAS_INTERNAL = 17,        /* an error inside this library (e.g. out of host memory) */
+    DEEPGEMM_CUBLAS_REASON_COUNT = 18
 } deepgemm_cublas_reason_t;
 
 #define DEEPGEMM_CUBLAS_MAX_REASONS 32 /* size of deepgemm_cublas_counters_t.by_reason */

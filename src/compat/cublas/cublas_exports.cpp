@@ -61,10 +61,12 @@ bool routed(cublasHandle_t handle, const GemmCall& c) {
 template <class F>
 cublasStatus_t update_after(cublasStatus_t st, bool outer, cublasHandle_t handle, F&& apply) {
   if (st != CUBLAS_STATUS_SUCCESS || !outer) return st;
-  if (HandleState* hs = find_handle(handle)) {
-    std::lock_guard<std::mutex> lock(hs->mu);
-    apply(*hs);
-  }
+  quietly([&] {
+    if (HandleState* hs = find_handle(handle)) {
+      std::lock_guard<std::mutex> lock(hs->mu);
+      apply(*hs);
+    }
+  });
   return st;
 }
 
@@ -77,15 +79,16 @@ extern "C" {
 cublasStatus_t CUBLASWINAPI cublasCreate_v2(cublasHandle_t* handle) {
   const bool outer = !forwarding();
   const cublasStatus_t st = forward(DGC_REAL(Cublas, cublasCreate_v2), handle);
-  if (st == CUBLAS_STATUS_SUCCESS && outer && handle) register_handle(*handle);
+  if (st == CUBLAS_STATUS_SUCCESS && outer && handle) quietly([&] { register_handle(*handle); });
   return st;
 }
 
 cublasStatus_t CUBLASWINAPI cublasDestroy_v2(cublasHandle_t handle) {
-  std::unique_ptr<HandleState> record = forwarding() ? nullptr : take_handle(handle);
+  std::unique_ptr<HandleState> record;
+  if (!forwarding()) quietly([&] { record = take_handle(handle); });
   const cublasStatus_t st = forward(DGC_REAL(Cublas, cublasDestroy_v2), handle);
   // The real destroy synchronized the device: the record's pools are idle when it goes here.
-  if (st != CUBLAS_STATUS_SUCCESS) restore_handle(handle, std::move(record));
+  if (st != CUBLAS_STATUS_SUCCESS) quietly([&] { restore_handle(handle, std::move(record)); });
   return st;
 }
 

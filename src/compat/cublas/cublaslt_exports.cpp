@@ -19,14 +19,15 @@ extern "C" {
 cublasStatus_t CUBLASWINAPI cublasLtCreate(cublasLtHandle_t* handle) {
   const bool outer = !forwarding();
   const cublasStatus_t st = forward(DGC_REAL(CublasLt, cublasLtCreate), handle);
-  if (st == CUBLAS_STATUS_SUCCESS && outer && handle) register_lt_handle(*handle);
+  if (st == CUBLAS_STATUS_SUCCESS && outer && handle) quietly([&] { register_lt_handle(*handle); });
   return st;
 }
 
 cublasStatus_t CUBLASWINAPI cublasLtDestroy(cublasLtHandle_t handle) {
-  std::unique_ptr<LtHandleState> record = forwarding() ? nullptr : take_lt_handle(handle);
+  std::unique_ptr<LtHandleState> record;
+  if (!forwarding()) quietly([&] { record = take_lt_handle(handle); });
   const cublasStatus_t st = forward(DGC_REAL(CublasLt, cublasLtDestroy), handle);
-  if (st != CUBLAS_STATUS_SUCCESS) restore_lt_handle(handle, std::move(record));
+  if (st != CUBLAS_STATUS_SUCCESS) quietly([&] { restore_lt_handle(handle, std::move(record)); });
   return st;
 }
 
@@ -34,7 +35,7 @@ cublasStatus_t CUBLASWINAPI cublasLtMatmulDescCreate(cublasLtMatmulDesc_t* desc,
                                                      cudaDataType_t scaleType) {
   const bool outer = !forwarding();
   const cublasStatus_t st = forward(DGC_REAL(CublasLt, cublasLtMatmulDescCreate), desc, computeType, scaleType);
-  if (st == CUBLAS_STATUS_SUCCESS && outer && desc) shadow_desc(*desc, lt_desc_init(computeType, scaleType));
+  if (st == CUBLAS_STATUS_SUCCESS && outer && desc) quietly([&] { shadow_desc(*desc, lt_desc_init(computeType, scaleType)); });
   return st;
 }
 
@@ -43,12 +44,12 @@ cublasStatus_t CUBLASWINAPI cublasLtMatmulDescInit_internal(cublasLtMatmulDesc_t
   const bool outer = !forwarding();
   const cublasStatus_t st = forward(DGC_REAL(CublasLt, cublasLtMatmulDescInit_internal), desc, size, computeType,
                                     scaleType);
-  if (st == CUBLAS_STATUS_SUCCESS && outer) shadow_desc(desc, lt_desc_init(computeType, scaleType));
+  if (st == CUBLAS_STATUS_SUCCESS && outer) quietly([&] { shadow_desc(desc, lt_desc_init(computeType, scaleType)); });
   return st;
 }
 
 cublasStatus_t CUBLASWINAPI cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc) {
-  if (!forwarding()) forget_desc(desc);
+  if (!forwarding()) quietly([&] { forget_desc(desc); });
   return forward(DGC_REAL(CublasLt, cublasLtMatmulDescDestroy), desc);
 }
 
@@ -57,7 +58,7 @@ cublasStatus_t CUBLASWINAPI cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t 
                                                            size_t sizeInBytes) {
   const bool outer = !forwarding();
   const cublasStatus_t st = forward(DGC_REAL(CublasLt, cublasLtMatmulDescSetAttribute), desc, attr, buf, sizeInBytes);
-  if (st == CUBLAS_STATUS_SUCCESS && outer) shadow_desc_set(desc, attr, buf, sizeInBytes);
+  if (st == CUBLAS_STATUS_SUCCESS && outer) quietly([&] { shadow_desc_set(desc, attr, buf, sizeInBytes); });
   return st;
 }
 
@@ -71,7 +72,7 @@ cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t* l
                                                        uint64_t cols, int64_t ld) {
   const bool outer = !forwarding();
   const cublasStatus_t st = forward(DGC_REAL(CublasLt, cublasLtMatrixLayoutCreate), layout, type, rows, cols, ld);
-  if (st == CUBLAS_STATUS_SUCCESS && outer && layout) shadow_layout(*layout, lt_layout_init(type, rows, cols, ld));
+  if (st == CUBLAS_STATUS_SUCCESS && outer && layout) quietly([&] { shadow_layout(*layout, lt_layout_init(type, rows, cols, ld)); });
   return st;
 }
 
@@ -81,12 +82,12 @@ cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutInit_internal(cublasLtMatrixLayo
   const bool outer = !forwarding();
   const cublasStatus_t st =
       forward(DGC_REAL(CublasLt, cublasLtMatrixLayoutInit_internal), layout, size, type, rows, cols, ld);
-  if (st == CUBLAS_STATUS_SUCCESS && outer) shadow_layout(layout, lt_layout_init(type, rows, cols, ld));
+  if (st == CUBLAS_STATUS_SUCCESS && outer) quietly([&] { shadow_layout(layout, lt_layout_init(type, rows, cols, ld)); });
   return st;
 }
 
 cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t layout) {
-  if (!forwarding()) forget_layout(layout);
+  if (!forwarding()) quietly([&] { forget_layout(layout); });
   return forward(DGC_REAL(CublasLt, cublasLtMatrixLayoutDestroy), layout);
 }
 
@@ -96,7 +97,7 @@ cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayou
   const bool outer = !forwarding();
   const cublasStatus_t st =
       forward(DGC_REAL(CublasLt, cublasLtMatrixLayoutSetAttribute), layout, attr, buf, sizeInBytes);
-  if (st == CUBLAS_STATUS_SUCCESS && outer) shadow_layout_set(layout, attr, buf, sizeInBytes);
+  if (st == CUBLAS_STATUS_SUCCESS && outer) quietly([&] { shadow_layout_set(layout, attr, buf, sizeInBytes); });
   return st;
 }
 

@@ -50,6 +50,18 @@ const char* compute_name(int c) {
   }
 }
 
+const char* epilogue_name(uint32_t e) {
+  switch (e) {
+    case CUBLASLT_EPILOGUE_DEFAULT: return "DEFAULT";
+    case CUBLASLT_EPILOGUE_RELU: return "RELU";
+    case CUBLASLT_EPILOGUE_BIAS: return "BIAS";
+    case CUBLASLT_EPILOGUE_RELU_BIAS: return "RELU_BIAS";
+    case CUBLASLT_EPILOGUE_GELU: return "GELU";
+    case CUBLASLT_EPILOGUE_GELU_BIAS: return "GELU_BIAS";
+    default: return "other";
+  }
+}
+
 // Mixes values into a running hash (the log's identity of a call shape).
 struct Hasher {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -119,13 +131,13 @@ deepgemm_cublas_reason_t finish_lt(deepgemm_cublas_reason_t r, const LtDesc* des
   char line[512];
   std::snprintf(line, sizeof(line),
                 "cublasLtMatmul %s,%s D=%llux%llu A=%s %llux%llu ld=%lld B=%s %llux%llu ld=%lld C=%s ld=%lld D=%s ld=%lld%s "
-                "batch=%d compute=%s epilogue=%u",
+                "batch=%d compute=%s epilogue=%s(%u)",
                 op_name(desc->transa), op_name(desc->transb), (unsigned long long)dl->rows, (unsigned long long)dl->cols,
                 type_name(int(a->type)), (unsigned long long)a->rows, (unsigned long long)a->cols, (long long)a->ld,
                 type_name(int(b->type)), (unsigned long long)b->rows, (unsigned long long)b->cols, (long long)b->ld,
                 type_name(int(c->type)), (long long)c->ld, type_name(int(dl->type)), (long long)dl->ld,
                 a->order == CUBLASLT_ORDER_ROW ? " row-major" : "", dl->batch, compute_name(desc->compute_type),
-                desc->epilogue);
+                epilogue_name(desc->epilogue), desc->epilogue);
   log_line(std::string(line) + scalars_text(d) + outcome_text(r, d, detail));
   return r;
 }
@@ -188,7 +200,7 @@ std::shared_ptr<const CachedPlan> plan_miss(std::mutex& mu, PlanCache& cache, co
 
 }  // namespace
 
-deepgemm_cublas_reason_t try_gemm(const void* handle, const GemmCall& call) {
+static deepgemm_cublas_reason_t try_gemm_body(const void* handle, const GemmCall& call) {
   counters().calls.fetch_add(1, std::memory_order_relaxed);
   HandleModes modes;
   Decision d;
@@ -268,7 +280,7 @@ deepgemm_cublas_reason_t try_gemm(const void* handle, const GemmCall& call) {
   return finish_gemm(execute(*plan, d, o, &detail), call, modes, d, detail);
 }
 
-deepgemm_cublas_reason_t try_lt(const LtCall& call) {
+static deepgemm_cublas_reason_t try_lt_body(const LtCall& call) {
   Decision d;
   std::string detail;
   LtHandleState* hs = find_lt_handle(call.handle);
@@ -324,6 +336,26 @@ deepgemm_cublas_reason_t try_lt(const LtCall& call) {
   const Operands o{call.ops.A, call.ops.B, call.ops.C, const_cast<void*>(call.ops.D), call.stream, call.workspace,
                    call.workspace_size};
   return done(execute(*plan, d, o, &detail));
+}
+
+// The exception firewall: nothing thrown in here (out of host memory, a failed lock) may cross
+// the C boundary of a cuBLAS function; the call is forwarded instead.
+deepgemm_cublas_reason_t try_gemm(const void* handle, const GemmCall& call) noexcept {
+  try {
+    return try_gemm_body(handle, call);
+  } catch (...) {
+    count(DEEPGEMM_CUBLAS_INTERNAL);
+    return DEEPGEMM_CUBLAS_INTERNAL;
+  }
+}
+
+deepgemm_cublas_reason_t try_lt(const LtCall& call) noexcept {
+  try {
+    return try_lt_body(call);
+  } catch (...) {
+    count(DEEPGEMM_CUBLAS_INTERNAL);
+    return DEEPGEMM_CUBLAS_INTERNAL;
+  }
 }
 
 }  // namespace dgemm_cublas

@@ -1,7 +1,7 @@
 // The routed path every GEMM entry point shares: decide (route.hpp), find or make the plan
 // (plan_cache.hpp), find workspace, dgemm_execute. Returns DEEPGEMM_CUBLAS_ROUTED when the call ran
 // as a DeepGEMM plan; any other value means nothing was enqueued and the caller must forward the
-// call to the real cuBLAS. Counts and logs the outcome either way.
+// call to the real cuBLAS. Counts and logs the outcome either way. Never throws.
 //
 // The hot path (a plan already cached) takes the handle's registry reader lock and its mutex once
 // each, hashes the key, and calls dgemm_execute: it allocates nothing. Plans are made, pools grown
@@ -16,7 +16,7 @@
 
 namespace dgemm_cublas {
 
-deepgemm_cublas_reason_t try_gemm(const void* handle, const GemmCall& call);
+deepgemm_cublas_reason_t try_gemm(const void* handle, const GemmCall& call) noexcept;
 
 struct LtCall {
   const void* handle;
@@ -31,6 +31,6 @@ struct LtCall {
   void* stream;
   const void* caller;  // return address of cublasLtMatmul: cuBLAS's own calls are not counted (real.hpp)
 };
-deepgemm_cublas_reason_t try_lt(const LtCall& call);
+deepgemm_cublas_reason_t try_lt(const LtCall& call) noexcept;
 
 }  // namespace dgemm_cublas

@@ -21,6 +21,17 @@ cublasStatus_t forward(void* sym, Args... args) {
   return reinterpret_cast<cublasStatus_t (*)(Args...)>(sym)(args...);
 }
 
+// Runs this library's bookkeeping around a cuBLAS call (handle records, descriptor shadows) so
+// that nothing it throws crosses the C boundary; what failed then is simply unknown, and calls
+// that need it are forwarded.
+template <class F>
+void quietly(F&& f) noexcept {
+  try {
+    f();
+  } catch (...) {
+  }
+}
+
 }  // namespace dgemm_cublas
 
 // The address of the real library's `name`, looked up at the first call through this site.

@@ -18,22 +18,19 @@ bool env_is(const char* name, const char* value) {
 }
 
 // At exit, with the log on: what happened overall, so a run ends with the answer to "was it routed".
-struct ExitSummary {
-  ~ExitSummary() {
-    if (!settings().log) return;
-    const Counters& c = counters();
-    if (c.calls.load() == 0) return;
-    std::string reasons;
-    for (int r = 1; r < DEEPGEMM_CUBLAS_REASON_COUNT; ++r) {
-      if (const uint64_t n = c.by_reason[r].load())
-        reasons += std::string(reasons.empty() ? "" : ", ") + reason_name(r) + " " + std::to_string(n);
-    }
-    std::fprintf(stderr, "deepgemm_cublas: %llu GEMM calls: %llu routed to DeepGEMM, %llu to cuBLAS%s%s%s; %llu plans\n",
-                 (unsigned long long)c.calls.load(), (unsigned long long)c.routed.load(),
-                 (unsigned long long)c.fallback.load(), reasons.empty() ? "" : " (", reasons.c_str(),
-                 reasons.empty() ? "" : ")", (unsigned long long)c.plans_created.load());
+void print_summary() {
+  const Counters& c = counters();
+  if (c.calls.load() == 0) return;
+  std::string reasons;
+  for (int r = 1; r < DEEPGEMM_CUBLAS_REASON_COUNT; ++r) {
+    if (const uint64_t n = c.by_reason[r].load())
+      reasons += std::string(reasons.empty() ? "" : ", ") + reason_name(r) + " " + std::to_string(n);
   }
-} g_exit_summary;
+  std::fprintf(stderr, "deepgemm_cublas: %llu GEMM calls: %llu routed to DeepGEMM, %llu to cuBLAS%s%s%s; %llu plans\n",
+               (unsigned long long)c.calls.load(), (unsigned long long)c.routed.load(),
+               (unsigned long long)c.fallback.load(), reasons.empty() ? "" : " (", reasons.c_str(),
+               reasons.empty() ? "" : ")", (unsigned long long)c.plans_created.load());
+}
 
 }  // namespace
 
@@ -47,6 +44,9 @@ const Settings& settings() {
       const long n = std::strtol(v, nullptr, 10);
       if (n >= 1) out.plan_cache = std::size_t(n);
     }
+    // Registered after the counters exist (they are made first below), so it runs before they go.
+    counters();
+    if (out.log) std::atexit(print_summary);
     return out;
   }();
   return s;
@@ -77,7 +77,8 @@ void log_line(const std::string& text) { std::fprintf(stderr, "deepgemm_cublas: 
 const char* reason_name(int reason) {
   static const char* const names[] = {"ROUTED", "DISABLED", "UNKNOWN_HANDLE", "INVALID", "EMPTY", "TYPE",
                                       "COMPUTE_TYPE", "MATH_MODE", "POINTER_MODE", "LAYOUT", "ALIGNMENT",
-                                      "EPILOGUE", "NO_DEVICE", "PLAN", "WORKSPACE", "CAPTURE", "EXECUTE"};
+                                      "EPILOGUE", "NO_DEVICE", "PLAN", "WORKSPACE", "CAPTURE", "EXECUTE",
+                                      "INTERNAL"};
   static_assert(sizeof(names) / sizeof(names[0]) == DEEPGEMM_CUBLAS_REASON_COUNT, "one name per reason");
   return reason >= 0 && reason < DEEPGEMM_CUBLAS_REASON_COUNT ? names[reason] : "UNKNOWN";
 }

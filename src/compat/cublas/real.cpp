@@ -12,6 +12,8 @@
 #include <mutex>
 #include <string>
 
+#include "compat/cublas/observe.hpp"
+
 namespace dgemm_cublas {
 namespace {
 
@@ -78,8 +80,15 @@ Loaded load(const char* env_var, const char* const* names, int preferred_major) 
 std::once_flag g_cublas_once, g_cublaslt_once;
 Loaded g_cublas, g_cublaslt;
 
+void say_loaded(const Loaded& l) {
+  if (settings().log && l.handle) log_line("calls that fall back go to " + l.path);
+}
+
 const Loaded& cublas() {
-  std::call_once(g_cublas_once, [] { g_cublas = load("DEEPGEMM_CUBLAS_LIBRARY", kCublasNames, 0); });
+  std::call_once(g_cublas_once, [] {
+    g_cublas = load("DEEPGEMM_CUBLAS_LIBRARY", kCublasNames, 0);
+    say_loaded(g_cublas);
+  });
   return g_cublas;
 }
 const Loaded& cublaslt() {
@@ -94,6 +103,7 @@ const Loaded& cublaslt() {
       }
     }
     g_cublaslt = load("DEEPGEMM_CUBLASLT_LIBRARY", kCublasLtNames, major);
+    say_loaded(g_cublaslt);
   });
   return g_cublaslt;
 }
@@ -106,12 +116,6 @@ void* real_symbol(Lib lib, const char* name) {
   void* sym = dlsym(l.handle, name);
   if (!sym) std::fprintf(stderr, "deepgemm_cublas: %s has no %s\n", l.path.c_str(), name);
   return sym;
-}
-
-const char* real_library_path(Lib lib) {
-  // Never loads: only reports.
-  const Loaded& l = lib == Lib::Cublas ? g_cublas : g_cublaslt;
-  return l.path.c_str();
 }
 
 namespace {

@@ -15,9 +15,6 @@ enum class Lib { Cublas, CublasLt };
 //        major as the libcublas in use first).
 void* real_symbol(Lib lib, const char* name);
 
-// The file the real library was loaded from ("" if not loaded); for logs and tests.
-const char* real_library_path(Lib lib);
-
 // While a ForwardScope lives, the calling thread is inside the real cuBLAS: cuBLAS calls its
 // cuBLASLt through the dynamic linker, so those calls reach our exports and must go straight on.
 struct ForwardScope {

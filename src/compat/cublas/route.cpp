@@ -424,7 +424,8 @@ Decision route_lt(const LtDesc& desc, const LtLayout& la, const LtLayout& lb, co
     case CUBLASLT_EPILOGUE_RELU: activation = DGEMM_ACT_RELU; has_bias = false; break;
     case CUBLASLT_EPILOGUE_BIAS: activation = DGEMM_ACT_NONE; has_bias = true; break;
     case CUBLASLT_EPILOGUE_RELU_BIAS: activation = DGEMM_ACT_RELU; has_bias = true; break;
-    // cuBLASLt's GELU is the tanh form (what frameworks fuse for gelu(approximate="tanh")).
+    // cuBLASLt's GELU taken as the tanh form (frameworks fuse it for gelu(approximate="tanh"));
+    // tests/compat/cublas_gpu_check checks the real cuBLASLt against both forms.
     case CUBLASLT_EPILOGUE_GELU: activation = DGEMM_ACT_GELU_TANH; has_bias = false; break;
     case CUBLASLT_EPILOGUE_GELU_BIAS: activation = DGEMM_ACT_GELU_TANH; has_bias = true; break;
     default: return no(DEEPGEMM_CUBLAS_EPILOGUE, "epilogue (AUX outputs, gradients) not mapped");
