@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "cublas_reference.hpp"
+#include "cublas_cases.hpp"
 #include "deepgemm/deepgemm_cublas.h"
 
 using namespace compat_test;
@@ -112,32 +112,10 @@ struct Case {
 };
 
 void run_gemm_ex(cublasHandle_t h, const Case& cs, bool device_scalars) {
-  RefProblem p;
-  p.m = cs.m;
-  p.n = cs.n;
-  p.k = cs.k;
-  p.trans_a = cs.ta != CUBLAS_OP_N;
-  p.trans_b = cs.tb != CUBLAS_OP_N;
-  p.lda = (p.trans_a ? p.k : p.m) + cs.pad;
-  p.ldb = (p.trans_b ? p.n : p.k) + cs.pad;
-  p.ldc = p.ldd = p.m + cs.pad;
-  p.batch = cs.batch;
-  const int64_t a_cols = p.trans_a ? p.m : p.k, b_cols = p.trans_b ? p.k : p.n;
-  p.stride_a = cs.batch > 1 && cs.pad % 2 ? 0 : p.lda * a_cols;  // odd pads broadcast A to every batch
-  p.stride_b = p.ldb * b_cols;
-  p.stride_c = p.stride_d = p.ldc * p.n;
-  p.alpha = cs.alpha;
-  p.beta = cs.beta;
-  HostMatrix A(cs.ab_type, std::size_t(p.stride_a * (p.batch - 1) + p.lda * a_cols));
-  HostMatrix B(cs.ab_type, std::size_t(p.stride_b * p.batch));
-  HostMatrix C(cs.c_type, std::size_t(p.stride_c * p.batch));
-  fill_random(A, g_rng);
-  fill_random(B, g_rng);
-  if (cs.beta != 0) {
-    fill_random(C, g_rng);
-  } else {
-    fill_value(C, NAN);  // beta = 0: C is never read, so its NaNs must not reach D
-  }
+  const RefProblem p = gemm_problem(cs.m, cs.n, cs.k, cs.ta != CUBLAS_OP_N, cs.tb != CUBLAS_OP_N, cs.pad, cs.batch,
+                                    cs.alpha, cs.beta);
+  GemmHostOperands o = gemm_operands(p, cs.ab_type, cs.c_type, g_rng);
+  HostMatrix &A = o.A, &B = o.B, &C = o.C;
   const std::vector<double> ref = reference(p, A, B, C);
   float alpha = cs.alpha, beta = cs.beta;  // "device" memory is host memory on the CPU backend
   cublasSetPointerMode(h, device_scalars ? CUBLAS_POINTER_MODE_DEVICE : CUBLAS_POINTER_MODE_HOST);
@@ -298,90 +276,26 @@ void cache_checks(cublasHandle_t h) {
 
 struct LtCase {
   const char* name;
-  int ab_type, d_type;
-  bool ta, tb, row_major;
-  int m, n, k;
-  cublasLtEpilogue_t epilogue;
-  int bias_type;  // -1: the default (D's type)
-  int batch;
-  float alpha, beta;
+  LtShape shape;
   bool expect_routed;
 };
 
 void run_lt(cublasLtHandle_t lt, const LtCase& cs) {
-  RefProblem p;
-  p.m = cs.m;
-  p.n = cs.n;
-  p.k = cs.k;
-  p.trans_a = cs.ta;
-  p.trans_b = cs.tb;
-  p.col_major = !cs.row_major;
-  const int64_t a_rows = cs.ta ? cs.k : cs.m, a_cols = cs.ta ? cs.m : cs.k;
-  const int64_t b_rows = cs.tb ? cs.n : cs.k, b_cols = cs.tb ? cs.k : cs.n;
-  p.lda = (cs.row_major ? a_cols : a_rows) + 1;
-  p.ldb = (cs.row_major ? b_cols : b_rows) + 2;
-  p.ldc = (cs.row_major ? cs.n : cs.m) + 3;
-  p.ldd = cs.row_major ? cs.n : cs.m;
-  p.batch = cs.batch;
-  p.stride_a = p.lda * (cs.row_major ? a_rows : a_cols);
-  p.stride_b = p.ldb * (cs.row_major ? b_rows : b_cols);
-  p.stride_c = p.ldc * (cs.row_major ? cs.m : cs.n);
-  p.stride_d = p.ldd * (cs.row_major ? cs.m : cs.n);
-  p.alpha = cs.alpha;
-  p.beta = cs.beta;
-  const bool has_bias = cs.epilogue == CUBLASLT_EPILOGUE_BIAS || cs.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS ||
-                        cs.epilogue == CUBLASLT_EPILOGUE_GELU_BIAS;
-  p.act = (cs.epilogue & CUBLASLT_EPILOGUE_RELU) ? kRelu : (cs.epilogue & CUBLASLT_EPILOGUE_GELU) ? kGeluTanh : kNone;
-  HostMatrix A(cs.ab_type, std::size_t(p.stride_a * p.batch)), B(cs.ab_type, std::size_t(p.stride_b * p.batch));
-  HostMatrix C(cs.d_type, std::size_t(p.stride_c * p.batch)), D(cs.d_type, std::size_t(p.stride_d * p.batch));
-  HostMatrix bias(cs.bias_type < 0 ? cs.d_type : cs.bias_type, std::size_t(cs.m));
-  fill_random(A, g_rng);
-  fill_random(B, g_rng);
-  fill_random(C, g_rng);
-  fill_random(bias, g_rng);
-  fill_value(D, NAN);
-  if (has_bias) p.bias = &bias;
-  const std::vector<double> ref = reference(p, A, B, C);
-
-  cublasLtMatmulDesc_t desc;
-  CHECK(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) == CUBLAS_STATUS_SUCCESS, "DescCreate");
-  const cublasOperation_t ta = cs.ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb = cs.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta));
-  cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb));
-  cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &cs.epilogue, sizeof(cs.epilogue));
-  const void* bias_ptr = bias.data();
-  cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr, sizeof(bias_ptr));
-  if (cs.bias_type >= 0) {
-    const int32_t bt = cs.bias_type;
-    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof(bt));
-  }
+  const LtShape& s = cs.shape;
+  RefProblem p = lt_problem(s);
+  LtHostOperands o = lt_operands(p, s, g_rng);
+  if (lt_has_bias(s.epilogue)) p.bias = &o.bias;
+  const std::vector<double> ref = reference(p, o.A, o.B, o.C);
+  LtDescriptors lt_desc(s, p, o.bias.data(), false);
   // Refused by cuBLASLt (the stand-in refuses attributes > 1000): must leave the shadow as it was.
   const int32_t junk = 1;
-  CHECK(cublasLtMatmulDescSetAttribute(desc, cublasLtMatmulDescAttributes_t(4242), &junk, sizeof(junk)) ==
+  CHECK(cublasLtMatmulDescSetAttribute(lt_desc.desc, cublasLtMatmulDescAttributes_t(4242), &junk, sizeof(junk)) ==
             CUBLAS_STATUS_INVALID_VALUE, "a refused attribute was accepted");
-
-  cublasLtMatrixLayout_t la, lb, lc, ld;
-  cublasLtMatrixLayoutCreate(&la, cudaDataType(cs.ab_type), uint64_t(a_rows), uint64_t(a_cols), p.lda);
-  cublasLtMatrixLayoutCreate(&lb, cudaDataType(cs.ab_type), uint64_t(b_rows), uint64_t(b_cols), p.ldb);
-  cublasLtMatrixLayoutCreate(&lc, cudaDataType(cs.d_type), uint64_t(cs.m), uint64_t(cs.n), p.ldc);
-  cublasLtMatrixLayoutCreate(&ld, cudaDataType(cs.d_type), uint64_t(cs.m), uint64_t(cs.n), p.ldd);
-  const cublasLtMatrixLayout_t layouts[4] = {la, lb, lc, ld};
-  const int64_t strides[4] = {p.stride_a, p.stride_b, p.stride_c, p.stride_d};
-  for (int i = 0; i < 4; ++i) {
-    if (cs.row_major) {
-      const cublasLtOrder_t order = CUBLASLT_ORDER_ROW;
-      cublasLtMatrixLayoutSetAttribute(layouts[i], CUBLASLT_MATRIX_LAYOUT_ORDER, &order, sizeof(order));
-    }
-    if (cs.batch > 1) {
-      const int32_t batch = cs.batch;
-      cublasLtMatrixLayoutSetAttribute(layouts[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof(batch));
-      cublasLtMatrixLayoutSetAttribute(layouts[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &strides[i],
-                                       sizeof(strides[i]));
-    }
-  }
+  const cublasLtMatmulDesc_t desc = lt_desc.desc;
+  HostMatrix& D = o.D;
   auto matmul = [&] {
-    return cublasLtMatmul(lt, desc, &cs.alpha, A.data(), la, B.data(), lb, &cs.beta, C.data(), lc, D.data(), ld, nullptr,
-                          nullptr, 0, nullptr);
+    return cublasLtMatmul(lt, desc, &s.alpha, o.A.data(), lt_desc.a, o.B.data(), lt_desc.b, &s.beta, o.C.data(),
+                          lt_desc.c, D.data(), lt_desc.d, nullptr, nullptr, 0, nullptr);
   };
   if (expect_route(cs.name, cs.expect_routed, matmul) && cs.expect_routed) expect_close(cs.name, p, D, ref);
 
@@ -398,18 +312,16 @@ void run_lt(cublasLtHandle_t lt, const LtCase& cs) {
     fill_value(D, NAN);
     if (expect_route(name.c_str(), true, matmul)) expect_close(name.c_str(), p, D, ref);
   }
-  for (cublasLtMatrixLayout_t l : layouts) cublasLtMatrixLayoutDestroy(l);
-  cublasLtMatmulDescDestroy(desc);
 }
 
 void lt_checks() {
   cublasLtHandle_t lt;
   CHECK(cublasLtCreate(&lt) == CUBLAS_STATUS_SUCCESS, "cublasLtCreate");
-  run_lt(lt, {"LtMatmul bf16 TN bias+GELU", kBF16, kBF16, true, false, false, 40, 24, 32, CUBLASLT_EPILOGUE_GELU_BIAS, -1, 1, 1.0f, 0.0f, true});
-  run_lt(lt, {"LtMatmul f16->f32 NN bias(f32)+ReLU beta!=0", kF16, kF32, false, false, false, 17, 9, 21, CUBLASLT_EPILOGUE_RELU_BIAS, kF32, 1, 0.5f, 1.0f, true});
-  run_lt(lt, {"LtMatmul f16 NT GELU row-major", kF16, kF16, false, true, true, 12, 20, 8, CUBLASLT_EPILOGUE_GELU, -1, 1, 1.0f, 0.0f, true});
-  run_lt(lt, {"LtMatmul bf16->f32 TT bias batch 3", kBF16, kF32, true, true, false, 8, 8, 8, CUBLASLT_EPILOGUE_BIAS, -1, 3, 2.0f, -1.0f, true});
-  run_lt(lt, {"LtMatmul DRELU_BGRAD epilogue", kF16, kF16, false, false, false, 8, 8, 8, CUBLASLT_EPILOGUE_DRELU_BGRAD, -1, 1, 1.0f, 0.0f, false});
+  run_lt(lt, {"LtMatmul bf16 TN bias+GELU", {kBF16, kBF16, true, false, false, 40, 24, 32, 1, CUBLASLT_EPILOGUE_GELU_BIAS, -1, 1, 1.0f, 0.0f}, true});
+  run_lt(lt, {"LtMatmul f16->f32 NN bias(f32)+ReLU beta!=0", {kF16, kF32, false, false, false, 17, 9, 21, 1, CUBLASLT_EPILOGUE_RELU_BIAS, kF32, 1, 0.5f, 1.0f}, true});
+  run_lt(lt, {"LtMatmul f16 NT GELU row-major", {kF16, kF16, false, true, true, 12, 20, 8, 1, CUBLASLT_EPILOGUE_GELU, -1, 1, 1.0f, 0.0f}, true});
+  run_lt(lt, {"LtMatmul bf16->f32 TT bias batch 3", {kBF16, kF32, true, true, false, 8, 8, 8, 1, CUBLASLT_EPILOGUE_BIAS, -1, 3, 2.0f, -1.0f}, true});
+  run_lt(lt, {"LtMatmul DRELU_BGRAD epilogue", {kF16, kF16, false, false, false, 8, 8, 8, 1, CUBLASLT_EPILOGUE_DRELU_BGRAD, -1, 1, 1.0f, 0.0f}, false});
   // A layout the library never saw created: forwarded.
   {
     HostMatrix X(kF16, 64);

@@ -35,7 +35,7 @@
 #include <thread>
 #include <vector>
 
-#include "cublas_reference.hpp"
+#include "cublas_cases.hpp"
 #include "deepgemm/deepgemm.h"
 #include "deepgemm/deepgemm_cublas.h"
 
@@ -141,33 +141,10 @@ struct BlasCase {
 
 // One call as a program would make it, compared with the reference; returns where it went.
 void run_blas(cublasHandle_t h, cudaStream_t stream, const BlasCase& cs) {
-  RefProblem p;
-  p.m = cs.m;
-  p.n = cs.n;
-  p.k = cs.k;
-  p.trans_a = cs.ta != CUBLAS_OP_N;
-  p.trans_b = cs.tb != CUBLAS_OP_N;
-  p.lda = (p.trans_a ? p.k : p.m) + cs.pad;
-  p.ldb = (p.trans_b ? p.n : p.k) + cs.pad;
-  p.ldc = p.ldd = p.m + cs.pad;
-  p.batch = cs.batch;
-  const int64_t a_cols = p.trans_a ? p.m : p.k, b_cols = p.trans_b ? p.k : p.n;
-  const bool broadcast_a = cs.batch > 1 && cs.pad % 2 == 1;
-  p.stride_a = broadcast_a ? 0 : p.lda * a_cols;
-  p.stride_b = p.ldb * b_cols;
-  p.stride_c = p.stride_d = p.ldc * p.n;
-  p.alpha = cs.alpha;
-  p.beta = cs.beta;
-  HostMatrix A(cs.ab_type, std::size_t(p.stride_a * (p.batch - 1) + p.lda * a_cols));
-  HostMatrix B(cs.ab_type, std::size_t(p.stride_b * p.batch));
-  HostMatrix C(cs.c_type, std::size_t(p.stride_c * p.batch));
-  fill_random(A, t_rng);
-  fill_random(B, t_rng);
-  if (cs.beta != 0) {
-    fill_random(C, t_rng);
-  } else {
-    fill_value(C, NAN);  // beta = 0: C is not read, its NaNs must not reach the result
-  }
+  const RefProblem p = gemm_problem(cs.m, cs.n, cs.k, cs.ta != CUBLAS_OP_N, cs.tb != CUBLAS_OP_N, cs.pad, cs.batch,
+                                    cs.alpha, cs.beta);
+  GemmHostOperands o = gemm_operands(p, cs.ab_type, cs.c_type, t_rng);
+  HostMatrix &A = o.A, &B = o.B, &C = o.C;
   DeviceBuffer dA(A), dB(B), dC(C);
 
   // Scalars: float, or binary16 for the Hgemm calls; in host or device memory.
@@ -259,123 +236,51 @@ void run_blas(cublasHandle_t h, cudaStream_t stream, const BlasCase& cs) {
 
 struct LtCase {
   std::string name;
-  int ab_type, d_type;
-  bool ta, tb, row_major;
-  int m, n, k;
-  cublasLtEpilogue_t epilogue;
-  int bias_type;  // -1: cuBLASLt's default (D's type)
-  int batch;
-  float alpha, beta;
+  LtShape shape;
   bool device_scalars;
   bool routed;
 };
 
 void run_lt(cublasLtHandle_t lt, cudaStream_t stream, void* workspace, std::size_t workspace_size, const LtCase& cs) {
-  RefProblem p;
-  p.m = cs.m;
-  p.n = cs.n;
-  p.k = cs.k;
-  p.trans_a = cs.ta;
-  p.trans_b = cs.tb;
-  p.col_major = !cs.row_major;
-  const int64_t a_rows = cs.ta ? cs.k : cs.m, a_cols = cs.ta ? cs.m : cs.k;
-  const int64_t b_rows = cs.tb ? cs.n : cs.k, b_cols = cs.tb ? cs.k : cs.n;
-  p.lda = (cs.row_major ? a_cols : a_rows) + 8;
-  p.ldb = (cs.row_major ? b_cols : b_rows) + 8;
-  p.ldc = (cs.row_major ? cs.n : cs.m) + 8;
-  p.ldd = cs.row_major ? cs.n : cs.m;
-  p.batch = cs.batch;
-  p.stride_a = p.lda * (cs.row_major ? a_rows : a_cols);
-  p.stride_b = p.ldb * (cs.row_major ? b_rows : b_cols);
-  p.stride_c = p.ldc * (cs.row_major ? cs.m : cs.n);
-  p.stride_d = p.ldd * (cs.row_major ? cs.m : cs.n);
-  p.alpha = cs.alpha;
-  p.beta = cs.beta;
-  const bool has_bias = cs.epilogue == CUBLASLT_EPILOGUE_BIAS || cs.epilogue == CUBLASLT_EPILOGUE_RELU_BIAS ||
-                        cs.epilogue == CUBLASLT_EPILOGUE_GELU_BIAS;
-  p.act = (cs.epilogue & CUBLASLT_EPILOGUE_RELU) ? kRelu : (cs.epilogue & CUBLASLT_EPILOGUE_GELU) ? kGeluTanh : kNone;
-  HostMatrix A(cs.ab_type, std::size_t(p.stride_a * p.batch)), B(cs.ab_type, std::size_t(p.stride_b * p.batch));
-  HostMatrix C(cs.d_type, std::size_t(p.stride_c * p.batch)), D(cs.d_type, std::size_t(p.stride_d * p.batch));
-  HostMatrix bias(cs.bias_type < 0 ? cs.d_type : cs.bias_type, std::size_t(cs.m));
-  fill_random(A, t_rng);
-  fill_random(B, t_rng);
-  fill_random(C, t_rng);
-  fill_random(bias, t_rng);
-  fill_value(D, NAN);
-  if (has_bias) p.bias = &bias;
+  const LtShape& s = cs.shape;
+  RefProblem p = lt_problem(s);
+  LtHostOperands o = lt_operands(p, s, t_rng);
+  if (lt_has_bias(s.epilogue)) p.bias = &o.bias;
   std::vector<double> ref, ref_erf;
   if (!g_quiet) {
-    ref = reference(p, A, B, C);
+    ref = reference(p, o.A, o.B, o.C);
     if (p.act == kGeluTanh) {  // which GELU cuBLASLt computes shows in f32 outputs
       RefProblem q = p;
       q.act = kGeluErf;
-      ref_erf = reference(q, A, B, C);
+      ref_erf = reference(q, o.A, o.B, o.C);
     }
   }
-  DeviceBuffer dA(A), dB(B), dC(C), dD(D), dBias(bias), dScalars(8);
-  const float scalars[2] = {cs.alpha, cs.beta};
+  DeviceBuffer dA(o.A), dB(o.B), dC(o.C), dD(o.D), dBias(o.bias), dScalars(8);
+  const float scalars[2] = {s.alpha, s.beta};
   cuda_ok(cudaMemcpy(dScalars.ptr, scalars, 8, cudaMemcpyHostToDevice), "scalars");
-
-  cublasLtMatmulDesc_t desc;
-  cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
-  const cublasOperation_t ta = cs.ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb = cs.tb ? CUBLAS_OP_T : CUBLAS_OP_N;
-  cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta));
-  cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb));
-  cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &cs.epilogue, sizeof(cs.epilogue));
-  if (has_bias) {
-    const void* bias_ptr = dBias.ptr;
-    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr, sizeof(bias_ptr));
-    if (cs.bias_type >= 0) {
-      const int32_t bt = cs.bias_type;
-      cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof(bt));
-    }
-  }
-  if (cs.device_scalars) {
-    const cublasLtPointerMode_t mode = CUBLASLT_POINTER_MODE_DEVICE;
-    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, &mode, sizeof(mode));
-  }
-  cublasLtMatrixLayout_t la, lb, lc, ld;
-  cublasLtMatrixLayoutCreate(&la, cudaDataType(cs.ab_type), uint64_t(a_rows), uint64_t(a_cols), p.lda);
-  cublasLtMatrixLayoutCreate(&lb, cudaDataType(cs.ab_type), uint64_t(b_rows), uint64_t(b_cols), p.ldb);
-  cublasLtMatrixLayoutCreate(&lc, cudaDataType(cs.d_type), uint64_t(cs.m), uint64_t(cs.n), p.ldc);
-  cublasLtMatrixLayoutCreate(&ld, cudaDataType(cs.d_type), uint64_t(cs.m), uint64_t(cs.n), p.ldd);
-  const cublasLtMatrixLayout_t layouts[4] = {la, lb, lc, ld};
-  const int64_t strides[4] = {p.stride_a, p.stride_b, p.stride_c, p.stride_d};
-  for (int i = 0; i < 4; ++i) {
-    if (cs.row_major) {
-      const cublasLtOrder_t order = CUBLASLT_ORDER_ROW;
-      cublasLtMatrixLayoutSetAttribute(layouts[i], CUBLASLT_MATRIX_LAYOUT_ORDER, &order, sizeof(order));
-    }
-    if (cs.batch > 1) {
-      const int32_t batch = cs.batch;
-      cublasLtMatrixLayoutSetAttribute(layouts[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof(batch));
-      cublasLtMatrixLayoutSetAttribute(layouts[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &strides[i],
-                                       sizeof(strides[i]));
-    }
-  }
+  const LtDescriptors desc(s, p, dBias.ptr, cs.device_scalars);
   const void* alpha = cs.device_scalars ? dScalars.ptr : static_cast<const void*>(&scalars[0]);
   const void* beta = cs.device_scalars ? static_cast<const char*>(dScalars.ptr) + 4 : static_cast<const void*>(&scalars[1]);
   const deepgemm_cublas_counters_t before = counters();
-  const cublasStatus_t st = cublasLtMatmul(lt, desc, alpha, dA.ptr, la, dB.ptr, lb, beta, dC.ptr, lc, dD.ptr, ld, nullptr,
-                                           workspace, workspace_size, stream);
+  const cublasStatus_t st = cublasLtMatmul(lt, desc.desc, alpha, dA.ptr, desc.a, dB.ptr, desc.b, beta, dC.ptr, desc.c,
+                                           dD.ptr, desc.d, nullptr, workspace, workspace_size, stream);
   const std::string route = route_between(before, counters());
   cuda_ok(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-  for (cublasLtMatrixLayout_t l : layouts) cublasLtMatrixLayoutDestroy(l);
-  cublasLtMatmulDescDestroy(desc);
   if (g_quiet) return;
   if (st != CUBLAS_STATUS_SUCCESS) {
     FAIL("%s: status %d", cs.name.c_str(), int(st));
     return;
   }
+  HostMatrix& D = o.D;
   dD.download(D);
-  report(cs.name, rel_error(p, D, ref), threshold(cs.d_type), route, cs.routed);
+  report(cs.name, rel_error(p, D, ref), threshold(s.d_type), route, cs.routed);
   if (!ref_erf.empty()) {
     // The library maps cuBLASLt's GELU to the tanh form. In f32 outputs the two forms differ by
     // ~1e-5 relative, far above the GEMM's own error: the real cuBLASLt (plain run) must be closer
     // to the tanh form too, or that mapping is wrong.
     const double tanh_err = rel_error(p, D, ref), erf_err = rel_error(p, D, ref_erf);
     std::printf("%-62s GELU: err vs tanh form %.2e, vs erf form %.2e\n", "", tanh_err, erf_err);
-    if (cs.d_type == kF32 && !(tanh_err < erf_err))
+    if (s.d_type == kF32 && !(tanh_err < erf_err))
       FAIL("%s: the result is the erf form of GELU, not the tanh form", cs.name.c_str());
   }
 }
@@ -424,13 +329,14 @@ std::vector<BlasCase> blas_cases() {
 }
 
 std::vector<LtCase> lt_cases() {
+  // Leading dimensions padded by 8 (16-byte rows, as frameworks allocate), and once by 1.
   return {
-      {"LtMatmul bf16 TN bias+GELU 256x128x192", kBF16, kBF16, true, false, false, 256, 128, 192, CUBLASLT_EPILOGUE_GELU_BIAS, -1, 1, 1.0f, 0.0f, false, true},
-      {"LtMatmul f16->f32 TN GELU 96x64x80", kF16, kF32, true, false, false, 96, 64, 80, CUBLASLT_EPILOGUE_GELU, -1, 1, 1.0f, 0.0f, false, true},
-      {"LtMatmul f16->f32 NN bias(f32)+ReLU beta=1", kF16, kF32, false, false, false, 130, 70, 64, CUBLASLT_EPILOGUE_RELU_BIAS, kF32, 1, 0.5f, 1.0f, false, true},
-      {"LtMatmul bf16 NT bias row-major", kBF16, kBF16, false, true, true, 64, 192, 96, CUBLASLT_EPILOGUE_BIAS, -1, 1, 1.0f, 0.0f, false, true},
-      {"LtMatmul f16 TN ReLU batch 2, device scalars", kF16, kF16, true, false, false, 64, 64, 64, CUBLASLT_EPILOGUE_RELU, -1, 2, 1.0f, 0.0f, true, true},
-      {"LtMatmul f32 TN bias (f32 inputs: no plan, cuBLASLt)", kF32, kF32, true, false, false, 64, 48, 40, CUBLASLT_EPILOGUE_BIAS, -1, 1, 1.0f, 0.0f, false, false},
+      {"LtMatmul bf16 TN bias+GELU 256x128x192", {kBF16, kBF16, true, false, false, 256, 128, 192, 8, CUBLASLT_EPILOGUE_GELU_BIAS, -1, 1, 1.0f, 0.0f}, false, true},
+      {"LtMatmul f16->f32 TN GELU 96x64x80", {kF16, kF32, true, false, false, 96, 64, 80, 8, CUBLASLT_EPILOGUE_GELU, -1, 1, 1.0f, 0.0f}, false, true},
+      {"LtMatmul f16->f32 NN bias(f32)+ReLU beta=1, odd lds", {kF16, kF32, false, false, false, 130, 70, 64, 1, CUBLASLT_EPILOGUE_RELU_BIAS, kF32, 1, 0.5f, 1.0f}, false, true},
+      {"LtMatmul bf16 NT bias row-major", {kBF16, kBF16, false, true, true, 64, 192, 96, 8, CUBLASLT_EPILOGUE_BIAS, -1, 1, 1.0f, 0.0f}, false, true},
+      {"LtMatmul f16 TN ReLU batch 2, device scalars", {kF16, kF16, true, false, false, 64, 64, 64, 8, CUBLASLT_EPILOGUE_RELU, -1, 2, 1.0f, 0.0f}, true, true},
+      {"LtMatmul f32 TN bias (f32 inputs: no plan, cuBLASLt)", {kF32, kF32, true, false, false, 64, 48, 40, 8, CUBLASLT_EPILOGUE_BIAS, -1, 1, 1.0f, 0.0f}, false, false},
   };
 }
 
