@@ -12,7 +12,8 @@
 #   off      preloaded with DEEPGEMM_CUBLAS=off: every call forwarded, results unchanged
 #   bench    preloaded, --bench: the library's cost per call over the same plan called directly
 #            (host loop and CUDA graph) and cublasGemmEx through it vs the plan vs cuBLAS on a few shapes
-# Logs go to $OUT (compat-*.log, compat-cases.txt: every case's error in each run side by side);
+# Logs go to $OUT (compat-*.log, compat-cases.txt: every case's error in each run side by side:
+# at most 8 files, as the device returns);
 # the kernels compiled come back as $OUT/kernel-cache.tar.gz (for bench/stage.sh's CACHE_DIR); a
 # short table is printed last.
 # Knobs: COMPAT_CHECK_BUDGET (seconds for everything, default 540: sections that would not fit are
@@ -39,6 +40,8 @@ check=$stage/bin/cublas_gpu_check
 linked=$stage/bin/cublas_gpu_check_linked
 budget=${COMPAT_CHECK_BUDGET:-540}
 warm=${COMPAT_CHECK_WARM_THREADS:-8}
+# The device returns at most 8 files from $OUT: the failure lines go into the printed table only.
+failures=$(mktemp /tmp/compat-failures.XXXXXX)
 summary=("device: $(nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null | head -1)")
 
 # section NAME LIMIT_S ENV... -- COMMAND...: runs one section into $OUT/compat-NAME.log within
@@ -63,10 +66,10 @@ section() {
   local last
   last=$(grep -E '^cublas_gpu_check:|^library:' "$OUT/compat-$name.log" | tr '\n' ' ')
   summary+=("$(printf '%-8s %-14s %4d s  %s' "$name" "$verdict" $((SECONDS - start)) "$last")")
-  grep -E '^FAIL' "$OUT/compat-$name.log" | head -n 5 | sed "s/^/         $name: /" >> "$OUT/compat-failures.txt"
+  grep -E '^FAIL' "$OUT/compat-$name.log" | head -n 5 | sed "s/^/         $name: /" >> "$failures"
 }
 
-: > "$OUT/compat-failures.txt"
+: > "$failures"
 # The preloaded run first: it makes the plans (NVRTC) into the kernel cache the others reuse.
 section preload 300 LD_PRELOAD="$lib" DEEPGEMM_CUBLAS_LOG=1 -- "$check" --expect-routed --warm-threads "$warm"
 section bench 200 LD_PRELOAD="$lib" -- "$check" --bench
@@ -113,4 +116,5 @@ echo "every case, error per run: compat-cases.txt; the log lines of the preloade
 grep -E '^bench ' "$OUT/compat-bench.log" 2>/dev/null
 echo "==================== compat-check summary ($(date -u +%H:%M:%SZ)) ===================="
 printf '%s\n' "${summary[@]}"
-cat "$OUT/compat-failures.txt"
+cat "$failures"
+rm -f "$failures"
