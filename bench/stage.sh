@@ -2,7 +2,7 @@
 # stage.sh BUILD_DIR STAGE_DIR [CACHE_DIR]
 #
 # Copies exactly what one device run needs into STAGE_DIR, which `run` then carries (64 MiB limit):
-#   STAGE_DIR/lib/    libdeepgemm.so* (the library under test)
+#   STAGE_DIR/lib/    libdeepgemm.so* (the library under test), libdeepgemm_cublas.so.1 when built
 #   STAGE_DIR/bin/    deepgemm-bench, the `deepgemm` tool, and the GPU test executables
 #                     (tests/gpu/test_*.cpp; CPU tests run here, not there)
 #   STAGE_DIR/cache.tar.gz  a pre-filled kernel cache (DEEPGEMM_CACHE_DIR), compressed, so that the
@@ -47,6 +47,13 @@ copy_bin "$build/src/tools/deepgemm"
 for t in "$src"/tests/gpu/test_*.cpp; do
   copy_bin "$build/tests/$(basename "$t" .cpp)"
 done
+# The cuBLAS drop-in (issue 13), for bench/compat-check.sh: the library and its test program, linked
+# to the real cuBLAS and to the library.
+if [[ -e $build/src/libdeepgemm_cublas.so.1 ]]; then
+  cp -L "$build/src/libdeepgemm_cublas.so.1" "$stage/lib/libdeepgemm_cublas.so.1"
+  copy_bin "$build/tests/compat/cublas_gpu_check"
+  copy_bin "$build/tests/compat/cublas_gpu_check_linked"
+fi
 
 if [[ -n ${STAGE_CACHE_FILL:-} ]]; then
   echo "stage.sh: filling the kernel cache: $STAGE_CACHE_FILL"

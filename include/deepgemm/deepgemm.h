@@ -334,7 +334,8 @@ DGEMM_API dgemm_status_t dgemm_args_init(dgemm_args_t *a);
  *
  *  @param plan            a plan from dgemm_create_plan.
  *  @param A, B            operands; must be non-NULL when m, n and k are all > 0.
- *  @param C               read iff the plan's beta != 0 (may then equal D, with ldc == ldd).
+ *  @param C               read iff the plan's beta != 0 (may then equal D, with ldc == ldd);
+ *                         a run-time beta of 0 (host or device) leaves C unread, as in BLAS.
  *  @param D               output; must be non-NULL when m, n > 0.
  *  @param args            NULL for the plan's alpha/beta and no vectors.
  *  @param workspace       at least dgemm_plan_workspace_size bytes (NULL if that is 0).

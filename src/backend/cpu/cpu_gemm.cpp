@@ -323,6 +323,8 @@ void cpu_gemm(const GemmProblem& p, const Epilogue& e, const ExecArgs& args) {
     job.alpha = double(*args.alpha_ptr);
     job.beta = job.read_c ? double(*args.beta_ptr) : 0.0;
   }
+  // BLAS: beta = 0 at run time does not read C (NaNs in C must not reach D), as the GPU epilogues.
+  if (job.beta == 0.0) job.read_c = false;
 
   const int64_t row_tiles = (p.m + kMC - 1) / kMC;
   const int64_t col_tiles = (p.n + kNC - 1) / kNC;
