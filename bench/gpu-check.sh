@@ -78,11 +78,16 @@ fi
 bench=$stage/bin/deepgemm-bench
 # GPU_CHECK_WARM_SETS=set,set (with GPU_CHECK_WARM_ARGS, the benchmark's dtype/layout/candidate
 # flags): compile the kernels of those rows on every core first (bench/warm-parallel.sh).
+# Several groups: sets and arguments separated by ';' in both variables, pairwise.
 if [[ -n ${GPU_CHECK_WARM_SETS:-} && -x $bench ]]; then
-  start=$SECONDS
-  read -r -a warm_args <<< "${GPU_CHECK_WARM_ARGS:-}"
-  "$(dirname "$0")/warm-parallel.sh" "$bench" "$(nproc)" "$GPU_CHECK_WARM_SETS" "${warm_args[@]}" 2>&1 | tail -n 1
-  summary+=("$(printf 'warm  %-32s %d s, %d cache entries' "$GPU_CHECK_WARM_SETS" $((SECONDS - start)) "$(ls "$DEEPGEMM_CACHE_DIR" | wc -l)")")
+  IFS=';' read -r -a warm_sets <<< "$GPU_CHECK_WARM_SETS"
+  IFS=';' read -r -a warm_arg_lists <<< "${GPU_CHECK_WARM_ARGS:-}"
+  for i in "${!warm_sets[@]}"; do
+    start=$SECONDS
+    read -r -a warm_args <<< "${warm_arg_lists[$i]:-}"
+    "$(dirname "$0")/warm-parallel.sh" "$bench" "$(nproc)" "${warm_sets[$i]}" "${warm_args[@]}" 2>&1 | tail -n 1
+    summary+=("$(printf 'warm  %-32s %d s, %d cache entries' "${warm_sets[$i]}" $((SECONDS - start)) "$(ls "$DEEPGEMM_CACHE_DIR" | wc -l)")")
+  done
 fi
 if [[ ${GPU_CHECK_BENCH:-1} != 0 && -x $bench ]]; then
   # Several runs: GPU_CHECK_BENCH_ARGS may hold argument lists separated by ';' (bench.json,
