@@ -60,6 +60,11 @@ constexpr int kRegsAtEntry256 = 255;  // one CTA per SM; two CTAs per SM cap it 
 // Skinny tiles: BLOCK_N buckets for a view with few columns, and the K splits offered.
 constexpr int kSkinnyN[] = {8, 16, 32, 64, 128, 192, 256};
 constexpr int kClusterKs[] = {1, 2, 4, 8};
+// K splits over more than two CTAs stay measurable (force_kernel, bench --candidates) but are
+// not chosen: on the H200 (2026-12-01, bench/RESULTS.md) every ck4 and ck8 kernel ran 1.3-2.3x
+// the time of the same tile with ck2 or none, at every shape of the decode, batched and fp8 sets
+// (128x4096x4096: 128x128 ck4 33.7 us, 128x64 ck2 14.9 us), which the model does not explain.
+constexpr int kMaxChosenClusterK = 2;
 constexpr int kMaxStages = 12;
 
 int threads_for(int block_m) { return 128 + (block_m >= 128 ? 256 : 128); }
@@ -234,7 +239,7 @@ class Sm90Family final : public FamilyModel {
       // K splits are for problems with fewer output tiles than SMs; elsewhere they stay measurable.
       const long tiles = long((plain.rows + t.block_m - 1) / t.block_m) * long((plain.cols + t.block_n - 1) / t.block_n) *
                          long(std::max<int64_t>(1, p.batch_count));
-      add(t, false, t.cluster_k > 1 && tiles >= sms);
+      add(t, false, (t.cluster_k > 1 && tiles >= sms) || t.cluster_k > kMaxChosenClusterK);
     }
     // Skinny tiles for whichever view has few columns (swap-AB turns a small M into the columns).
     for (bool swap : {false, true}) {
@@ -264,7 +269,7 @@ class Sm90Family final : public FamilyModel {
           t.stages = int(std::min<long>(kMaxStages, (budget - fixed) / stage));
           if (t.stages < 3) continue;
           if (t.block_m * t.block_n / (t.block_m >= 128 ? 256 : 128) > 128) continue;  // accumulator budget
-          add(t, swap, false);
+          add(t, swap, ck > kMaxChosenClusterK);
         }
       }
     }
