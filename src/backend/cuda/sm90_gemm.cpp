@@ -52,6 +52,8 @@ struct alignas(64) Sm90GemmArgsHost {
   const float* sa_blk;
   const float* sb_blk;
   long long sa_ld, sb_ld;
+  int a_batch_step, b_batch_step;
+  GroupArgs groups;
 };
 static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes");
 static_assert(offsetof(Sm90GemmArgsHost, p) == 512, "DgemmParams follows the four tensor maps");
@@ -255,6 +257,8 @@ class Sm90Executable final : public Executable {
     encode(&args.tma_a, prm.a, view_.a_kmajor, base_.m, base_.lda, base_.stride_a, config_.block_m);
     encode(&args.tma_b, prm.b, view_.b_kmajor, base_.n, base_.ldb, base_.stride_b,
            config_.block_n / std::max(1, config_.cluster_m));
+    args.a_batch_step = batches(base_.stride_a) > 1 ? 1 : 0;
+    args.b_batch_step = batches(base_.stride_b) > 1 ? 1 : 0;
     // Block input scales of KA and KB (the problem's A's and B's, swapped with them).
     const void* ka_scale = view_.swap_operands ? x.b_scale : x.a_scale;
     const void* kb_scale = view_.swap_operands ? x.a_scale : x.b_scale;
@@ -336,15 +340,20 @@ class Sm90Executable final : public Executable {
     return cfg;
   }
 
+  // The batches an operand's tensor map has: one when every batch shares it (stride 0; the kernel
+  // then reads batch coordinate 0), else the problem's.
+  int64_t batches(int64_t batch_stride) const { return batch_stride == 0 ? 1 : batch_; }
+
   // A 3-D map {inner, outer, batch} of an operand with 128-byte swizzle. K-major operands take
   // one box of {128 bytes of K, rows} per stage; MN-major (16-bit) ones boxes of {64 MN, 64 K}.
   void encode(CUtensorMap* out, const void* ptr, bool kmajor, int64_t mn, int64_t ld, int64_t batch_stride,
               int rows_per_box) const {
     const int64_t k = base_.k;
     const int64_t inner = kmajor ? k : mn, outer = kmajor ? mn : k;
-    cuuint64_t dims[3] = {cuuint64_t(inner), cuuint64_t(outer), cuuint64_t(batch_)};
+    const int64_t nb = batches(batch_stride);
+    cuuint64_t dims[3] = {cuuint64_t(inner), cuuint64_t(outer), cuuint64_t(nb)};
     // A batch of one still needs a valid (16-byte multiple) stride for its unit dimension.
-    const int64_t bstride = batch_ > 1 ? batch_stride * esize_ : ((outer * ld * esize_ + 15) / 16) * 16;
+    const int64_t bstride = nb > 1 ? batch_stride * esize_ : ((outer * ld * esize_ + 15) / 16) * 16;
     cuuint64_t strides[2] = {cuuint64_t(ld * esize_), cuuint64_t(bstride)};
     cuuint32_t box[3] = {cuuint32_t(128 / esize_), kmajor ? cuuint32_t(rows_per_box) : 64u, 1u};
     cuuint32_t elem_strides[3] = {1u, 1u, 1u};
@@ -353,7 +362,7 @@ class Sm90Executable final : public Executable {
                          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS)
       fail(Status::DeviceError, "cuTensorMapEncodeTiled failed (", int(r), ") for an operand of ", inner, " x ", outer,
-           " x ", batch_, ", leading dimension ", ld);
+           " x ", nb, ", leading dimension ", ld);
   }
 
   // A 2-D map {outer, K blocks} of an operand's VEC128 f32 scales (MN-major: the outer index is
