@@ -19,6 +19,9 @@ namespace dgemm {
 //    i32 result of an integer problem whose exact sum leaves int32 (only possible for k > 2^17).
 //  - A NaN stored to f16 / bf16 / fp8 is the positive quiet NaN pattern; with the saturate flag,
 //    an infinite value stored to fp8 becomes the largest finite value of its sign.
+// Grouped problems: batch b is group b; it computes the rows that resolve_group_rows gives for
+// args.group_offsets / group_counts (host memory), applies one epilogue vector per group, and
+// writes the status bits to *args.group_status when that is non-null.
 void cpu_gemm(const GemmProblem& p, const Epilogue& e, const ExecArgs& args);
 
 }  // namespace dgemm
