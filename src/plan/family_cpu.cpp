@@ -9,6 +9,8 @@ namespace {
 class CpuFamily final : public FamilyModel {
  public:
   Family family() const override { return Family::Cpu; }
+  // The reference runs every feature: it is the oracle of the kernels that do not yet.
+  std::string unsupported_features(const GemmProblem&, const Epilogue&) const override { return ""; }
   std::vector<Candidate> enumerate(const GemmProblem& p, const Epilogue&, const HardwareDesc& hw) const override {
     Candidate c;
     c.config.family = Family::Cpu;

@@ -148,6 +148,14 @@ CandidateSet evaluate_candidates(const GemmProblem& p, const Epilogue& e, const 
   CandidateSet set;
   for (const FamilyModel* model : models) {
     if (request.force && model->family() != *request.force) continue;
+    if (std::string why = model->unsupported_features(p, e); !why.empty()) {
+      Candidate c;
+      c.config.family = model->family();
+      c.feasible = false;
+      c.reject_reason = std::move(why);
+      set.rejected.push_back(std::move(c));
+      continue;
+    }
     for (Candidate& c : model->enumerate(p, e, hw)) {
       planner_checks(c, p, hw);
       (c.feasible ? set.feasible : set.rejected).push_back(std::move(c));

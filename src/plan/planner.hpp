@@ -38,6 +38,14 @@ class FamilyModel {
   // not (with reject_reason). An empty list means the family does not apply at all.
   virtual std::vector<Candidate> enumerate(const GemmProblem& p, const Epilogue& e,
                                            const HardwareDesc& hw) const = 0;
+  // Why this family cannot run the problem's features at all, or "" when it can. A feature added
+  // after 1.0 is unsupported until a family overrides this to say otherwise, so a new feature
+  // never reaches a kernel that ignores it; the planner does not enumerate such a family.
+  virtual std::string unsupported_features(const GemmProblem& p, const Epilogue& e) const {
+    (void)e;
+    if (p.grouping.grouped()) return "grouped problems (DGEMM_EXT_GROUPED) are not implemented by this kernel family";
+    return "";
+  }
 };
 
 struct PlanRequest {
