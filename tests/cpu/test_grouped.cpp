@@ -16,6 +16,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/cpu/cpu_gemm.hpp"
@@ -120,6 +121,16 @@ struct GroupedCase {
     return os.str();
   }
 };
+
+GroupedCase make_case(dgemm_group_layout_t layout, int64_t m, int64_t n, int64_t k, std::vector<int32_t> rows) {
+  GroupedCase c;
+  c.layout = layout;
+  c.m = m;
+  c.n = n;
+  c.k = k;
+  c.rows = std::move(rows);
+  return c;
+}
 
 // The buffers of one case: A, B, C, D with their leading dimensions and strides, the epilogue
 // vectors, and the descriptors of the grouped problem.
@@ -383,11 +394,7 @@ BOOST_FIXTURE_TEST_CASE(grouped_matches_loop_of_single_gemms, CpuContext) {
 // int8 output quantization with a per-group zero point; k = 0 (D = beta * C + bias per group).
 BOOST_FIXTURE_TEST_CASE(grouped_edges, CpuContext) {
   std::vector<GroupedCase> cases;
-  GroupedCase big;
-  big.m = 300;
-  big.n = 263;
-  big.k = 259;
-  big.rows = {0, 150, 151, 300};
+  GroupedCase big = make_case(DGEMM_GROUP_CONTIGUOUS, 300, 263, 259, {0, 150, 151, 300});
   big.epi = kEpilogues[1];
   cases.push_back(big);
   GroupedCase big_masked = big;
@@ -395,32 +402,20 @@ BOOST_FIXTURE_TEST_CASE(grouped_edges, CpuContext) {
   big_masked.m = 145;
   big_masked.rows = {145, 73};
   cases.push_back(big_masked);
-  GroupedCase one;
-  one.m = 16;
-  one.n = 7;
-  one.k = 5;
+  GroupedCase one = make_case(DGEMM_GROUP_CONTIGUOUS, 16, 7, 5, {0, 16});
   one.align = 16;
-  one.rows = {0, 16};
   cases.push_back(one);
-  GroupedCase quant;
-  quant.m = 40;
-  quant.n = 9;
-  quant.k = 17;
+  GroupedCase quant = make_case(DGEMM_GROUP_CONTIGUOUS, 40, 9, 17, {0, 10, 40});
   quant.types = kI8Quant;
   quant.epi = {DGEMM_VECTOR_NONE, DGEMM_ACT_NONE, DGEMM_VECTOR_PER_COLUMN, 1.0f, 0.0f, true, "scale_col+zero_point"};
-  quant.rows = {0, 10, 40};
   cases.push_back(quant);
   quant.layout = DGEMM_GROUP_MASKED;
   quant.epi.scale = DGEMM_VECTOR_PER_TENSOR;
   quant.epi.name = "scale_tensor+zero_point";
   quant.rows = {3, 40, 0};
   cases.push_back(quant);
-  GroupedCase k0;
-  k0.m = 20;
-  k0.n = 6;
-  k0.k = 0;
+  GroupedCase k0 = make_case(DGEMM_GROUP_CONTIGUOUS, 20, 6, 0, {2, 9, 20});
   k0.epi = kEpilogues[4];
-  k0.rows = {2, 9, 20};
   cases.push_back(k0);
   k0.layout = DGEMM_GROUP_MASKED;
   k0.rows = {20, 4};
@@ -591,11 +586,7 @@ BOOST_AUTO_TEST_CASE(device_side_rule) {
 }
 
 BOOST_FIXTURE_TEST_CASE(plan_time_validation, CpuContext) {
-  GroupedCase c;
-  c.m = 64;
-  c.n = 8;
-  c.k = 8;
-  c.rows = {0, 32, 64};
+  GroupedCase c = make_case(DGEMM_GROUP_CONTIGUOUS, 64, 8, 8, {0, 32, 64});
   std::mt19937_64 rng(5);
   Buffers buf(c, rng);
   const dgemm_epilogue_t e = buf.epilogue();
@@ -649,11 +640,7 @@ BOOST_FIXTURE_TEST_CASE(plan_time_validation, CpuContext) {
 }
 
 BOOST_FIXTURE_TEST_CASE(execute_time_validation, CpuContext) {
-  GroupedCase c;
-  c.m = 16;
-  c.n = 8;
-  c.k = 8;
-  c.rows = {0, 8, 16};
+  GroupedCase c = make_case(DGEMM_GROUP_CONTIGUOUS, 16, 8, 8, {0, 8, 16});
   std::mt19937_64 rng(6);
   Buffers buf(c, rng);
   const dgemm_problem_t p = buf.problem(c.m, 2);
