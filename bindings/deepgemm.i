@@ -19,6 +19,10 @@
 %nothread;
 %thread dgemm_create_plan;
 %thread dgemm_execute;
+%thread dgemm_create_plan_ext;
+%thread dgemm_execute_ext;
+%thread dgemm_create_plan_many;
+%thread dgemm_execute_many;
 #endif
 /* The plan options' arch_file/force_kernel setters copy the string (SWIG warns it is never freed:
  * a few bytes per options object, accepted). */
@@ -54,14 +58,15 @@
 #if defined(SWIGPYTHON)
 %apply void * { char *buffer };
 %apply const void * { const float *, const int32_t * };
+%apply void * { uint32_t *status };  /* dgemm_group_args_t.status */
 #elif defined(SWIGGO)
 /* Go's void * is already a uintptr; give these the same treatment. */
-%typemap(gotype) char *buffer, const float *, const int32_t * "uintptr"
-%typemap(in) char *buffer, const float *, const int32_t * %{ $1 = ($1_ltype)$input; %}
-%typemap(out) const float *, const int32_t * %{ $result = ($1_ltype)$1; %}
-%typemap(goin) char *buffer, const float *, const int32_t * ""
+%typemap(gotype) char *buffer, const float *, const int32_t *, uint32_t *status "uintptr"
+%typemap(in) char *buffer, const float *, const int32_t *, uint32_t *status %{ $1 = ($1_ltype)$input; %}
+%typemap(out) const float *, const int32_t *, uint32_t *status %{ $result = ($1_ltype)$1; %}
+%typemap(goin) char *buffer, const float *, const int32_t *, uint32_t *status ""
 %typemap(freearg) char *buffer ""  /* the caller owns the buffer (Go frees char * inputs) */
-%typemap(goout) const float *, const int32_t * ""
+%typemap(goout) const float *, const int32_t *, uint32_t *status ""
 #endif
 
 /* ---- output cells ----------------------------------------------------------------------- */

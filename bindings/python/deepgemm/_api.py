@@ -49,6 +49,9 @@ ACTIVATIONS = {
     "silu": capi.DGEMM_ACT_SILU,
 }
 
+# Grouped layouts (deepgemm.h dgemm_group_layout_t) by the names Context.plan takes.
+GROUP_LAYOUTS = {"contiguous": capi.DGEMM_GROUP_CONTIGUOUS, "masked": capi.DGEMM_GROUP_MASKED}
+
 # Output scale modes (deepgemm.h dgemm_vector_mode_t) by the names Context.plan takes.
 SCALE_MODES = {
     None: capi.DGEMM_VECTOR_NONE,
@@ -136,7 +139,7 @@ class Context(_Handle):
              trans_b=False, lda=0, ldb=0, ldc=0, ldd=0, batch=1, stride_a=0, stride_b=0, stride_c=0,
              stride_d=0, bias=None, bias_per_row=False, activation=None, alpha=1.0, beta=0.0,
              column_major=False, force_kernel=None, arch_file=None, autotune=False, scale=None,
-             zero_point=False, saturate=True):
+             zero_point=False, saturate=True, grouped=None, m_alignment=1):
         """Plans ``D = quantize(act(alpha * op(A) @ op(B) + beta * C + bias) * scale)`` for one shape
         (see deepgemm.h).
 
@@ -147,6 +150,10 @@ class Context(_Handle):
         (None, "per_tensor", "per_row" or "per_column"; the float32 vector itself is given to each
         execute); ``zero_point`` adds an int32 zero point per scale entry (int8 outputs);
         ``saturate`` clamps FP8 outputs to the largest finite value instead of overflowing.
+
+        ``grouped`` ("contiguous" or "masked") plans a grouped problem of ``batch`` groups whose
+        rows each execute gives (``offsets`` / ``counts``, see deepgemm.h "grouped problems"); m is
+        then the rows' capacity and ``m_alignment`` what the contiguous offsets promise.
         """
         a_name = dtype_name(dtype)
         b_name = dtype_name(b_dtype) if b_dtype is not None else a_name
@@ -189,14 +196,22 @@ class Context(_Handle):
                 o.arch_file = str(arch_file)
             if autotune:
                 o.flags = capi.DGEMM_PLAN_AUTOTUNE
+        g = None
+        if grouped is not None:
+            if grouped not in GROUP_LAYOUTS:
+                raise ValueError(f"grouped {grouped!r}: expected one of {list(GROUP_LAYOUTS)} or None")
+            g = capi.dgemm_grouped_t()
+            _check(capi.dgemm_grouped_init(g))
+            g.layout = GROUP_LAYOUTS[grouped]
+            g.m_alignment = int(m_alignment)
         cell = capi.new_plan_cell()
         try:
-            _check(capi.dgemm_create_plan(self.handle, p, e, o, cell))
+            _check(capi.dgemm_create_plan_ext(self.handle, p, e, o, int(g.this) if g is not None else None, cell))
             handle = capi.plan_cell_value(cell)
         finally:
             capi.delete_plan_cell(cell)
         return Plan(self, handle, p, e, (a_name, b_name, c_name, d_name,
-                                         dtype_name(bias) if bias is not None else None))
+                                         dtype_name(bias) if bias is not None else None), grouped)
 
     def close(self):
         """Frees the context (and the plans matmul cached on it). Error if other plans are alive."""
@@ -238,9 +253,10 @@ class Plan(_Handle):
     """A planned GEMM. ``execute`` only launches (or, on the CPU, computes) and may be called
     from several threads at once. ``describe()`` says which kernel was chosen and why."""
 
-    def __init__(self, context, handle, problem, epilogue, dtypes):
+    def __init__(self, context, handle, problem, epilogue, dtypes, grouped=None):
         self.context = context  # keeps the context alive as long as the plan
         self._handle = handle
+        self.grouped = grouped  # None, "contiguous" or "masked"
         self._p = problem
         self._e = epilogue
         self.a_dtype, self.b_dtype, self.c_dtype, self.out_dtype, self.bias_dtype = dtypes
@@ -308,13 +324,19 @@ class Plan(_Handle):
     @property
     def scale_length(self):
         """How many entries the output scale (and zero point) has: 0 without a scale."""
-        mode = self._e.scale_mode
+        return self._vector_length(self._e.scale_mode)
+
+    def _vector_length(self, mode):
+        """Entries of an epilogue vector of this mode; a grouped plan has one vector per group
+        (per row: one entry per row of D, which a masked layout has per group)."""
+        p = self._p
+        groups = p.batch_count if self.grouped else 1
         if mode == capi.DGEMM_VECTOR_PER_TENSOR:
-            return 1
+            return groups
         if mode == capi.DGEMM_VECTOR_PER_ROW:
-            return self._p.m
+            return p.m * (groups if self.grouped == "masked" else 1)
         if mode == capi.DGEMM_VECTOR_PER_COLUMN:
-            return self._p.n
+            return p.n * groups
         return 0
 
     def _vector(self, name, x, dtype, length, keep):
@@ -342,7 +364,7 @@ class Plan(_Handle):
         return v.ptr
 
     def execute(self, a, b, d, c=None, *, bias=None, alpha=None, beta=None, scale=None, zero_point=None,
-                workspace=None, stream=None):
+                workspace=None, stream=None, offsets=None, counts=None, group_status=None):
         """Runs the plan: ``d`` receives the result. Arrays are checked against the plan (dtype,
         device, shape, strides); ints are taken as raw addresses. ``stream`` (CUDA) defaults to
         the stream of the operands (the torch current stream, or __cuda_array_interface__'s).
@@ -350,7 +372,12 @@ class Plan(_Handle):
         ``alpha``/``beta``: None (the plan's), numbers (this call's host values), or one-element float32
         arrays in the plan's memory, read when the kernel runs (DGEMM_SCALARS_DEVICE: give alpha,
         and beta too when the plan reads C). ``scale``: the float32 output scale (1, m or n entries
-        as planned); ``zero_point``: the int32 zero point, as many entries as the scale."""
+        as planned); ``zero_point``: the int32 zero point, as many entries as the scale.
+
+        Grouped plans: ``offsets`` (contiguous, G + 1) or ``counts`` (masked, G) are int32 arrays in
+        the plan's memory, read when the kernel runs; ``group_status`` an optional one-element int32
+        array that receives the DGEMM_GROUP_STATUS_* bits. Epilogue vectors hold one copy per group
+        (bias per column: G x n)."""
         p = self._p
         ta, tb = p.op_a == capi.DGEMM_OP_T, p.op_b == capi.DGEMM_OP_T
         a_ptr, va = self._operand("a", a, self.a_dtype, *((p.k, p.m) if ta else (p.m, p.k)), p.lda, p.stride_a)
@@ -385,6 +412,10 @@ class Plan(_Handle):
         if bias is not None:
             if isinstance(bias, int):
                 args.bias = bias
+            elif self.grouped:
+                if self.bias_dtype is None:
+                    raise ValueError("the plan has no bias")
+                args.bias = self._vector("bias", bias, self.bias_dtype, self._vector_length(self._e.bias_mode), keep)
             else:
                 vbias = as_view(bias)
                 length = p.m if self._e.bias_mode == capi.DGEMM_VECTOR_PER_ROW else p.n
@@ -407,9 +438,32 @@ class Plan(_Handle):
         if stream is None:
             stream = next((v.stream for v in (va, vb, vd) if v is not None and v.stream is not None), 0)
         stream = getattr(stream, "cuda_stream", getattr(stream, "ptr", stream))  # torch / cupy stream objects
-        _check(capi.dgemm_execute(self._live(), a_ptr, b_ptr, c_ptr, d_ptr, args, ws_ptr, ws_size, int(stream)))
+        ext = self._group_args(offsets, counts, group_status, keep)
+        _check(capi.dgemm_execute_ext(self._live(), a_ptr, b_ptr, c_ptr, d_ptr, args, ext, ws_ptr, ws_size, int(stream)))
         del keep
         return d
+
+    def _group_args(self, offsets, counts, status, keep):
+        """The address of a dgemm_group_args_t for a grouped plan (kept alive in ``keep``), or None."""
+        if not self.grouped:
+            if offsets is not None or counts is not None or status is not None:
+                raise ValueError("offsets / counts / group_status are for grouped plans")
+            return None
+        groups = self._p.batch_count
+        contiguous = self.grouped == "contiguous"
+        name, rows, length = ("offsets", offsets, groups + 1) if contiguous else ("counts", counts, groups)
+        if rows is None or (counts if contiguous else offsets) is not None:
+            raise ValueError(f"a {self.grouped} plan takes {name} ({length} int32), and only that")
+        g = capi.dgemm_group_args_t()
+        _check(capi.dgemm_group_args_init(g))
+        if contiguous:
+            g.offsets = self._vector(name, rows, "int32", length, keep)
+        else:
+            g.counts = self._vector(name, rows, "int32", length, keep)
+        if status is not None:
+            g.status = self._vector("group_status", status, "int32", 1, keep)
+        keep.append(g)
+        return int(g.this)
 
     def close(self):
         if self._handle is not None:
@@ -493,6 +547,15 @@ def _host_copy(x, name):
     if not isinstance(x, numpy.ndarray):
         raise ValueError(f"{name}: neither of the last two dimensions is contiguous; make it contiguous first")
     return numpy.ascontiguousarray(x)
+
+
+def _stored(v, transposed):
+    """The plan checks views against its layout: a transposed-stored operand is passed as the
+    row-major matrix it is the transpose of."""
+    if not transposed:
+        return v
+    return v._replace(shape=v.shape[:-2] + (v.shape[-1], v.shape[-2]),
+                      strides=v.strides[:-2] + (v.strides[-1], v.strides[-2]))
 
 
 def _scale_mode(v, m, n):
@@ -646,14 +709,6 @@ def matmul(a, b, *, bias=None, activation=None, alpha=1.0, beta=0.0, c=None, out
     ws = workspace
     if plan.workspace_size and ws is None:
         ws = _allocate_workspace(a, plan.workspace_size, device)
-    # The plan checks the views against its layout; transposed-stored operands are passed as the
-    # row-major matrices they are transposes of.
-    def stored(v, transposed):
-        if not transposed:
-            return v
-        return v._replace(shape=v.shape[:-2] + (v.shape[-1], v.shape[-2]),
-                          strides=v.strides[:-2] + (v.strides[-1], v.strides[-2]))
-
-    plan.execute(stored(va, a_t), stored(vb, b_t), vd, vc, bias=vbias, alpha=alpha, beta=beta, scale=vscale,
+    plan.execute(_stored(va, a_t), _stored(vb, b_t), vd, vc, bias=vbias, alpha=alpha, beta=beta, scale=vscale,
                  zero_point=vzero, workspace=ws, stream=stream)
     return out
