@@ -517,13 +517,6 @@ std::string shape_name(const Shape& s) {
 }
 const char* epi_name(const Shape& s) { return s.epilogue == EpilogueKind::BiasGelu ? "bias_gelu" : "plain"; }
 
-std::string fmt(const char* f, double v) {
-  if (std::isnan(v)) return "-";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 void print_header() {
   std::printf("%-9s %-17s %-9s %-4s %-3s %9s %7s %9s %7s %9s %6s %7s %8s %-30s %9s %9s  %s\n", "set", "MxNxK", "epilogue",
               "type", "lay", "ours_us", "TFLOPs", "cublas_us", "TFLOPs", "lt_us", "ratio", "GB/s", "err", "kernel",
@@ -668,31 +661,6 @@ std::string summary_text(const Bench& B) {
 }
 
 // ---- JSON output --------------------------------------------------------------------------------
-std::string jstr(const std::string& s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    unsigned char c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
-}
-
-std::string jnum(double v) {
-  if (!std::isfinite(v)) return "null";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
 void write_json(const Bench& B, const std::string& file) {
   std::ofstream out(file);
   if (!out) {
