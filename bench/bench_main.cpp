@@ -22,6 +22,7 @@
 #include "bench_cublas.hpp"
 #include "bench_cuda.hpp"
 #include "bench_device.hpp"
+#include "bench_grouped.hpp"
 #include "bench_util.hpp"
 
 namespace bench {
@@ -72,6 +73,7 @@ const char* kUsage =
     "                    --profile-from-start off and compute-sanitizer); no cuBLAS, no timing\n"
     "  --list            print the shape sets and exit\n"
     "  --self-test       check the JSON reader, shape files and statistics (no GPU) and exit\n"
+    "  --grouped         mixture-of-experts GEMMs instead (deepgemm-bench --grouped --help)\n"
     "exit status: 0 all right, 1 a failure or a result mismatch, 2 bad usage, 77 no GPU\n";
 
 std::vector<std::string> split_list(const std::string& s) {
@@ -958,6 +960,8 @@ int main(int argc, char** argv) {
     }
   }
   try {
+    for (int i = 1; i < argc; ++i)
+      if (std::strcmp(argv[i], "--grouped") == 0) return bench::run_grouped(argc, argv);
     return bench::run(argc, argv);
   } catch (const bench::CudaFailure& f) {
     std::fprintf(stderr, "deepgemm-bench: CUDA failure: %s\n", f.what.c_str());
