@@ -294,6 +294,23 @@ type PlanOptions struct {
 	ForceKernel string // a kernel family name ("cpu", "sm80", "sm90", ...), "" lets the planner choose
 	ArchFile    string // a YAML hardware description overriding the detected device
 	Autotune    bool   // time the best candidates on the device
+	// Grouped plans a grouped (mixture-of-experts) problem: the Problem's BatchCount groups,
+	// whose rows each Execute gives in ExecArgs.GroupRows (deepgemm.h, "grouped problems").
+	Grouped *Grouping
+}
+
+// GroupLayout is how a grouped problem's rows are laid out (dgemm_group_layout_t).
+type GroupLayout int
+
+var (
+	GroupContiguous = GroupLayout(capi.DGEMM_GROUP_CONTIGUOUS) // rows concatenated; G + 1 offsets
+	GroupMasked     = GroupLayout(capi.DGEMM_GROUP_MASKED)     // a slot of M rows per group; G counts
+)
+
+// Grouping describes a grouped problem at plan time (dgemm_grouped_t).
+type Grouping struct {
+	Layout     GroupLayout
+	MAlignment int64 // contiguous: every offset is a multiple of it (0 or 1: no promise)
 }
 
 // Plan is a planned GEMM. Execute may be called from many goroutines at once; Close must not race
@@ -304,6 +321,7 @@ type Plan struct {
 	problem   Problem
 	epilogue  Epilogue
 	workspace uint64
+	grouped   *Grouping
 }
 
 // NewPlan validates the problem, chooses (and compiles) a kernel and sizes its workspace. A nil
@@ -337,6 +355,20 @@ func (c *Context) NewPlan(p Problem, e *Epilogue, o *PlanOptions) (*Plan, error)
 		ce.SetFlags(flags)
 	}
 	var co capi.Dgemm_plan_options_t = capi.SwigcptrDgemm_plan_options_t(0)
+	ext := uintptr(0)
+	var grouped *Grouping
+	if o != nil && o.Grouped != nil {
+		g := capi.NewDgemm_grouped_t()
+		defer capi.DeleteDgemm_grouped_t(g)
+		capi.Dgemm_grouped_init(g)
+		g.SetLayout(capi.Enum_SS_dgemm_group_layout_t(o.Grouped.Layout))
+		if o.Grouped.MAlignment > 0 {
+			g.SetM_alignment(o.Grouped.MAlignment)
+		}
+		ext = g.Swigcptr()
+		copied := *o.Grouped
+		grouped = &copied
+	}
 	if o != nil {
 		opts := capi.NewDgemm_plan_options_t()
 		defer capi.DeleteDgemm_plan_options_t(opts)
@@ -355,12 +387,12 @@ func (c *Context) NewPlan(p Problem, e *Epilogue, o *PlanOptions) (*Plan, error)
 	cell := capi.New_plan_cell()
 	defer capi.Delete_plan_cell(cell)
 	if err := call(func() capi.Enum_SS_dgemm_status_t {
-		return capi.Dgemm_create_plan(ctxh, cp, ce, co, cell)
+		return capi.Dgemm_create_plan_ext(ctxh, cp, ce, co, ext, cell)
 	}); err != nil {
 		return nil, err
 	}
 	runtime.KeepAlive(c)
-	plan := &Plan{ctx: c, h: capi.Plan_cell_value(cell), problem: p, epilogue: epi}
+	plan := &Plan{ctx: c, h: capi.Plan_cell_value(cell), problem: p, epilogue: epi, grouped: grouped}
 	size := capi.New_size_cell()
 	defer capi.Delete_size_cell(size)
 	if err := call(func() capi.Enum_SS_dgemm_status_t { return capi.Dgemm_plan_workspace_size(plan.h, size) }); err != nil {
@@ -417,6 +449,10 @@ type ExecArgs struct {
 	Bias              Memory // the bias vector, required iff the plan has one
 	Scale             Memory // float32 output scale (1, m or n entries), required iff Epilogue.ScaleMode
 	ZeroPoint         Memory // int32, as many entries as Scale, required iff Epilogue.ZeroPoint
+	// Grouped plans: GroupRows holds the int32 offsets (contiguous, G + 1) or counts (masked, G),
+	// read when the kernel runs; GroupStatus (optional, one uint32) receives the status bits.
+	// Epilogue vectors then hold one copy per group (bias per column: G x n).
+	GroupRows, GroupStatus Memory
 }
 
 // checkSize reports a HostBuffer too small for what the plan reads from it (other Memory kinds
@@ -529,13 +565,30 @@ func (p *Plan) Execute(a, b, c, d Memory, args *ExecArgs, workspace Memory, stre
 			wsSize = int64(s.Size())
 		}
 	}
+	ext := uintptr(0)
+	if p.grouped != nil || (args != nil && (args.GroupRows != nil || args.GroupStatus != nil)) {
+		// The library says what is missing or extra (group rows for a plain plan, none for a grouped one).
+		g := capi.NewDgemm_group_args_t()
+		defer capi.DeleteDgemm_group_args_t(g)
+		capi.Dgemm_group_args_init(g)
+		if args != nil {
+			if p.grouped != nil && p.grouped.Layout == GroupMasked {
+				g.SetCounts(address(args.GroupRows))
+			} else {
+				g.SetOffsets(address(args.GroupRows))
+			}
+			g.SetStatus(address(args.GroupStatus))
+		}
+		ext = g.Swigcptr()
+	}
 	err := call(func() capi.Enum_SS_dgemm_status_t {
-		return capi.Dgemm_execute(p.h, address(a), address(b), address(c), address(d), cargs, ws, wsSize, stream)
+		return capi.Dgemm_execute_ext(p.h, address(a), address(b), address(c), address(d), cargs, ext, ws, wsSize, stream)
 	})
 	runtime.KeepAlive(p)
 	runtime.KeepAlive([]Memory{a, b, c, d, workspace})
 	if args != nil {
-		runtime.KeepAlive([]Memory{args.Bias, args.Scale, args.ZeroPoint, args.AlphaPtr, args.BetaPtr})
+		runtime.KeepAlive([]Memory{args.Bias, args.Scale, args.ZeroPoint, args.AlphaPtr, args.BetaPtr, args.GroupRows,
+			args.GroupStatus})
 	}
 	return err
 }
