@@ -456,6 +456,32 @@ impl Context {
         force_kernel: Option<&str>,
         arch_file: Option<&str>,
     ) -> Result<Plan> {
+        self.plan_ext(problem, epilogue, force_kernel, arch_file, None)
+    }
+
+    /// Plans a grouped (mixture-of-experts) problem: the problem's batches are the groups, whose
+    /// rows each [`Plan::execute_grouped_raw`] gives (deepgemm.h, "grouped problems").
+    /// `m_alignment`: contiguous layouts promise offsets that are multiples of it (1: none).
+    pub fn plan_grouped(&self, problem: &Problem, epilogue: &Epilogue, layout: GroupLayout, m_alignment: i64) -> Result<Plan> {
+        let mut g = unsafe { std::mem::zeroed::<sys::dgemm_grouped_t>() };
+        // SAFETY: a properly sized struct.
+        unsafe { sys::dgemm_grouped_init(&mut g) };
+        g.layout = match layout {
+            GroupLayout::Contiguous => sys::dgemm_group_layout_t::DGEMM_GROUP_CONTIGUOUS,
+            GroupLayout::Masked => sys::dgemm_group_layout_t::DGEMM_GROUP_MASKED,
+        };
+        g.m_alignment = m_alignment;
+        self.plan_ext(problem, epilogue, None, None, Some((&g, layout)))
+    }
+
+    fn plan_ext(
+        &self,
+        problem: &Problem,
+        epilogue: &Epilogue,
+        force_kernel: Option<&str>,
+        arch_file: Option<&str>,
+        grouped: Option<(&sys::dgemm_grouped_t, GroupLayout)>,
+    ) -> Result<Plan> {
         let to_c = |s: Option<&str>, what: &str| -> Result<Option<CString>> {
             s.map(|s| CString::new(s).map_err(|_| invalid(format!("{what} contains a NUL byte")))).transpose()
         };
@@ -467,13 +493,16 @@ impl Context {
         options.force_kernel = force.as_ref().map_or(ptr::null(), |s| s.as_ptr());
         options.arch_file = arch.as_ref().map_or(ptr::null(), |s| s.as_ptr());
         let mut raw: sys::dgemm_plan_t = ptr::null_mut();
-        check(unsafe { sys::dgemm_create_plan(self.handle.0, &problem.raw, &epilogue.raw, &options, &mut raw) })?;
+        let ext = grouped.map_or(ptr::null(), |(g, _)| g as *const sys::dgemm_grouped_t as *const c_void);
+        // SAFETY: valid structs (the extension chain included) for the duration of the call.
+        check(unsafe { sys::dgemm_create_plan_ext(self.handle.0, &problem.raw, &epilogue.raw, &options, ext, &mut raw) })?;
         let mut plan = Plan {
             raw,
             context: self.clone(),
             problem: *problem,
             epilogue: *epilogue,
             workspace_size: 0,
+            grouped: grouped.map(|(_, layout)| layout),
         };
         check(unsafe { sys::dgemm_plan_workspace_size(raw, &mut plan.workspace_size) })?;
         Ok(plan)
@@ -516,6 +545,15 @@ impl<'a, T: Element> From<&'a [T]> for HostSlice<'a> {
     }
 }
 
+/// How a grouped problem's rows are laid out (deepgemm.h, dgemm_group_layout_t).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupLayout {
+    /// The rows of all groups concatenated; G + 1 row offsets.
+    Contiguous,
+    /// A slot of m rows per group; G valid-row counts.
+    Masked,
+}
+
 /// A planned GEMM.
 pub struct Plan {
     raw: sys::dgemm_plan_t,
@@ -523,6 +561,7 @@ pub struct Plan {
     problem: Problem,
     epilogue: Epilogue,
     workspace_size: usize,
+    grouped: Option<GroupLayout>,
 }
 
 // SAFETY: deepgemm.h allows dgemm_execute on one plan from several threads at once, and
@@ -648,6 +687,48 @@ impl Plan {
                 ptr::null_mut(),
             )
         })
+    }
+
+    /// Runs a grouped plan on raw pointers: `rows` points to the int32 offsets (contiguous, G + 1)
+    /// or counts (masked, G), `status` (may be null) receives the DGEMM_GROUP_STATUS_* bits; both
+    /// in the plan's memory, read or written when the kernel runs.
+    ///
+    /// # Safety
+    /// As [`Plan::execute_raw`]; `rows` and `status` too must stay valid until the work completes.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn execute_grouped_raw(
+        &self,
+        a: *const c_void,
+        b: *const c_void,
+        c: *const c_void,
+        d: *mut c_void,
+        args: Option<&sys::dgemm_args_t>,
+        rows: *const i32,
+        status: *mut u32,
+        workspace: *mut c_void,
+        workspace_size: usize,
+        stream: *mut c_void,
+    ) -> Result<()> {
+        let layout = self.grouped.ok_or_else(|| invalid("execute_grouped_raw: the plan is not grouped".into()))?;
+        let mut g = std::mem::zeroed::<sys::dgemm_group_args_t>();
+        sys::dgemm_group_args_init(&mut g);
+        match layout {
+            GroupLayout::Contiguous => g.offsets = rows,
+            GroupLayout::Masked => g.counts = rows,
+        }
+        g.status = status;
+        check(sys::dgemm_execute_ext(
+            self.raw,
+            a,
+            b,
+            c,
+            d,
+            args.map_or(ptr::null(), |x| x as *const _),
+            &g as *const sys::dgemm_group_args_t as *const c_void,
+            workspace,
+            workspace_size,
+            stream,
+        ))
     }
 
     /// Runs the plan on raw pointers (device memory for CUDA plans), enqueued on `stream` (a
