@@ -524,6 +524,22 @@ def _allocate(like, shape, dtype: str, device: str):
     raise TypeError(f"cannot allocate a result like a {type(like).__name__}: pass out=")
 
 
+def _output(like, out, shape, dtype: str, device: str):
+    """The result array (allocated like ``like`` when None) checked to be a row-major ``shape``
+    of ``dtype``: (out, its view, its matrix_layout)."""
+    if out is None:
+        out = _allocate(like, shape, dtype, device)
+    vd = as_view(out)
+    if vd.dtype != dtype:
+        raise TypeError(f"out has dtype {vd.dtype}, expected {dtype}")
+    if vd.shape != shape:
+        raise ValueError(f"out has shape {vd.shape}, expected {shape}")
+    d_layout = matrix_layout(vd)
+    if d_layout is None or d_layout[0]:
+        raise ValueError("out must be row-major (unit column stride)")
+    return out, vd, d_layout
+
+
 def _allocate_workspace(like, nbytes, device: str):
     """Scratch memory for a plan that needs some: like the operands, else from torch or CuPy."""
     try:
@@ -652,16 +668,7 @@ def matmul(a, b, *, bias=None, activation=None, alpha=1.0, beta=0.0, c=None, out
         raise ValueError("c is only read when beta != 0")
 
     d_name = dtype_name(out_dtype) if out_dtype is not None else _default_out(va.dtype)
-    if out is None:
-        out = _allocate(a, out_shape, d_name, device)
-    vd = as_view(out)
-    if vd.dtype != d_name:
-        raise TypeError(f"out has dtype {vd.dtype}, expected {d_name}")
-    if vd.shape != out_shape:
-        raise ValueError(f"out has shape {vd.shape}, expected {out_shape}")
-    d_layout = matrix_layout(vd)
-    if d_layout is None or d_layout[0]:
-        raise ValueError("out must be row-major (unit column stride)")
+    out, vd, d_layout = _output(a, out, out_shape, d_name, device)
     if batch > 1 and vd.strides[0] == 0:
         raise ValueError("out cannot broadcast over the batch")
 

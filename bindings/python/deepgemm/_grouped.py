@@ -1,6 +1,6 @@
 """``grouped_matmul``: a grouped (mixture-of-experts) GEMM in one call, in the contiguous or the
 masked layout of deepgemm.h ("DGEMM_1.1: grouped problems"), on plans cached per context."""
-from ._api import Error, Status, _allocate, _context_for, _default_out, _host_copy, _stored
+from ._api import Error, Status, _context_for, _default_out, _host_copy, _output, _stored
 from ._tensors import as_view, batch_stride, dtype_name, matrix_layout
 
 
@@ -67,16 +67,7 @@ def grouped_matmul(a, b, *, offsets=None, counts=None, trans_b=False, bias=None,
 
     d_name = dtype_name(out_dtype) if out_dtype is not None else _default_out(va.dtype)
     out_shape = (m, n) if layout == "contiguous" else (groups, m, n)
-    if out is None:
-        out = _allocate(a, out_shape, d_name, device)
-    vd = as_view(out)
-    if vd.dtype != d_name:
-        raise TypeError(f"out has dtype {vd.dtype}, expected {d_name}")
-    if vd.shape != out_shape:
-        raise ValueError(f"out has shape {vd.shape}, expected {out_shape}")
-    d_layout = matrix_layout(vd)
-    if d_layout is None or d_layout[0]:
-        raise ValueError("out must be row-major (unit column stride)")
+    out, vd, d_layout = _output(a, out, out_shape, d_name, device)
 
     vbias = as_view(bias) if bias is not None else None
     if vbias is not None and tuple(vbias.shape) not in ((groups, n), (groups * n,)):

@@ -717,18 +717,7 @@ impl Plan {
             GroupLayout::Masked => g.counts = rows,
         }
         g.status = status;
-        check(sys::dgemm_execute_ext(
-            self.raw,
-            a,
-            b,
-            c,
-            d,
-            args.map_or(ptr::null(), |x| x as *const _),
-            &g as *const sys::dgemm_group_args_t as *const c_void,
-            workspace,
-            workspace_size,
-            stream,
-        ))
+        self.execute_ext(a, b, c, d, args, &g as *const sys::dgemm_group_args_t as *const c_void, workspace, workspace_size, stream)
     }
 
     /// Runs the plan on raw pointers (device memory for CUDA plans), enqueued on `stream` (a
@@ -749,13 +738,31 @@ impl Plan {
         workspace_size: usize,
         stream: *mut c_void,
     ) -> Result<()> {
-        check(sys::dgemm_execute(
+        self.execute_ext(a, b, c, d, args, ptr::null(), workspace, workspace_size, stream)
+    }
+
+    /// dgemm_execute_ext with an extension chain (null: dgemm_execute).
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn execute_ext(
+        &self,
+        a: *const c_void,
+        b: *const c_void,
+        c: *const c_void,
+        d: *mut c_void,
+        args: Option<&sys::dgemm_args_t>,
+        ext: *const c_void,
+        workspace: *mut c_void,
+        workspace_size: usize,
+        stream: *mut c_void,
+    ) -> Result<()> {
+        check(sys::dgemm_execute_ext(
             self.raw,
             a,
             b,
             c,
             d,
             args.map_or(ptr::null(), |x| x as *const _),
+            ext,
             workspace,
             workspace_size,
             stream,
