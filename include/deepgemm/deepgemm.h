@@ -412,15 +412,17 @@ DGEMM_API dgemm_status_t dgemm_execute_ext(dgemm_plan_t plan, const void *A, con
  *   op(A) is m x k and C, D are m x n, one matrix each (stride_a, stride_c and stride_d must be 0).
  *   The G + 1 int32 `offsets` split its rows: group g owns rows [offsets[g], offsets[g + 1]) of
  *   op(A), C and D, with 0 <= offsets[0] <= offsets[1] <= ... <= offsets[G] <= m (an empty group
- *   is allowed). Rows outside [offsets[0], offsets[G]) are neither read nor written.
+ *   is allowed). Rows of C and D outside [offsets[0], offsets[G]) are neither read nor written
+ *   (A's rows there may be read, since they are inside A, but never change a result).
  *   m_alignment: a promise that every offset is a multiple of it (m must be one too); 1 promises
  *   nothing. With the row tile of a kernel (e.g. 128, as DeepSeek's layout pads each expert's rows
  *   to the block size) no tile straddles two groups, which the fast kernels need.
  * DGEMM_GROUP_MASKED (decode under CUDA graphs): every group has a slot of m rows.
  *   Group g's op(A) (m x k), C and D (m x n) are at A + g * stride_a, C + g * stride_c and
  *   D + g * stride_d, as in a strided batch. The G int32 `counts` say how many leading rows of each
- *   slot are valid, 0 <= counts[g] <= m; rows [counts[g], m) of group g are neither read nor
- *   written. m_alignment must be 1.
+ *   slot are valid, 0 <= counts[g] <= m; rows [counts[g], m) of group g's C and D are neither
+ *   read nor written (its A rows there may be read but never change a result). m_alignment must
+ *   be 1.
  *
  * Epilogue: applied per group, with one copy of every vector per group, packed one after another:
  *   PER_COLUMN bias / scale / zero point: G x n values (group g's at g * n);
