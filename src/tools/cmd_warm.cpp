@@ -22,7 +22,7 @@
 
 #ifdef DGEMM_WITH_CUDA
 #include "backend/cuda/jit.hpp"
-#include "backend/cuda/plan_kernels.hpp"
+#include "backend/cuda/launcher.hpp"
 #endif
 
 namespace dgemm::tools {
@@ -150,8 +150,10 @@ int cmd_warm(int argc, char** argv) {
       const PlanDecision d = choose_kernel(p, e, hw, PlanRequest{});
       std::vector<KernelConfig> configs{d.chosen.config};
       for (int i = 0; i < runners_up && i < int(d.runners_up.size()); ++i) configs.push_back(d.runners_up[i].config);
-      for (const KernelConfig& c : configs) {
-        for (jit::CompileRequest& r : cuda::plan_compile_requests(p, e, c, arch)) {
+      for (std::size_t i = 0; i < configs.size(); ++i) {
+        // The chosen plan also prepares its fallback (pointers TMA cannot take).
+        const KernelConfig* fallback = i == 0 && d.fallback ? &d.fallback->config : nullptr;
+        for (jit::CompileRequest& r : cuda::plan_compile_requests(p, e, configs[i], fallback, arch)) {
           if (keys.insert(jit::cache_key(r)).second) requests.push_back(std::move(r));
         }
       }
