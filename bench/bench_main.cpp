@@ -23,6 +23,7 @@
 #include "bench_cuda.hpp"
 #include "bench_device.hpp"
 #include "bench_grouped.hpp"
+#include "bench_report.hpp"
 #include "bench_util.hpp"
 
 namespace bench {
@@ -50,7 +51,8 @@ struct Options {
   double time_limit_s = 0;  // 0: none; else start no new shape after this many seconds
   uint64_t seed = 0;        // 0: from the clock (fresh inputs every run); printed, for --seed
   int device = 0;
-  std::string json_file, summary_file;
+  std::string json_file, summary_file, html_file;
+  std::string render_file;  // --render: a saved bench.json to turn into --html, no GPU
 };
 
 const char* kUsage =
@@ -71,6 +73,8 @@ const char* kUsage =
     "  --verify-only     check every result against the reference, time nothing (a quick sweep)\n"
     "  --json FILE       write every row and the summary as JSON\n"
     "  --summary FILE    write the short summary table (also printed last)\n"
+    "  --html FILE       write the HTML report (charts; self-contained) of this run\n"
+    "  --render JSON     no GPU: turn a saved --json file into the --html report, and exit\n"
     "  --device I        CUDA device ordinal (default 0)\n"
     "  --seed S          seed of the random inputs (default: from the clock; printed to repeat a run)\n"
     "  --time-limit S    start no new shape after S seconds (the rows done are still reported)\n"
@@ -152,6 +156,10 @@ Options parse_options(int argc, char** argv) {
       o.json_file = value();
     } else if (a == "--summary") {
       o.summary_file = value();
+    } else if (a == "--html") {
+      o.html_file = value();
+    } else if (a == "--render") {
+      o.render_file = value();
     } else if (a == "--device") {
       char* end = nullptr;
       const char* v = value();
@@ -173,6 +181,7 @@ Options parse_options(int argc, char** argv) {
     if (l != "tn" && l != "nn") usage_error("--layout: unknown layout '" + l + "' (tn, nn)");
   if ((o.m || o.n || o.k) && !(o.m && o.n && o.k)) usage_error("--m, --n and --k go together");
   if (o.dtypes.empty() || o.layouts.empty()) usage_error("empty --dtype or --layout");
+  if (!o.render_file.empty() && o.html_file.empty()) usage_error("--render needs --html FILE");
   return o;
 }
 
@@ -233,6 +242,7 @@ struct OurPlan {
   double first_runner_up_us = kNaN;  // runners_up[0].predicted_us, whatever its family
   std::vector<std::string> runner_up_names;  // every runner-up's configuration (not the CPU's)
   double floor_us = kNaN;            // the planner's roofline: max(compute floor, memory floor)
+  double compute_floor_us = kNaN, memory_floor_us = kNaN, min_bytes = kNaN;  // its terms (report's roofline)
 
   OurPlan() = default;
   OurPlan(const OurPlan&) = delete;
@@ -297,6 +307,9 @@ void make_plan(dgemm_context_t ctx, const GemmShape& s, const char* force_family
   const Json* cf = j.path("roofline.compute_floor_us");
   const Json* mf = j.path("roofline.memory_floor_us");
   if (cf && mf) out->floor_us = std::max(cf->number, mf->number);
+  if (cf) out->compute_floor_us = cf->number;
+  if (mf) out->memory_floor_us = mf->number;
+  if (const Json* b = j.path("roofline.min_bytes")) out->min_bytes = b->number;
   if (const Json* ru = j.get("runners_up")) {
     for (size_t i = 0; i < ru->array.size(); ++i) {
       const Json& c = ru->array[i];
@@ -328,6 +341,7 @@ struct Row {
   bool memory_bound = false;
   std::string kernel, family;
   double predicted_us = kNaN, plan_ms = kNaN, first_runner_up_predicted_us = kNaN, floor_us = kNaN;
+  double compute_floor_us = kNaN, memory_floor_us = kNaN, min_bytes = kNaN;
   double ours_us = kNaN, ours_p25 = kNaN, ours_p75 = kNaN;
   double cublas_us = kNaN, lt_us = kNaN;
   std::string ru_kernel;
@@ -475,6 +489,9 @@ void run_row(Bench& B, const Shape& shape, ElemType type, const std::string& dty
   row.plan_ms = ours.plan_ms;
   row.first_runner_up_predicted_us = ours.first_runner_up_us;
   row.floor_us = ours.floor_us;
+  row.compute_floor_us = ours.compute_floor_us;
+  row.memory_floor_us = ours.memory_floor_us;
+  row.min_bytes = ours.min_bytes;
 
   std::vector<std::unique_ptr<Contender>> contenders;
   std::vector<std::unique_ptr<DeviceBuffer>> outputs;
@@ -775,12 +792,8 @@ std::string summary_text(const Bench& B) {
 }
 
 // ---- JSON output --------------------------------------------------------------------------------
-void write_json(const Bench& B, const std::string& file) {
-  std::ofstream out(file);
-  if (!out) {
-    std::fprintf(stderr, "deepgemm-bench: cannot write %s\n", file.c_str());
-    return;
-  }
+std::string json_text(const Bench& B) {
+  std::ostringstream out;
   std::time_t now = std::time(nullptr);
   char date[64];
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
@@ -803,7 +816,8 @@ void write_json(const Bench& B, const std::string& file) {
         << ", \"memory_bound\": " << (r.memory_bound ? "true" : "false") << ", \"kernel\": " << jstr(r.kernel)
         << ", \"family\": " << jstr(r.family) << ", \"predicted_us\": " << jnum(r.predicted_us)
         << ", \"runners_up0_predicted_us\": " << jnum(r.first_runner_up_predicted_us)
-        << ", \"roofline_floor_us\": " << jnum(r.floor_us) << ", \"plan_ms\": "
+        << ", \"roofline_floor_us\": " << jnum(r.floor_us) << ", \"compute_floor_us\": " << jnum(r.compute_floor_us)
+        << ", \"memory_floor_us\": " << jnum(r.memory_floor_us) << ", \"min_bytes\": " << jnum(r.min_bytes) << ", \"plan_ms\": "
         << jnum(r.plan_ms) << ", \"runner_up_kernel\": " << jstr(r.ru_kernel) << ", \"runner_up_predicted_us\": "
         << jnum(r.ru_predicted_us) << ", \"runner_up_us\": " << jnum(r.ru_us) << ", \"err_ours\": " << jnum(r.err_ours)
         << ", \"err_cublas\": " << jnum(r.err_cublas) << ", \"err_cublaslt\": " << jnum(r.err_lt)
@@ -818,6 +832,32 @@ void write_json(const Bench& B, const std::string& file) {
         << jstr(r.error) << ", \"notes\": " << jstr(r.notes) << "}";
   }
   out << "\n  ]\n}\n";
+  return out.str();
+}
+
+// Writes text to a file; false (with a message) when it cannot.
+bool write_file(const std::string& file, const std::string& text) {
+  std::ofstream out(file);
+  if (out) out << text;
+  if (!out) std::fprintf(stderr, "deepgemm-bench: cannot write %s\n", file.c_str());
+  return bool(out);
+}
+
+void write_json(const Bench& B, const std::string& file) { write_file(file, json_text(B)); }
+
+// --render: a saved bench.json into the HTML report, with no GPU. 0, or 2 for a file that cannot be
+// read or is not JSON.
+int render_report(const Options& o) {
+  std::ifstream in(o.render_file);
+  if (!in) usage_error("cannot read --render file '" + o.render_file + "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  Json j;
+  std::string err;
+  if (!parse_json(text.str(), &j, &err) || !j.get("rows")) usage_error(o.render_file + ": not a bench.json (" + err + ")");
+  if (!write_file(o.html_file, report_html(text.str()))) return 1;
+  std::printf("deepgemm-bench: %s -> %s (%zu rows)\n", o.render_file.c_str(), o.html_file.c_str(), j.get("rows")->array.size());
+  return 0;
 }
 
 // ---- --profile: our kernel alone, for ncu and compute-sanitizer ---------------------------------
@@ -928,6 +968,11 @@ int output_self_test() {
   const Json* rho = j.get("spearman_chosen");
   check(rho && std::fabs(rho->number - 1.0) < 1e-9, "spearman_chosen = 1 for rank-identical rows");
   check(j.get("device") && j.get("device")->string == "Test \"GPU\"", "device name");
+  std::string html = report_html("{\"rows\": [], \"notes\": \"</script><b>&\"}");
+  check(html.find("__DEEPGEMM_BENCH_JSON__") == std::string::npos, "the report holds the data");
+  check(html.find("\\u003c/script\\u003e\\u003cb\\u003e\\u0026") != std::string::npos &&
+            html.find("</script><b>") == std::string::npos,
+        "the data cannot close its script block");
   return failures;
 }
 
@@ -972,6 +1017,7 @@ int run(int argc, char** argv) {
                       : static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) % 1000000007u + 1;
   B.first_seed = B.seed;
   const uint64_t first_seed = B.seed;
+  if (!B.opt.render_file.empty()) return render_report(B.opt);
   std::vector<Shape> shapes = collect_shapes(B.opt);
 
   int devices = 0;
@@ -1051,6 +1097,7 @@ int run(int argc, char** argv) {
   std::string summary = summary_text(B);
   if (B.shapes_not_run) summary += "time limit: " + std::to_string(B.shapes_not_run) + " shapes not run\n";
   if (!B.opt.json_file.empty()) write_json(B, B.opt.json_file);
+  if (!B.opt.html_file.empty()) write_file(B.opt.html_file, report_html(json_text(B)));
   if (!B.opt.summary_file.empty()) {
     std::ofstream out(B.opt.summary_file);
     out << summary;

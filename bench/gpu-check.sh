@@ -94,10 +94,10 @@ if [[ ${GPU_CHECK_AUTOTUNE:-0} != 0 && -x $tool ]]; then
     read -r m n k <<< "$shape"
     for mode in default autotune; do
       flag=""; [[ $mode == autotune ]] && flag=--autotune
-      line=$(timeout 120 "$tool" run --m "$m" --n "$n" --k "$k" --dtype bf16 --trans-b --reps 50 --check none $flag 2>&1 \
-        | tee -a "$OUT/autotune.log" | grep -E '^device:' )
+      line=$(timeout 120 "$tool" run --m "$m" --n "$n" --k "$k" --dtype bf16 --trans-b --reps 50 --check none --explain \
+        $flag 2>&1 | tee -a "$OUT/autotune.log" | grep -E '^time ' )
       echo "$m x $n x $k $mode: $line" >> "$OUT/autotune.log"
-      summary+=("$(printf 'tune  %-16s %-8s %s' "${m}x${n}x${k}" "$mode" "$(echo "$line" | sed -E 's/.*time: ([0-9.]+ us).*  ([0-9.]+ TFLOP\/s)/\1 \2/')")")
+      summary+=("$(printf 'tune  %-16s %-8s %s' "${m}x${n}x${k}" "$mode" "$(echo "$line" | sed -E 's/^time +([0-9.]+ us).*  ([0-9.]+ TFLOP\/s)/\1 \2/')")")
     done
   done
 fi

@@ -16,10 +16,9 @@ error <= 1e-2) and then timed as a CUDA graph of several calls (median of --reps
 contender in turn). TFLOP/s count the valid rows only. A contender that cannot run reports why
 ("not supported: ..." for deepgemm before a GPU kernel runs grouped problems) and the row goes on.
 
-Run on the GPU machine (torch installed; the module built for its python3):
-  here:    tests/packaging/gpu_torch_check.sh stage build build/pystage
-  device:  CC=/usr/bin/gcc bindings/python/build_module.sh /tmp/dgemm-py \\
-             "$(dirname "$(find build/pystage -name libdeepgemm.so.1 | head -n 1)")" build/pystage/pygen &&
+Run on the GPU machine (torch installed there), with the wheel built here (CUDA backend included):
+  here:    tests/packaging/gpu_torch_check.sh stage . build/pystage
+  device:  python3 -m pip install -q --no-deps --no-index --target /tmp/dgemm-py build/pystage/wheels/deepgemm-*.whl &&
            PYTHONPATH=/tmp/dgemm-py python3 bench/grouped_torch.py --out "$OUT"
 Options: --quick (fewer rows and reps), --align A, --reps R, --out DIR (grouped_torch.json).
 Exit status: 0 all right (an unsupported contender is reported, not a failure), 1 a wrong result,

@@ -1,12 +1,15 @@
 // `deepgemm warm`: compiles, ahead of time and without a GPU, the kernels that plans for a machine
 // would use, into the kernel cache ($DEEPGEMM_CACHE_DIR, default ~/.cache/deepgemm). A service can
 // warm its cache before it takes traffic, and a device run can carry a filled cache instead of
-// compiling on the device. Plans are made exactly as dgemm_create_plan makes them.
+// compiling on the device. Plans are made exactly as dgemm_create_plan makes them. Progress
+// (kernels compiled / total, elapsed) goes to stderr; stdout gets the summary, or with --json one
+// JSON object.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -19,6 +22,8 @@
 #include "tools/arch_option.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/commands.hpp"
+
+#include <unistd.h>
 
 #ifdef DGEMM_WITH_CUDA
 #include "backend/cuda/jit.hpp"
@@ -92,8 +97,11 @@ void print_help() {
       "                  problem the flags below describe\n"
       "  --runners-up N  also compile the best N other candidates (default 1), e.g. for autotuning\n"
       "  --threads T     parallel compiles (default: the machine's cores)\n"
-      "%s",
-      gemm_options_help());
+      "  --json          print one JSON object (counts, seconds, the cache folder, each kernel) instead\n"
+      "                  of the summary line\n"
+      "  --quiet         no progress on stderr\n"
+      "%s%s",
+      gemm_options_help(), exit_codes_help());
 }
 
 }  // namespace
@@ -111,6 +119,8 @@ int cmd_warm(int argc, char** argv) {
   const int runners_up = int(f.get_int("runners-up", 1));
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const int threads = int(f.get_int("threads", cores));
+  const bool as_json = f.get_bool("json");
+  const bool quiet = f.get_bool("quiet");
   std::vector<GemmOptions> problems;
   if (shapes.empty()) {
     problems.push_back(parse_gemm_options(f));
@@ -122,20 +132,22 @@ int cmd_warm(int argc, char** argv) {
 
 #ifndef DGEMM_WITH_CUDA
   (void)arch_spec;
+  (void)as_json;
+  (void)quiet;
   std::fprintf(stderr, "deepgemm warm: this build has no CUDA support: there are no kernels to compile\n");
-  return 1;
+  return kExitUnsupported;
 #else
   std::string note;
   const HardwareDesc hw = resolve_arch(arch_spec, &note);
-  if (!note.empty()) std::printf("%s\n", note.c_str());
+  if (!note.empty()) std::fprintf(as_json ? stderr : stdout, "%s\n", note.c_str());
   if (hw.vendor != Vendor::Nvidia || !hw.can_run_kernels) {
     std::fprintf(stderr, "deepgemm warm: %s has no kernels to compile\n", hw.name.c_str());
-    return 1;
+    return kExitUnsupported;
   }
   std::string why;
   if (!jit::nvrtc_available(&why)) {
     std::fprintf(stderr, "deepgemm warm: NVRTC cannot be loaded: %s\n", why.c_str());
-    return 1;
+    return kExitUnsupported;
   }
   const std::string arch = jit::arch_for_cc(hw.cc_major, hw.cc_minor);
 
@@ -160,32 +172,71 @@ int cmd_warm(int argc, char** argv) {
       ++plans;
     } catch (const std::exception& ex) {
       ++unplannable;
-      std::printf("skipped: %s\n", ex.what());
+      std::fprintf(as_json ? stderr : stdout, "skipped: %s\n", ex.what());
     }
   }
 
   const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   std::atomic<std::size_t> next{0};
-  std::atomic<int> failed{0};
+  std::vector<double> seconds(requests.size(), 0.0);
+  std::vector<std::string> errors(requests.size());
+  std::mutex progress_mutex;
+  std::size_t done = 0;
+  // On a terminal one line that updates in place; in a log one line per kernel.
+  const bool tty = isatty(fileno(stderr));
+  auto progress = [&](std::size_t i) {
+    std::lock_guard<std::mutex> lock(progress_mutex);
+    ++done;
+    if (quiet) return;
+    if (tty) {
+      std::fprintf(stderr, "\rwarm: %zu / %zu kernels compiled, %.1f s elapsed%s", done, requests.size(), elapsed(),
+                   done == requests.size() ? "\n" : "");
+    } else {
+      std::fprintf(stderr, "warm: [%zu/%zu] %.1f s elapsed: %s (%.2f s)%s\n", done, requests.size(), elapsed(),
+                   requests[i].name.c_str(), seconds[i], errors[i].empty() ? "" : " FAILED");
+    }
+    std::fflush(stderr);
+  };
   std::vector<std::thread> pool;
   for (int t = 0; t < threads && t < int(requests.size()); ++t) {
     pool.emplace_back([&] {
       for (std::size_t i; (i = next.fetch_add(1)) < requests.size();) {
+        const auto start = std::chrono::steady_clock::now();
         try {
           jit::compile(requests[i]);
         } catch (const std::exception& ex) {
-          ++failed;
-          std::fprintf(stderr, "compile failed: %s: %s\n", requests[i].name.c_str(), ex.what());
+          errors[i] = ex.what();
         }
+        seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        progress(i);
       }
     });
   }
   for (std::thread& t : pool) t.join();
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("warm: %zu kernels for %s (%s) from %d plans in %.1f s into %s%s\n", requests.size(), hw.name.c_str(),
-              arch.c_str(), plans, s, jit::cache_dir().c_str(),
-              unplannable ? (" (" + std::to_string(unplannable) + " problems not plannable)").c_str() : "");
-  return failed ? 1 : 0;
+  const double total_s = elapsed();
+  int failed = 0;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (errors[i].empty()) continue;
+    ++failed;
+    std::fprintf(stderr, "compile failed: %s: %s\n", requests[i].name.c_str(), errors[i].c_str());
+  }
+  if (as_json) {
+    std::printf("{\"hardware\": \"%s\", \"arch\": \"%s\", \"plans\": %d, \"unplannable\": %d, \"kernels\": %zu, "
+                "\"failed\": %d, \"seconds\": %.3f, \"cache_dir\": \"%s\",\n \"compiled\": [",
+                json_escape(hw.name).c_str(), arch.c_str(), plans, unplannable, requests.size(), failed, total_s,
+                json_escape(jit::cache_dir()).c_str());
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      std::printf("%s\n  {\"name\": \"%s\", \"seconds\": %.3f, \"error\": \"%s\"}", i ? "," : "",
+                  json_escape(requests[i].name).c_str(), seconds[i], json_escape(errors[i]).c_str());
+    }
+    std::printf("]}\n");
+  } else {
+    std::printf("warm: %zu kernels for %s (%s) from %d plans in %.1f s into %s%s\n", requests.size(), hw.name.c_str(),
+                arch.c_str(), plans, total_s, jit::cache_dir().c_str(),
+                unplannable ? (" (" + std::to_string(unplannable) + " problems not plannable)").c_str() : "");
+  }
+  return failed ? kExitError : kExitOk;
 #endif
 }
 

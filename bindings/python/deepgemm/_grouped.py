@@ -1,6 +1,7 @@
 """``grouped_matmul``: a grouped (mixture-of-experts) GEMM in one call, in the contiguous or the
 masked layout of deepgemm.h ("DGEMM_1.1: grouped problems"), on plans cached per context."""
-from ._api import Error, Status, _context_for, _default_out, _host_copy, _output, _stored
+from ._api import _context_for, _default_out, _host_copy, _output, _stored
+from ._errors import argument_error, dtype_error
 from ._tensors import as_view, batch_stride, dtype_name, matrix_layout
 
 
@@ -12,7 +13,7 @@ def _rows_array(x, device):
 
         x = numpy.asarray(x)
         if not numpy.issubdtype(x.dtype, numpy.integer):
-            raise TypeError(f"offsets / counts must hold integers, got {x.dtype}")
+            raise dtype_error(f"offsets / counts must hold integers, got {x.dtype}")
         return numpy.ascontiguousarray(x, dtype=numpy.int32)
     return x
 
@@ -39,39 +40,40 @@ def grouped_matmul(a, b, *, offsets=None, counts=None, trans_b=False, bias=None,
     allocated ``out`` that no group covers are left as allocated.
     """
     if (offsets is None) == (counts is None):
-        raise ValueError("give offsets (contiguous layout) or counts (masked layout), not both")
+        raise argument_error("give offsets (contiguous layout) or counts (masked layout), not both")
     layout = "contiguous" if offsets is not None else "masked"
     va, vb = as_view(a), as_view(b)
     if va.device != vb.device:
-        raise ValueError(f"a is on {va.device} and b on {vb.device}")
+        raise argument_error(f"a is on {va.device} and b on {vb.device}")
     device = va.device
     if len(vb.shape) != 3:
-        raise ValueError(f"b must be 3-D, (G, K, N) or (G, N, K) with trans_b; got shape {vb.shape}")
+        raise argument_error(f"b must be 3-D, (G, K, N) or (G, N, K) with trans_b; got shape {vb.shape}")
     groups = vb.shape[0]
     a_dims = 2 if layout == "contiguous" else 3
     if len(va.shape) != a_dims or (layout == "masked" and va.shape[0] != groups):
         want = "(M, K)" if layout == "contiguous" else f"({groups}, M, K)"
-        raise ValueError(f"a must be {want} for the {layout} layout; got shape {va.shape}")
+        raise argument_error(f"a must be {want} for the {layout} layout; got shape {va.shape}")
     if matrix_layout(va) is None:
-        a = _host_copy(a, "a")
-        va = as_view(a)
+        va = _host_copy(va, "a", "neither of its last two dimensions is contiguous")
     if matrix_layout(vb) is None:
-        b = _host_copy(b, "b")
-        vb = as_view(b)
+        vb = _host_copy(vb, "b", "neither of its last two dimensions is contiguous")
     (a_t, lda), (b_t, ldb) = matrix_layout(va), matrix_layout(vb)
     m, k = va.shape[-2], va.shape[-1]
     kb, n = (vb.shape[-1], vb.shape[-2]) if trans_b else (vb.shape[-2], vb.shape[-1])
     if k != kb:
-        raise ValueError(f"inner dimensions differ: a has k = {k}, op(b) is {kb}x{n}")
+        raise argument_error(f"inner dimensions differ: a has k = {k}, op(b) is {kb}x{n}")
     rows = _rows_array(offsets if layout == "contiguous" else counts, device)
 
     d_name = dtype_name(out_dtype) if out_dtype is not None else _default_out(va.dtype)
     out_shape = (m, n) if layout == "contiguous" else (groups, m, n)
-    out, vd, d_layout = _output(a, out, out_shape, d_name, device)
+    out, vd = _output(out, a, out_shape, d_name, device)
+    d_layout = matrix_layout(vd)
+    if d_layout is None or d_layout[0]:
+        raise argument_error("out must be row-major (unit column stride)")
 
     vbias = as_view(bias) if bias is not None else None
     if vbias is not None and tuple(vbias.shape) not in ((groups, n), (groups * n,)):
-        raise ValueError(f"bias has shape {vbias.shape}, expected ({groups}, {n})")
+        raise argument_error(f"bias has shape {vbias.shape}, expected ({groups}, {n})")
     vscale, scale_mode = None, None
     if scale is not None:
         vscale = as_view(scale)
@@ -81,8 +83,8 @@ def grouped_matmul(a, b, *, offsets=None, counts=None, trans_b=False, bias=None,
         elif shape in ((groups, n), (groups * n,)):
             scale_mode = "per_column"
         else:
-            raise Error(Status.INVALID_ARGUMENT, f"scale has shape {shape}; expected ({groups},) per group or "
-                        f"({groups}, {n}) per group and column")
+            raise argument_error(f"scale has shape {shape}; expected ({groups},) per group or ({groups}, {n}) per "
+                                 "group and column")
 
     masked = layout == "masked"
     stride_a = batch_stride(va, groups) if masked else 0
