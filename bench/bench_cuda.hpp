@@ -55,6 +55,8 @@ struct Contender {
   std::string error;
   Comparison check;
   bool checked = false;
+  ElemType out_type = ElemType::BF16;  // of its D
+  bool verify = true;                  // computes the row's problem (else: timed only)
   ~Contender() {
     if (graph) cudaGraphExecDestroy(graph);
   }

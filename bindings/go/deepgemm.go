@@ -3,10 +3,10 @@
 //	D = act(alpha * op(A) @ op(B) + beta * C + bias)
 //
 // planned once per shape (Context.NewPlan) and executed many times (Plan.Execute), on a CUDA GPU
-// or on the CPU reference backend. It calls deepgemm.h directly through cgo (this file is the
-// whole binding; cgo reads the installed header, so a changed declaration is a compile error, and
-// there is nothing to generate): handles become types with Close, statuses become *Error values
-// carrying the status and message.
+// or on the CPU reference backend. It calls deepgemm.h directly through cgo (this file, memory.go
+// and scaling.go, the DGEMM_1.1 input scaling, are the whole binding; cgo reads the installed
+// header, so a changed declaration is a compile error, and there is nothing to generate): handles
+// become types with Close, statuses become *Error values carrying the status and message.
 //
 // Build requirements: cgo and an installed libdeepgemm with its pkg-config file (`cmake --install`
 // puts deepgemm.pc in <prefix>/lib/pkgconfig; set PKG_CONFIG_PATH for a prefix pkg-config does not
@@ -214,6 +214,9 @@ type Problem struct {
 	BatchCount                 int64
 	StrideA, StrideB           int64
 	StrideC, StrideD           int64
+	// Scaling, when non-nil, plans with DGEMM_1.1 scales of A / B, a block-scaled D or the amax
+	// of D (scaling.go); each Execute then takes the tensors in ExecArgs.
+	Scaling *Scaling
 }
 
 // NewProblem returns the library's defaults (dgemm_problem_init) for an m x n x k GEMM whose
@@ -324,6 +327,7 @@ type Plan struct {
 	epilogue  Epilogue
 	workspace uint64
 	grouped   *Grouping
+	scales    [3]ScaleShape // A, B, D scale tensors (Problem.Scaling)
 }
 
 // NewPlan validates the problem, chooses (and compiles) a kernel and sizes its workspace. A nil
@@ -371,22 +375,30 @@ func (c *Context) NewPlan(p Problem, e *Epilogue, o *PlanOptions) (*Plan, error)
 			co.flags = C.DGEMM_PLAN_AUTOTUNE
 		}
 	}
-	// A grouped problem's extension (dgemm_grouped_t: no Go pointers inside), read by the call only.
-	var ext unsafe.Pointer
+	// The DGEMM_1.1 extensions (scaling, grouping), in C memory like the options, read by the call only.
+	var chain extChain
+	defer chain.free()
+	if p.Scaling != nil {
+		p.Scaling.toC((*C.dgemm_scaling_t)(chain.add(C.sizeof_dgemm_scaling_t)))
+	}
 	var grouped *Grouping
-	var g C.dgemm_grouped_t
 	if o != nil && o.Grouped != nil {
-		C.dgemm_grouped_init(&g)
+		g := (*C.dgemm_grouped_t)(chain.add(C.sizeof_dgemm_grouped_t))
+		C.dgemm_grouped_init(g)
 		g.layout = C.dgemm_group_layout_t(o.Grouped.Layout)
 		if o.Grouped.MAlignment > 0 {
 			g.m_alignment = C.int64_t(o.Grouped.MAlignment)
 		}
-		ext = unsafe.Pointer(&g)
 		copied := *o.Grouped
 		grouped = &copied
 	}
 	var h C.dgemm_plan_t
-	if err := call(func() C.dgemm_status_t { return C.dgemm_create_plan_ext(ctxh, &cp, &ce, co, ext, &h) }); err != nil {
+	if err := call(func() C.dgemm_status_t {
+		if ext := chain.head(); ext != nil {
+			return C.dgemm_create_plan_ext(ctxh, &cp, &ce, co, ext, &h)
+		}
+		return C.dgemm_create_plan(ctxh, &cp, &ce, co, &h)
+	}); err != nil {
 		return nil, err
 	}
 	runtime.KeepAlive(c)
@@ -397,6 +409,10 @@ func (c *Context) NewPlan(p Problem, e *Epilogue, o *PlanOptions) (*Plan, error)
 		return nil, err
 	}
 	plan.workspace = uint64(size)
+	if err := plan.scaleShapes(); err != nil {
+		_ = plan.Close()
+		return nil, err
+	}
 	runtime.SetFinalizer(plan, func(p *Plan) { _ = p.Close() })
 	return plan, nil
 }
@@ -433,6 +449,9 @@ type ExecArgs struct {
 	Bias              Memory // the bias vector, required iff the plan has one
 	Scale             Memory // float32 output scale (1, m or n entries), required iff Epilogue.ScaleMode
 	ZeroPoint         Memory // int32, as many entries as Scale, required iff Epilogue.ZeroPoint
+	// Scale tensors of a plan with Problem.Scaling (Plan.ScaleShapes gives their sizes): read
+	// AScale / BScale, written DScale and AmaxD (one float32).
+	AScale, BScale, DScale, AmaxD Memory
 	// Grouped plans: GroupRows holds the int32 offsets (contiguous, G + 1) or counts (masked, G),
 	// read when the kernel runs; GroupStatus (optional, one uint32) receives the status bits.
 	// Epilogue vectors then hold one copy per group (bias per column: G x n).
@@ -545,34 +564,80 @@ func (p *Plan) Execute(a, b, c, d Memory, args *ExecArgs, workspace Memory, stre
 			wsSize = uint64(s.Size())
 		}
 	}
-	// The group arguments whenever the plan is grouped or the call gives any: the library says
-	// what is missing or extra (no rows for a grouped plan, rows for a plain one).
-	var ext unsafe.Pointer
-	var ga C.dgemm_group_args_t
-	if p.grouped != nil || (args != nil && (args.GroupRows != nil || args.GroupStatus != nil)) {
-		C.dgemm_group_args_init(&ga)
-		if args != nil {
-			rows := (*C.int32_t)(pointer(args.GroupRows))
-			if p.grouped != nil && p.grouped.Layout == GroupMasked {
-				ga.counts = rows
-			} else {
-				ga.offsets = rows
-			}
-			ga.status = (*C.uint32_t)(pointer(args.GroupStatus))
-		}
-		ext = unsafe.Pointer(&ga)
+	var chain extChain
+	defer chain.free()
+	if err := p.scaleArgs(args, &chain); err != nil {
+		return err
 	}
+	p.groupArgs(args, &chain)
+	ext := chain.head()
 	err := call(func() C.dgemm_status_t {
+		if ext == nil {
+			return C.dgemm_execute(p.h, pointer(a), pointer(b), pointer(c), pointer(d), &cargs, ws, C.size_t(wsSize),
+				C.dgemm_go_ptr(C.uintptr_t(stream)))
+		}
 		return C.dgemm_execute_ext(p.h, pointer(a), pointer(b), pointer(c), pointer(d), &cargs, ext, ws,
 			C.size_t(wsSize), C.dgemm_go_ptr(C.uintptr_t(stream)))
 	})
 	runtime.KeepAlive(p)
 	runtime.KeepAlive([]Memory{a, b, c, d, workspace})
 	if args != nil {
-		runtime.KeepAlive([]Memory{args.Bias, args.Scale, args.ZeroPoint, args.AlphaPtr, args.BetaPtr, args.GroupRows,
-			args.GroupStatus})
+		runtime.KeepAlive([]Memory{args.Bias, args.Scale, args.ZeroPoint, args.AlphaPtr, args.BetaPtr,
+			args.AScale, args.BScale, args.DScale, args.AmaxD, args.GroupRows, args.GroupStatus})
 	}
 	return err
+}
+
+// groupArgs adds a call's DGEMM_EXT_GROUP_ARGS to the chain whenever the plan is grouped or the
+// call gives group arrays: the library says what is missing or extra (no rows for a grouped plan,
+// rows for a plain one).
+func (p *Plan) groupArgs(args *ExecArgs, chain *extChain) {
+	if p.grouped == nil && (args == nil || (args.GroupRows == nil && args.GroupStatus == nil)) {
+		return
+	}
+	ga := (*C.dgemm_group_args_t)(chain.add(C.sizeof_dgemm_group_args_t))
+	C.dgemm_group_args_init(ga)
+	if args != nil {
+		rows := (*C.int32_t)(pointer(args.GroupRows))
+		if p.grouped != nil && p.grouped.Layout == GroupMasked {
+			ga.counts = rows
+		} else {
+			ga.offsets = rows
+		}
+		ga.status = (*C.uint32_t)(pointer(args.GroupStatus))
+	}
+}
+
+// extChain holds the DGEMM_1.1 extension structs of one call in C memory: a chain's structs
+// point to one another, which cgo does not allow for Go memory. Each struct begins with its
+// dgemm_ext_header_t; head links them (after their *_init functions, which clear next).
+type extChain struct {
+	structs []unsafe.Pointer
+}
+
+// add allocates one extension struct of the given size (uninitialized: call its *_init).
+func (c *extChain) add(size C.size_t) unsafe.Pointer {
+	s := C.malloc(size) // cgo's malloc never returns nil
+	c.structs = append(c.structs, s)
+	return s
+}
+
+// head links the structs in the order they were added and returns the first (nil: none).
+func (c *extChain) head() unsafe.Pointer {
+	if len(c.structs) == 0 {
+		return nil
+	}
+	for i := 0; i+1 < len(c.structs); i++ {
+		(*C.dgemm_ext_header_t)(c.structs[i]).next = c.structs[i+1]
+	}
+	return c.structs[0]
+}
+
+func (c *extChain) free() {
+	for _, s := range c.structs {
+		C.free(s)
+	}
+	c.structs = nil
 }
 
 // pointer is the C pointer of a Memory (nil for none).

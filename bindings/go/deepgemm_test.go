@@ -396,3 +396,42 @@ func TestGroupedMasked(t *testing.T) {
 		t.Fatal("a grouped plan ran without its row counts")
 	}
 }
+
+// Both DGEMM_1.1 extensions in one chain (C memory, linked by extChain): the library sees both
+// and refuses the combination; a grouped plan refuses scale tensors, a scaled plan group rows.
+func TestGroupedWithScalingNotSupported(t *testing.T) {
+	ctx := cpuContext(t)
+	p := NewProblem(8, 4, 4, F32)
+	p.BatchCount, p.StrideA, p.StrideB, p.StrideD = 2, 32, 16, 32
+	p.Scaling = &Scaling{A: Scale{Mode: ScalePerTensor}}
+	_, err := ctx.NewPlan(p, nil, &PlanOptions{Grouped: &Grouping{Layout: GroupMasked}})
+	var de *Error
+	if !errors.As(err, &de) || de.Status != StatusNotSupported || !strings.Contains(de.Message, "with scaling") {
+		t.Fatalf("grouped and scaled: %v", err)
+	}
+	p.Scaling = nil
+	grouped, err := ctx.NewPlan(p, nil, &PlanOptions{Grouped: &Grouping{Layout: GroupMasked}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer grouped.Close()
+	a, b, d := randomBuffer(t, 64), randomBuffer(t, 32), poisoned(t, 64)
+	counts, _ := NewHostBuffer(8)
+	scale, _ := NewHostBuffer(4)
+	err = grouped.Execute(a, b, nil, d, &ExecArgs{GroupRows: counts, AScale: scale}, nil, 0)
+	if !errors.As(err, &de) || de.Status != StatusInvalidArgument || !strings.Contains(de.Message, "no Scaling") {
+		t.Fatalf("scale tensors for a grouped plan: %v", err)
+	}
+	p.BatchCount, p.StrideA, p.StrideB, p.StrideD = 1, 0, 0, 0
+	p.Scaling = &Scaling{A: Scale{Mode: ScalePerTensor}}
+	scaled, err := ctx.NewPlan(p, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer scaled.Close()
+	scale.Float32s()[0] = 1
+	err = scaled.Execute(a, b, nil, d, &ExecArgs{AScale: scale, GroupRows: counts}, nil, 0)
+	if !errors.As(err, &de) || de.Status != StatusInvalidArgument || !strings.Contains(de.Message, "not grouped") {
+		t.Fatalf("group rows for a scaled plan: %v", err)
+	}
+}

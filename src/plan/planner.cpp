@@ -53,6 +53,17 @@ Candidate make_candidate(const KernelConfig& config, const CostEstimate& estimat
   return c;
 }
 
+std::string FamilyModel::unsupported_features(const GemmProblem& p, const Epilogue& e) const {
+  std::string why;
+  if (needs_scaling(p, e))
+    why = std::string("no ") + family_name(family()) + " kernel for scaling yet (" + scaling_summary(p, e) + ")";
+  if (p.grouping.grouped()) {
+    if (!why.empty()) why += "; ";
+    why += "grouped problems (DGEMM_EXT_GROUPED) are not implemented by this kernel family";
+  }
+  return why;
+}
+
 bool needs_pointer_fallback(const FamilyModel& model, const KernelConfig& config) {
   return model.uses_tma(config) && !(config.pack_a && config.pack_b);
 }

@@ -41,14 +41,12 @@ class FamilyModel {
   // not (with reject_reason). An empty list means the family does not apply at all.
   virtual std::vector<Candidate> enumerate(const GemmProblem& p, const Epilogue& e,
                                            const HardwareDesc& hw) const = 0;
-  // Why this family cannot run the problem's features at all, or "" when it can. A feature added
-  // after 1.0 is unsupported until a family overrides this to say otherwise, so a new feature
-  // never reaches a kernel that ignores it; the planner does not enumerate such a family.
-  virtual std::string unsupported_features(const GemmProblem& p, const Epilogue& e) const {
-    (void)e;
-    if (p.grouping.grouped()) return "grouped problems (DGEMM_EXT_GROUPED) are not implemented by this kernel family";
-    return "";
-  }
+  // Why this family cannot run the problem's DGEMM_1.1 features (scaling: needs_scaling; grouped
+  // problems: GemmProblem::grouping), or "" when it can. The planner asks first and rejects a
+  // family that gives a reason with one candidate carrying it. A feature added after 1.0 is
+  // unsupported until a family overrides this to say otherwise, so a new feature never reaches a
+  // kernel that ignores it: the default names every such feature the problem uses.
+  virtual std::string unsupported_features(const GemmProblem& p, const Epilogue& e) const;
   // Whether the configuration loads A and B with TMA: its operands then need 16-byte aligned rows
   // (checked by the planner) and base pointers (checked at execute; a plan with such a
   // configuration carries a fallback configuration that takes any pointer, unless it packs both).

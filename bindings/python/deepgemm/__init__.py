@@ -18,14 +18,14 @@ subclasses are also ``ValueError`` (ArgumentError), ``TypeError`` (DTypeError),
 The C API itself is ``deepgemm.capi`` (ctypes).
 """
 from . import capi
-from ._api import ACTIVATIONS, GROUP_LAYOUTS, SCALE_MODES, Context, Plan, linear, matmul, version
+from ._api import ACTIVATIONS, GROUP_LAYOUTS, SCALE_MODES, Context, Plan, Scale, linear, matmul, version
 from ._errors import (ArgumentError, DeviceError, DTypeError, Error, NotSupportedError, OutOfMemoryError, Status)
 from ._grouped import grouped_matmul
 from ._torch import register_torch_ops
 
 __all__ = ["ACTIVATIONS", "GROUP_LAYOUTS", "SCALE_MODES", "ArgumentError", "Context", "DTypeError", "DeviceError",
-           "Error", "NotSupportedError", "OutOfMemoryError", "Plan", "Status", "arch_files", "capi", "grouped_matmul",
-           "linear", "matmul", "register_torch_ops", "version"]
+           "Error", "NotSupportedError", "OutOfMemoryError", "Plan", "Scale", "Status", "arch_files", "capi",
+           "grouped_matmul", "linear", "matmul", "register_torch_ops", "version"]
 __version__ = capi.dgemm_version_string()
 
 

@@ -123,3 +123,20 @@ def test_plan_api_and_describe():
                 plan.execute(a, w, out, bias=bias, counts=np.zeros(4, np.int32))
         with pytest.raises(ValueError, match="grouped"):
             ctx.plan(4, 4, 4, grouped="ragged")
+
+
+def test_grouped_with_scaling_is_not_supported():
+    """Both DGEMM_1.1 extensions reach the library in one chain; it refuses the combination."""
+    with deepgemm.Context("cpu") as ctx:
+        with pytest.raises(deepgemm.NotSupportedError, match="grouped problem .* with scaling"):
+            ctx.plan(16, 8, 8, "float32", batch=2, stride_a=128, stride_b=64, stride_d=128, grouped="masked",
+                     a_scale="per_tensor")
+        # A scaled plan refuses group arrays, a grouped plan scale arrays (before the library is called).
+        with ctx.plan(16, 8, 8, "float32", a_scale="per_tensor") as plan:
+            with pytest.raises(ValueError, match="grouped plans"):
+                plan.execute(rand(16, 8), rand(8, 8), np.zeros((16, 8), np.float32),
+                             a_scale=np.ones(1, np.float32), counts=np.zeros(1, np.int32))
+        with ctx.plan(16, 8, 8, "float32", batch=2, stride_b=64, grouped="contiguous") as plan:
+            with pytest.raises(ValueError, match="no scaling"):
+                plan.execute(rand(16, 8), rand(2, 8, 8), np.zeros((16, 8), np.float32),
+                             offsets=np.array([0, 4, 16], np.int32), a_scale=np.ones(1, np.float32))

@@ -21,6 +21,7 @@
 
 #include "core/error.hpp"
 #include "core/float_convert.hpp"
+#include "core/scaling.hpp"
 
 namespace dgemm {
 namespace {
@@ -162,6 +163,28 @@ void pack_b(const View& b, int64_t p0, int64_t kc, int64_t j0, int64_t nc, doubl
   }
 }
 
+// Multiplies a packed panel (micro-panels of W outer indices, as pack_a / pack_b write them) for
+// outer indices [o0, o0 + count) and K range [p0, p0 + kc) by the block scales of `s` (base: this
+// batch's scale tensor): the scales of block modes belong inside the sum over K, and scaling each
+// product's operands is exactly that sum, regrouped.
+template <int W>
+void scale_panel(double* out, int64_t o0, int64_t count, int64_t p0, int64_t kc, const ScaleDesc& s,
+                 const void* base) {
+  for (int64_t o = 0; o < count; ++o) {
+    double* line = out + (o / W) * W * kc + o % W;
+    for (int64_t pb = 0; pb < kc;) {
+      const int64_t block_end = std::min(kc, ((p0 + pb) / kScaleBlock + 1) * kScaleBlock - p0);
+      const double scale = load_scale(s.type, base, s.index(o0 + o, p0 + pb));
+      for (; pb < block_end; ++pb) line[pb * W] *= scale;
+    }
+  }
+}
+
+// This batch's scale tensor (its base pointer moved by the batch stride).
+const void* scale_base(const ScaleDesc& s, const void* base, int64_t batch) {
+  return static_cast<const char*>(base) + batch * s.stride * int64_t(scale_type_size(s.type));
+}
+
 double activate(Activation act, double x) {
   switch (act) {
     case Activation::None: return x;
@@ -174,6 +197,23 @@ double activate(Activation act, double x) {
     case Activation::Silu: return x / (1.0 + std::exp(-x));
   }
   return x;
+}
+
+// One row of a tile of a block-scaled FP8 output (the header's "Block-scaled output"): each
+// 128-column block of D's row i gets the scale of its amax, and its values are divided by it.
+// Tiles start at multiples of kNC (a multiple of 128), so no block straddles two tiles.
+void store_block_scaled_row(const GemmProblem& p, const Epilogue& e, int64_t i, int64_t j0, int64_t nc,
+                            const double* z, char* d_base, void* d_scales) {
+  static_assert(kNC % kScaleBlock == 0, "a D scale block must not straddle two tiles");
+  for (int64_t b0 = 0; b0 < nc; b0 += kScaleBlock) {
+    const int64_t b1 = std::min(nc, b0 + kScaleBlock);
+    double amax = 0;
+    for (int64_t jj = b0; jj < b1; ++jj) amax = amax_update(amax, z[jj]);
+    const double scale = output_block_scale(amax, p.d_type, e.d_scale.type);
+    store_scale(e.d_scale.type, d_scales, e.d_scale.index(i, j0 + b0), scale);
+    for (int64_t jj = b0; jj < b1; ++jj)
+      store_from_double(p.d_type, d_base, p.offset(i, j0 + jj, p.ldd), z[jj] / scale, e.saturate);
+  }
 }
 
 // Everything a task needs, resolved once per call.
@@ -201,6 +241,9 @@ struct Job {
 
 struct Scratch {
   std::vector<double> a_panel, b_panel, acc;
+  std::vector<double> col_scale;  // the tile's per-column factor of B's non-block scale
+  std::vector<double> row_out;    // one row of the tile before a block-scaled store
+  double amax = 0;                // max |y| over this thread's tiles (AMAX_D)
 };
 
 // One MC x NC tile of D for one batch.
@@ -220,32 +263,59 @@ void run_tile(const Job& job, int64_t batch, int64_t i0, int64_t mc, int64_t j0,
       const int64_t kc = std::min(kKC, p.k - p0);
       dispatch_dtype(p.a_type, [&](auto t) { pack_a<decltype(t)::value>(a, i0, mc, p0, kc, s.a_panel.data()); });
       dispatch_dtype(p.b_type, [&](auto t) { pack_b<decltype(t)::value>(b, p0, kc, j0, nc, s.b_panel.data()); });
+      if (p.a_scale.blocked())
+        scale_panel<kMR>(s.a_panel.data(), i0, mc, p0, kc, p.a_scale, scale_base(p.a_scale, x.a_scale, batch));
+      if (p.b_scale.blocked())
+        scale_panel<kNR>(s.b_panel.data(), j0, nc, p0, kc, p.b_scale, scale_base(p.b_scale, x.b_scale, batch));
       job.macro(mc, nc, kc, s.a_panel.data(), s.b_panel.data(), acc, kNC);
     }
   }
+
+  // Scales that do not vary along K multiply the finished sum: sa(i) * sb(j) * acc.
+  const bool outer_a = p.k > 0 && p.a_scale.active() && !p.a_scale.blocked();
+  const bool outer_b = p.k > 0 && p.b_scale.active() && !p.b_scale.blocked();
+  const void* a_scales = outer_a ? scale_base(p.a_scale, x.a_scale, batch) : nullptr;
+  if (outer_b) {
+    const void* b_scales = scale_base(p.b_scale, x.b_scale, batch);
+    for (int64_t jj = 0; jj < nc; ++jj) s.col_scale[jj] = load_scale(p.b_scale.type, b_scales, p.b_scale.index(j0 + jj, 0));
+  }
+  const bool block_out = e.d_scale.active();
+  void* d_scales = block_out ? const_cast<void*>(scale_base(e.d_scale, x.d_scale, batch)) : nullptr;
 
   const char* c_base = job.read_c ? static_cast<const char*>(x.c) + batch * p.stride_c * int64_t(dtype_size(p.c_type))
                                   : nullptr;
   char* d_base = static_cast<char*>(x.d) + batch * p.stride_d * int64_t(dtype_size(p.d_type));
   for (int64_t ii = 0; ii < mc; ++ii) {
     const int64_t i = i0 + ii;
+    const double row_scale = outer_a ? load_scale(p.a_scale.type, a_scales, p.a_scale.index(i, 0)) : 1.0;
     for (int64_t jj = 0; jj < nc; ++jj) {
       const int64_t j = j0 + jj;
       // k = 0: the product is empty, so it contributes nothing (not alpha * 0, which is NaN for
       // an infinite alpha).
-      double v = p.k > 0 ? job.alpha * acc[ii * kNC + jj] : 0.0;
+      double v = 0.0;
+      if (p.k > 0) {
+        double sum = acc[ii * kNC + jj];
+        if (outer_a || outer_b) sum *= row_scale * (outer_b ? s.col_scale[jj] : 1.0);
+        v = job.alpha * sum;
+      }
       if (job.read_c) v += job.beta * load_as_double(p.c_type, c_base, p.offset(i, j, p.ldc));
       if (e.bias_mode != VectorMode::None)
         v += load_as_double(e.bias_type, x.bias, job.vector_index(e.bias_mode, batch, i, j));
       v = activate(e.activation, v);
+      if (e.amax_d) s.amax = amax_update(s.amax, v);
       if (e.scale_mode != VectorMode::None) {
         const int64_t s_idx = job.vector_index(e.scale_mode, batch, i, j);
         v *= double(x.scale[s_idx]);
         // The zero point is added to the rounded value, before saturation to [-128, 127].
         if (e.zero_point) v = std::nearbyint(v) + double(x.zero_point[s_idx]);
       }
-      store_from_double(p.d_type, d_base, p.offset(i, j, p.ldd), v, e.saturate);
+      if (block_out) {
+        s.row_out[jj] = v;
+      } else {
+        store_from_double(p.d_type, d_base, p.offset(i, j, p.ldd), v, e.saturate);
+      }
     }
+    if (block_out) store_block_scaled_row(p, e, i, j0, nc, s.row_out.data(), d_base, d_scales);
   }
 }
 
@@ -266,6 +336,8 @@ void cpu_gemm(const GemmProblem& p, const Epilogue& e, const ExecArgs& args) {
     job.alpha = double(*args.alpha_ptr);
     job.beta = job.read_c ? double(*args.beta_ptr) : 0.0;
   }
+  // BLAS: beta = 0 at run time does not read C (NaNs in C must not reach D), as the GPU epilogues.
+  if (job.beta == 0.0) job.read_c = false;
 
   // The rows each batch computes: all m, or a group's rows after the clipping rule (which the C
   // boundary has already enforced as errors; direct callers, such as the GPU tests' oracle, get
@@ -303,6 +375,8 @@ void cpu_gemm(const GemmProblem& p, const Epilogue& e, const ExecArgs& args) {
     s.a_panel.resize(std::size_t(kMC * kc_max));
     s.b_panel.resize(std::size_t(kNC * kc_max));
     s.acc.resize(std::size_t(kMC * kNC));
+    s.col_scale.resize(std::size_t(kNC));
+    s.row_out.resize(std::size_t(kNC));
   }
 
 #pragma omp parallel for schedule(dynamic) num_threads(threads) if (threads > 1)
@@ -313,6 +387,11 @@ void cpu_gemm(const GemmProblem& p, const Epilogue& e, const ExecArgs& args) {
     const int64_t i0 = rows.begin[batch] + (tile / col_tiles) * kMC;
     const int64_t j0 = (tile % col_tiles) * kNC;
     run_tile(job, batch, i0, std::min(kMC, rows.end[batch] - i0), j0, std::min(kNC, p.n - j0), s);
+  }
+  if (e.amax_d) {
+    double amax = 0;
+    for (const Scratch& s : scratch) amax = amax_update(amax, s.amax);
+    *args.amax_d = float(amax);
   }
 }
 

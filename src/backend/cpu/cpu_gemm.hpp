@@ -19,6 +19,10 @@ namespace dgemm {
 //    i32 result of an integer problem whose exact sum leaves int32 (only possible for k > 2^17).
 //  - A NaN stored to f16 / bf16 / fp8 is the positive quiet NaN pattern; with the saturate flag,
 //    an infinite value stored to fp8 becomes the largest finite value of its sign.
+//  - DGEMM_1.1 scaling (deepgemm.h): block scales of A / B multiply each element as it is packed
+//    (the sum over K of sa * sb * partial sums, regrouped per product); per-tensor and per-row /
+//    column scales multiply the finished sum; D's block scales and amax follow the header's rule
+//    exactly (core/scaling.cpp). args.a_scale / b_scale / d_scale / amax_d are host pointers.
 // Grouped problems: batch b is group b; it computes the rows that resolve_group_rows gives for
 // args.group_offsets / group_counts (host memory), applies one epilogue vector per group, and
 // writes the status bits to *args.group_status when that is non-null.

@@ -9,8 +9,8 @@
 // toolkit to load, and this layer needs no GPU: it runs on a build machine to fill a cache that a
 // GPU machine then uses.
 //
-// The cache key hashes the generated source, every embedded header, the options, the NVRTC
-// version and the architecture. A disk entry is written to a temporary file and renamed (atomic);
+// The cache key hashes the generated source, the embedded headers it includes (directly or
+// through each other), the options, the NVRTC version and the architecture. A disk entry is written to a temporary file and renamed (atomic);
 // it carries a magic, its key, its payload size and a checksum, and an entry that fails any check
 // is removed and rebuilt, never loaded.
 #pragma once
@@ -64,6 +64,11 @@ std::shared_ptr<const CompiledCode> compile(const CompileRequest& request);
 
 // The cache key compile() would use (depends on the NVRTC version: throws like compile()).
 std::string cache_key(const CompileRequest& request);
+
+// The embedded headers a source includes, directly or through each other (#include "name" lines
+// naming an embedded file), in first-seen order: what a kernel's cache key depends on, so that
+// editing one family's headers leaves the other families' cached kernels valid.
+std::vector<std::string> included_kernel_files(const std::string& source);
 
 // True when NVRTC can be loaded; otherwise *why says what was tried.
 bool nvrtc_available(std::string* why);

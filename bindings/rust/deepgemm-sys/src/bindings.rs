@@ -8,6 +8,7 @@ pub const DGEMM_EPILOGUE_SATURATE: u32 = 1;
 pub const DGEMM_EPILOGUE_ZERO_POINT: u32 = 2;
 pub const DGEMM_PLAN_AUTOTUNE: u32 = 1;
 pub const DGEMM_VERSION_HAS_EXT: u32 = 1;
+pub const DGEMM_SCALING_AMAX_D: u32 = 1;
 pub const DGEMM_GROUP_STATUS_NEGATIVE: u32 = 1;
 pub const DGEMM_GROUP_STATUS_OUT_OF_RANGE: u32 = 2;
 pub const DGEMM_GROUP_STATUS_DECREASING: u32 = 4;
@@ -1181,6 +1182,439 @@ extern "C" {
         workspace: *mut ::std::os::raw::c_void,
         workspace_size: usize,
         stream: *mut ::std::os::raw::c_void,
+    ) -> dgemm_status_t::Type;
+}
+pub mod dgemm_scale_mode_t {
+    pub type Type = ::std::os::raw::c_uint;
+    pub const DGEMM_SCALE_NONE: Type = 0;
+    pub const DGEMM_SCALE_PER_TENSOR: Type = 1;
+    pub const DGEMM_SCALE_OUTER_VEC: Type = 2;
+    pub const DGEMM_SCALE_VEC128: Type = 3;
+    pub const DGEMM_SCALE_BLK128x128: Type = 4;
+}
+pub mod dgemm_scale_type_t {
+    pub type Type = ::std::os::raw::c_uint;
+    pub const DGEMM_SCALE_TYPE_F32: Type = 0;
+    pub const DGEMM_SCALE_TYPE_UE8M0: Type = 1;
+}
+pub mod dgemm_scale_layout_t {
+    pub type Type = ::std::os::raw::c_uint;
+    pub const DGEMM_SCALE_MN_MAJOR: Type = 0;
+    pub const DGEMM_SCALE_K_MAJOR: Type = 1;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dgemm_scale_desc_t {
+    pub mode: dgemm_scale_mode_t::Type,
+    pub type_: dgemm_scale_type_t::Type,
+    pub layout: dgemm_scale_layout_t::Type,
+    pub reserved0: u32,
+    pub ld: i64,
+    pub stride: i64,
+}
+#[test]
+fn bindgen_test_layout_dgemm_scale_desc_t() {
+    assert_eq!(
+        ::std::mem::size_of::<dgemm_scale_desc_t>(),
+        32usize,
+        concat!("Size of: ", stringify!(dgemm_scale_desc_t))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<dgemm_scale_desc_t>(),
+        8usize,
+        concat!("Alignment of ", stringify!(dgemm_scale_desc_t))
+    );
+    fn test_field_mode() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_scale_desc_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).mode) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_scale_desc_t),
+                "::",
+                stringify!(mode)
+            )
+        );
+    }
+    test_field_mode();
+    fn test_field_type() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_scale_desc_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).type_) as usize - ptr as usize
+            },
+            4usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_scale_desc_t),
+                "::",
+                stringify!(type_)
+            )
+        );
+    }
+    test_field_type();
+    fn test_field_layout() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_scale_desc_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).layout) as usize - ptr as usize
+            },
+            8usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_scale_desc_t),
+                "::",
+                stringify!(layout)
+            )
+        );
+    }
+    test_field_layout();
+    fn test_field_reserved0() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_scale_desc_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).reserved0) as usize - ptr as usize
+            },
+            12usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_scale_desc_t),
+                "::",
+                stringify!(reserved0)
+            )
+        );
+    }
+    test_field_reserved0();
+    fn test_field_ld() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_scale_desc_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).ld) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_scale_desc_t),
+                "::",
+                stringify!(ld)
+            )
+        );
+    }
+    test_field_ld();
+    fn test_field_stride() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_scale_desc_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).stride) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_scale_desc_t),
+                "::",
+                stringify!(stride)
+            )
+        );
+    }
+    test_field_stride();
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dgemm_scaling_t {
+    pub header: dgemm_ext_header_t,
+    pub a_scale: dgemm_scale_desc_t,
+    pub b_scale: dgemm_scale_desc_t,
+    pub d_scale: dgemm_scale_desc_t,
+    pub flags: u32,
+    pub reserved0: u32,
+    pub reserved: [u64; 8usize],
+}
+#[test]
+fn bindgen_test_layout_dgemm_scaling_t() {
+    assert_eq!(
+        ::std::mem::size_of::<dgemm_scaling_t>(),
+        184usize,
+        concat!("Size of: ", stringify!(dgemm_scaling_t))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<dgemm_scaling_t>(),
+        8usize,
+        concat!("Alignment of ", stringify!(dgemm_scaling_t))
+    );
+    fn test_field_header() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_scaling_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).header) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_scaling_t),
+                "::",
+                stringify!(header)
+            )
+        );
+    }
+    test_field_header();
+    fn test_field_a_scale() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_scaling_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).a_scale) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_scaling_t),
+                "::",
+                stringify!(a_scale)
+            )
+        );
+    }
+    test_field_a_scale();
+    fn test_field_b_scale() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_scaling_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).b_scale) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_scaling_t),
+                "::",
+                stringify!(b_scale)
+            )
+        );
+    }
+    test_field_b_scale();
+    fn test_field_d_scale() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_scaling_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).d_scale) as usize - ptr as usize
+            },
+            80usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_scaling_t),
+                "::",
+                stringify!(d_scale)
+            )
+        );
+    }
+    test_field_d_scale();
+    fn test_field_flags() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_scaling_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).flags) as usize - ptr as usize
+            },
+            112usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_scaling_t),
+                "::",
+                stringify!(flags)
+            )
+        );
+    }
+    test_field_flags();
+    fn test_field_reserved0() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_scaling_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).reserved0) as usize - ptr as usize
+            },
+            116usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_scaling_t),
+                "::",
+                stringify!(reserved0)
+            )
+        );
+    }
+    test_field_reserved0();
+    fn test_field_reserved() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_scaling_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).reserved) as usize - ptr as usize
+            },
+            120usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_scaling_t),
+                "::",
+                stringify!(reserved)
+            )
+        );
+    }
+    test_field_reserved();
+}
+extern "C" {
+    pub fn dgemm_scaling_init(s: *mut dgemm_scaling_t) -> dgemm_status_t::Type;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dgemm_scale_args_t {
+    pub header: dgemm_ext_header_t,
+    pub a_scale: *const ::std::os::raw::c_void,
+    pub b_scale: *const ::std::os::raw::c_void,
+    pub d_scale: *mut ::std::os::raw::c_void,
+    pub amax_d: *mut f32,
+    pub reserved: [u64; 8usize],
+}
+#[test]
+fn bindgen_test_layout_dgemm_scale_args_t() {
+    assert_eq!(
+        ::std::mem::size_of::<dgemm_scale_args_t>(),
+        112usize,
+        concat!("Size of: ", stringify!(dgemm_scale_args_t))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<dgemm_scale_args_t>(),
+        8usize,
+        concat!("Alignment of ", stringify!(dgemm_scale_args_t))
+    );
+    fn test_field_header() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_scale_args_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).header) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_scale_args_t),
+                "::",
+                stringify!(header)
+            )
+        );
+    }
+    test_field_header();
+    fn test_field_a_scale() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_scale_args_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).a_scale) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_scale_args_t),
+                "::",
+                stringify!(a_scale)
+            )
+        );
+    }
+    test_field_a_scale();
+    fn test_field_b_scale() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_scale_args_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).b_scale) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_scale_args_t),
+                "::",
+                stringify!(b_scale)
+            )
+        );
+    }
+    test_field_b_scale();
+    fn test_field_d_scale() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_scale_args_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).d_scale) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_scale_args_t),
+                "::",
+                stringify!(d_scale)
+            )
+        );
+    }
+    test_field_d_scale();
+    fn test_field_amax_d() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_scale_args_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).amax_d) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_scale_args_t),
+                "::",
+                stringify!(amax_d)
+            )
+        );
+    }
+    test_field_amax_d();
+    fn test_field_reserved() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_scale_args_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).reserved) as usize - ptr as usize
+            },
+            48usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_scale_args_t),
+                "::",
+                stringify!(reserved)
+            )
+        );
+    }
+    test_field_reserved();
+}
+extern "C" {
+    pub fn dgemm_scale_args_init(a: *mut dgemm_scale_args_t) -> dgemm_status_t::Type;
+}
+pub mod dgemm_scale_tensor_t {
+    pub type Type = ::std::os::raw::c_uint;
+    pub const DGEMM_SCALE_TENSOR_A: Type = 0;
+    pub const DGEMM_SCALE_TENSOR_B: Type = 1;
+    pub const DGEMM_SCALE_TENSOR_D: Type = 2;
+}
+extern "C" {
+    pub fn dgemm_plan_scale_shape(
+        plan: dgemm_plan_t,
+        which: dgemm_scale_tensor_t::Type,
+        rows: *mut i64,
+        cols: *mut i64,
+        ld: *mut i64,
+        elements: *mut i64,
     ) -> dgemm_status_t::Type;
 }
 pub mod dgemm_group_layout_t {
