@@ -53,11 +53,12 @@ Candidate make_candidate(const KernelConfig& config, const CostEstimate& estimat
   return c;
 }
 
-std::string FamilyModel::unsupported_features(const GemmProblem& p, const Epilogue& e) const {
+std::string FamilyModel::missing_features(const GemmProblem& p, const Epilogue& e, bool runs_scaling,
+                                          bool runs_grouping) const {
   std::string why;
-  if (needs_scaling(p, e))
+  if (!runs_scaling && needs_scaling(p, e))
     why = std::string("no ") + family_name(family()) + " kernel for scaling yet (" + scaling_summary(p, e) + ")";
-  if (p.grouping.grouped()) {
+  if (!runs_grouping && p.grouping.grouped()) {
     if (!why.empty()) why += "; ";
     why += "grouped problems (DGEMM_EXT_GROUPED) are not implemented by this kernel family";
   }

@@ -22,6 +22,10 @@ struct DgemmParams {
   int reserved;
   void* workspace;
   unsigned long long workspace_size;
+  // DGEMM_1.1 input scales that do not vary along K, applied in the epilogue in the kernel's view:
+  // one f32 per tensor or per row of X (row_scale) and per column of X (col_scale); null if absent.
+  const float* row_scale;
+  const float* col_scale;
 };
 
 // The output tiles of a launch, as the shared tile scheduler (common/scheduler.cuh) walks them.
