@@ -23,6 +23,7 @@
 #include "backend/cpu/cpu_gemm.hpp"
 #include "core/hardware.hpp"
 #include "plan/arch_file.hpp"
+#include "plan/autotune.hpp"
 #include "plan/families.hpp"
 #include "plan/planner.hpp"
 #include "core/error.hpp"
@@ -838,6 +839,21 @@ BOOST_FIXTURE_TEST_CASE(grouped_with_scaling_is_not_supported, CpuContext) {
     }
   }
   BOOST_TEST(seen == 2);
+}
+
+// The autotuning memory keys on the problem's class: the grouping is part of it.
+BOOST_AUTO_TEST_CASE(autotune_memory_separates_grouped_problems) {
+  dgemm::GemmProblem p;
+  p.m = 1024;
+  p.n = p.k = 4096;
+  p.batch_count = 8;
+  p.stride_a = p.m * p.k;
+  p.stride_b = p.k * p.n;
+  p.stride_d = p.m * p.n;
+  dgemm::GemmProblem masked = p;
+  masked.grouping.layout = dgemm::GroupLayout::Masked;
+  const dgemm::Epilogue e;
+  BOOST_TEST(dgemm::problem_class_key(p, e) != dgemm::problem_class_key(masked, e));
 }
 
 // The grouping is part of the plan (its cache key and its description).
