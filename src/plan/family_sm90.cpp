@@ -137,8 +137,11 @@ class Sm90Family final : public FamilyModel {
   Family family() const override { return Family::Sm90; }
   bool uses_tma(const KernelConfig&) const override { return true; }
   // DGEMM_1.1 input scales: f32, block modes with 8-bit operands and one batch (per candidate:
-  // scale_problem); no block-scaled output or amax of D yet.
-  bool supports_scaling(const GemmProblem& p, const Epilogue& e) const override {
+  // scale_problem); no block-scaled output or amax of D yet; no grouped problems yet.
+  std::string unsupported_features(const GemmProblem& p, const Epilogue& e) const override {
+    return missing_features(p, e, runs_scaling(p, e), false);
+  }
+  static bool runs_scaling(const GemmProblem& p, const Epilogue& e) {
     if (e.d_scale.active() || e.amax_d) return false;
     for (const ScaleDesc* s : {&p.a_scale, &p.b_scale}) {
       if (!s->active()) continue;
