@@ -50,7 +50,8 @@ class FamilyModel {
   }
   // Whether the family has kernels for DGEMM_1.1 scaling (input scales, a block-scaled output,
   // the amax of D: needs_scaling). The planner asks first and rejects a family that says no with
-  // one candidate naming the reason; GPU families say no until their FP8 / INT8 kernels exist.
+  // one candidate naming the reason. sm90 says yes for what its 8-bit path implements
+  // (family_sm90.cpp); sm80 and small_m keep this default.
   virtual bool supports_scaling(const GemmProblem&, const Epilogue&) const { return false; }
 };
 
