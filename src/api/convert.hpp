@@ -34,9 +34,11 @@ inline Enum checked_enum(int value, int max, const char* name, const char* type)
 }
 
 // Checks and converts; throws Error naming the field. Leading dimensions come back resolved.
-inline GemmProblem convert_problem(const dgemm_problem_t* p) {
+// `grouping` (from a DGEMM_EXT_GROUPED extension) takes part in the validation.
+inline GemmProblem convert_problem(const dgemm_problem_t* p, const Grouping& grouping = Grouping()) {
   check_struct(p, "problem");
   GemmProblem g;
+  g.grouping = grouping;
   g.m = p->m;
   g.n = p->n;
   g.k = p->k;

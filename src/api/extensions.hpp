@@ -4,6 +4,7 @@
 // extension means; its converter (next to the feature's own code in src/api) does.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "core/error.hpp"
@@ -54,6 +55,20 @@ inline ExtensionChain collect_extensions(const void* first, ExtensionStage stage
     *slot = h;
   }
   return chain;
+}
+
+// An extension struct must come from its *_init function: the exact struct_size of this
+// library's header, and reserved words zero. `name` is how messages call it ("grouped").
+template <class Ext>
+inline const Ext* checked_extension(const dgemm_ext_header_t* h, const char* name) {
+  if (h->struct_size != sizeof(Ext))
+    fail(Status::InvalidArgument, name, "->header.struct_size = ", h->struct_size, ": expected ", sizeof(Ext),
+         " (initialize the struct with its *_init function)");
+  const Ext* ext = reinterpret_cast<const Ext*>(h);
+  for (std::size_t i = 0; i < sizeof(ext->reserved) / sizeof(ext->reserved[0]); ++i) {
+    if (ext->reserved[i] != 0) fail(Status::InvalidArgument, name, "->reserved[", i, "] = ", ext->reserved[i], ": must be 0");
+  }
+  return ext;
 }
 
 }  // namespace dgemm::api

@@ -224,6 +224,19 @@ struct Job {
   double alpha, beta;
   bool read_c;
   MacroKernel macro;
+
+  // Index into an epilogue vector for element (i, j) of batch `batch`. Plain batches share one
+  // vector; a grouped problem has one per group, packed (deepgemm.h, "grouped problems").
+  int64_t vector_index(VectorMode mode, int64_t batch, int64_t i, int64_t j) const {
+    const int64_t g = p->grouping.grouped() ? batch : 0;
+    switch (mode) {
+      case VectorMode::PerTensor: return g;
+      case VectorMode::PerColumn: return g * p->n + j;
+      case VectorMode::PerRow: return p->grouping.masked() ? g * p->m + i : i;
+      case VectorMode::None: break;
+    }
+    return 0;
+  }
 };
 
 struct Scratch {
@@ -287,11 +300,11 @@ void run_tile(const Job& job, int64_t batch, int64_t i0, int64_t mc, int64_t j0,
       }
       if (job.read_c) v += job.beta * load_as_double(p.c_type, c_base, p.offset(i, j, p.ldc));
       if (e.bias_mode != VectorMode::None)
-        v += load_as_double(e.bias_type, x.bias, e.bias_mode == VectorMode::PerRow ? i : j);
+        v += load_as_double(e.bias_type, x.bias, job.vector_index(e.bias_mode, batch, i, j));
       v = activate(e.activation, v);
       if (e.amax_d) s.amax = amax_update(s.amax, v);
       if (e.scale_mode != VectorMode::None) {
-        const int64_t s_idx = e.scale_mode == VectorMode::PerTensor ? 0 : e.scale_mode == VectorMode::PerRow ? i : j;
+        const int64_t s_idx = job.vector_index(e.scale_mode, batch, i, j);
         v *= double(x.scale[s_idx]);
         // The zero point is added to the rounded value, before saturation to [-128, 127].
         if (e.zero_point) v = std::nearbyint(v) + double(x.zero_point[s_idx]);
@@ -326,14 +339,31 @@ void cpu_gemm(const GemmProblem& p, const Epilogue& e, const ExecArgs& args) {
   // BLAS: beta = 0 at run time does not read C (NaNs in C must not reach D), as the GPU epilogues.
   if (job.beta == 0.0) job.read_c = false;
 
-  const int64_t row_tiles = (p.m + kMC - 1) / kMC;
+  // The rows each batch computes: all m, or a group's rows after the clipping rule (which the C
+  // boundary has already enforced as errors; direct callers, such as the GPU tests' oracle, get
+  // the documented device-side behaviour).
+  GroupRows rows;
+  if (p.grouping.grouped()) {
+    rows = resolve_group_rows(p.grouping, p.batch_count, p.m, args.group_offsets, args.group_counts);
+    if (args.group_status) *args.group_status = rows.status;
+  } else {
+    rows.begin.assign(std::size_t(p.batch_count), 0);
+    rows.end.assign(std::size_t(p.batch_count), p.m);
+  }
+  // Tasks are numbered batch after batch; first_task[b] is batch b's first.
   const int64_t col_tiles = (p.n + kNC - 1) / kNC;
-  const int64_t tiles_per_batch = row_tiles * col_tiles;
-  const int64_t tasks = p.batch_count * tiles_per_batch;
+  std::vector<int64_t> first_task(std::size_t(p.batch_count) + 1, 0);
+  int64_t total_rows = 0;
+  for (int64_t b = 0; b < p.batch_count; ++b) {
+    const int64_t batch_rows = rows.end[b] - rows.begin[b];
+    total_rows += batch_rows;
+    first_task[b + 1] = first_task[b] + (batch_rows + kMC - 1) / kMC * col_tiles;
+  }
+  const int64_t tasks = first_task.back();
 
   // Threads only pay off past a few hundred thousand multiply-adds; tiny problems (most of a test
   // sweep) stay on the calling thread.
-  const double work = double(p.m) * double(p.n) * double(std::max<int64_t>(p.k, 1)) * double(p.batch_count);
+  const double work = double(total_rows) * double(p.n) * double(std::max<int64_t>(p.k, 1));
   int threads = 1;
   if (tasks > 1 && work > 2e5) threads = int(std::min<int64_t>(omp_get_max_threads(), tasks));
 
@@ -352,11 +382,11 @@ void cpu_gemm(const GemmProblem& p, const Epilogue& e, const ExecArgs& args) {
 #pragma omp parallel for schedule(dynamic) num_threads(threads) if (threads > 1)
   for (int64_t t = 0; t < tasks; ++t) {
     Scratch& s = scratch[omp_get_thread_num()];
-    const int64_t batch = t / tiles_per_batch;
-    const int64_t tile = t % tiles_per_batch;
-    const int64_t i0 = (tile / col_tiles) * kMC;
+    const int64_t batch = std::upper_bound(first_task.begin(), first_task.end(), t) - first_task.begin() - 1;
+    const int64_t tile = t - first_task[batch];
+    const int64_t i0 = rows.begin[batch] + (tile / col_tiles) * kMC;
     const int64_t j0 = (tile % col_tiles) * kNC;
-    run_tile(job, batch, i0, std::min(kMC, p.m - i0), j0, std::min(kNC, p.n - j0), s);
+    run_tile(job, batch, i0, std::min(kMC, rows.end[batch] - i0), j0, std::min(kNC, p.n - j0), s);
   }
   if (e.amax_d) {
     double amax = 0;

@@ -36,3 +36,11 @@ struct TileGrid {
   int cluster_m;     // tiles per work unit along M (CTAs of a cluster on adjacent tiles)
   int split_k;       // K splits per tile (>= 1)
 };
+
+// What a grouped launch receives (common/group_walk.cuh walks it on the device).
+struct GroupArgs {
+  const int* rows;   // contiguous: G + 1 row offsets; masked: G counts (device memory)
+  unsigned* status;  // the run's status word (DGEMM_GROUP_STATUS_* bits), or null
+  int groups;        // G
+  int alignment;     // contiguous: the plan's m_alignment (>= 1)
+};

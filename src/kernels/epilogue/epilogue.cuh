@@ -115,6 +115,20 @@ struct EpilogueOp {
     col_scale = p.col_scale;
   }
 
+  // Grouped problems (kernels/GROUPED.md): after init(p, g), group g's vectors. Per column they
+  // start at g * n, a per-tensor scale and zero point is element g, and a per-row vector is
+  // g * m + row for a masked group (contiguous groups share D's rows: the row is already its index).
+  __device__ __forceinline__ void select_group(long long g, long long m, long long n, bool masked) {
+    if (Epi::kBiasMode == kVecPerColumn) bias += g * n;
+    if (Epi::kBiasMode == kVecPerRow && masked) bias += g * m;
+    const long long s = Epi::kScaleMode == kVecPerTensor   ? g
+                        : Epi::kScaleMode == kVecPerColumn ? g * n
+                        : Epi::kScaleMode == kVecPerRow && masked ? g * m
+                                                                  : 0;
+    if (Epi::kScaleMode != kVecNone) scale += s;
+    if (Epi::kZeroPoint) zero_point += s;
+  }
+
   // Where X(row, col) lives in D and C.
   __device__ __forceinline__ long long d_offset(long long row, long long col) const {
     return kTrans ? col * ldd + row : row * ldd + col;

@@ -32,11 +32,18 @@
 //     own shared memory, the leader (rank 0) adds them through distributed shared memory and runs
 //     the epilogue. One launch, no workspace.
 //
+// Grouped problems (kGrouped, src/kernels/GROUPED.md): the batches are the groups of a
+// mixture-of-experts layer, whose rows the kernel reads from the caller's device array as it runs
+// (common/group_walk.cuh): the persistent walk covers each group's own M tiles, a tile's rows past
+// its group's end are loaded (they are inside A, or zero-filled) but never stored, and the
+// epilogue's vectors are the group's. One CTA per tile, no block scales.
+//
 // The JIT prelude instantiates Gemm<...> through DGEMM_SM90_DEFINE_KERNEL (bottom) so that the
 // kernel has a stable extern "C" name.
 #pragma once
 
 #include "common/gemm_params.cuh"
+#include "common/group_walk.cuh"
 #include "common/pipeline.cuh"
 #include "common/scheduler.cuh"
 #include "epilogue/epilogue.cuh"
@@ -65,10 +72,22 @@ struct GemmArgs {
   const float* sa_blk;  // kScaleBlk128 scales of KA: element (row block, K block) at r * ld + c ...
   const float* sb_blk;  // ... or r + c * ld when the tensor is MN-major (ld < 0 encodes that)
   long long sa_ld, sb_ld;
+  // The batch coordinate of KA's and KB's tensor maps is batch * step: 0 for an operand every
+  // batch (or group) shares (its map then has one batch), 1 otherwise.
+  int a_batch_step, b_batch_step;
+  GroupArgs groups;  // kGrouped: the per-group rows (common/group_walk.cuh)
+};
+
+// One work unit as the loops see it: the tile's first row of X and the end of the rows it may
+// store (m, or its group's end), its N block, the batch of its operands and output, its group.
+struct Work {
+  long long row0, row_end;
+  int n_block, batch, group;
 };
 
 template <int kBlockM, int kBlockN, int kStages, int kType, bool kAKMajor, bool kBKMajor, int kClusterM,
-          int kClusterK, class Epi, int kMinBlocks = 1, int kAScale = kScaleNone, int kBScale = kScaleNone>
+          int kClusterK, class Epi, int kMinBlocks = 1, int kAScale = kScaleNone, int kBScale = kScaleNone,
+          int kGrouped = kGroupNone>
 struct Gemm {
   // Operands not K-major are MN-major: wgmma reads them with its transpose bit (16-bit only).
   static constexpr int kAMajorMN = kAKMajor ? 0 : 1;
@@ -130,6 +149,30 @@ struct Gemm {
   static_assert(kClusterM == 1 || !kBMajorMN || (kBlockN / 64) % kClusterM == 0,
                 "an N-major B tile splits into whole 64-column boxes per CTA");
   static_assert(kClusterM == 1 || kBMajorMN || (kBlockN / kClusterM) % 8 == 0, "B box rows per CTA");
+  static_assert(kGrouped == kGroupNone || (kClusterSize == 1 && !kPromote),
+                "grouped: one CTA per tile (a cluster's tiles could straddle groups), no block scales");
+
+  // The work unit `unit`, or false past the last one. Grouped walks scan the group rows (each
+  // walker keeps its own cursor; units only increase).
+  __device__ __forceinline__ static bool next_work(const GemmArgs& args, const TileScheduler& sched, int num_units,
+                                                   GroupWalk<kGrouped, kBlockM>& walk, int unit, u32 rank_m, Work& w) {
+    if constexpr (kGrouped != kGroupNone) {
+      if (!walk.seek(unit)) return false;
+      walk.tile(unit, w.row0, w.n_block);
+      w.row_end = walk.end;
+      w.batch = walk.group;
+      w.group = walk.group;
+    } else {
+      if (unit >= num_units) return false;
+      const TileCoord t = sched.coords(unit);
+      w.row0 = (long long)(t.m_block + int(rank_m)) * kBlockM;
+      w.row_end = args.p.m;
+      w.n_block = t.n_block;
+      w.batch = t.batch;
+      w.group = 0;
+    }
+    return true;
+  }
 
   // The MMA of one K step (16 of 16-bit or 32 of 8-bit elements) into one m64 accumulator atom.
   __device__ __forceinline__ static void mma(Acc (&d)[kAcc], u64 desc_a, u64 desc_b, int scale_d) {
@@ -200,23 +243,29 @@ struct Gemm {
         constexpr u32 kStageBytes = kStageA + kStageB + (kAScale == kScaleVec128 ? kBlockM * 4 : 0) +
                                     (kBScale == kScaleVec128 ? kBlockN * 4 : 0);
         PipelineState<kStages> ps;
-        for (int unit = cluster_id; unit < num_units; unit += num_clusters) {
-          const TileCoord t = sched.coords(unit);
+        GroupWalk<kGrouped, kBlockM> walk;
+        if constexpr (kGrouped != kGroupNone) walk.start(args.groups, args.p.m, args.tiles.num_n_blocks);
+        Work w;
+        for (int unit = cluster_id; next_work(args, sched, num_units, walk, unit, rank_m, w); unit += num_clusters) {
           int kb_begin, kb_end;
           TileScheduler::k_range(args.num_k_blocks, kClusterK, int(rank_k), kb_begin, kb_end);
-          const int m0 = (t.m_block + int(rank_m)) * kBlockM, n0 = t.n_block * kBlockN;
+          const int m0 = int(w.row0), n0 = w.n_block * kBlockN;
+          const int a_batch = w.batch * args.a_batch_step, b_batch = w.batch * args.b_batch_step;
           for (int kb = kb_begin; kb < kb_end; ++kb, ps.advance()) {
             const int k0 = kb * kBlockK;
             mbar_wait(empty_bar(ps.stage), ps.phase ^ 1);
             // Own A + the whole B tile (half of it arrives from the peer CTA when multicast).
             mbar_arrive_expect_tx(full_bar(ps.stage), kStageBytes);
-            load_a(args, smem_a(ps.stage), full_bar(ps.stage), m0, k0, t.batch);
-            load_b(args, smem_b(ps.stage), full_bar(ps.stage), n0, k0, t.batch, rank_m);
+            load_a(args, smem_a(ps.stage), full_bar(ps.stage), m0, k0, a_batch);
+            load_b(args, smem_b(ps.stage), full_bar(ps.stage), n0, k0, b_batch, rank_m);
             if constexpr (kAScale == kScaleVec128) tma_load_2d(scale_a(ps.stage), &args.tma_sa, full_bar(ps.stage), m0, kb);
             if constexpr (kBScale == kScaleVec128) tma_load_2d(scale_b(ps.stage), &args.tma_sb, full_bar(ps.stage), n0, kb);
           }
         }
       }
+      // Grouped: one thread of the grid (an idle producer warp's) reports the raw values' status.
+      if constexpr (kGrouped != kGroupNone)
+        if (blockIdx.x == 0 && threadIdx.x == 32) write_group_status<kGrouped>(args.groups, args.p.m);
     } else {
       if constexpr (kMathWGs == 2) setmaxnreg_inc<kConsumerRegs>();
       const int math_wg = warpgroup - 1;
@@ -239,11 +288,13 @@ struct Gemm {
       Acc part[kPromote ? kMAtoms : 1][kPromote ? kAcc : 1];
       PipelineState<kStages> ps;
       u32 reduce_phase = 0;
-      for (int unit = cluster_id; unit < num_units; unit += num_clusters) {
-        const TileCoord t = sched.coords(unit);
+      GroupWalk<kGrouped, kBlockM> walk;
+      if constexpr (kGrouped != kGroupNone) walk.start(args.groups, args.p.m, args.tiles.num_n_blocks);
+      Work w;
+      for (int unit = cluster_id; next_work(args, sched, num_units, walk, unit, rank_m, w); unit += num_clusters) {
         int kb_begin, kb_end;
         TileScheduler::k_range(args.num_k_blocks, kClusterK, int(rank_k), kb_begin, kb_end);
-        const int m0 = (t.m_block + int(rank_m)) * kBlockM, n0 = t.n_block * kBlockN;
+        const int m0 = int(w.row0), n0 = w.n_block * kBlockN;
         if constexpr (kAScale == kScaleBlk128 || kBScale == kScaleBlk128)
           load_blk_scales(args, blk_scales, blk_stride, m0, n0, kb_begin, kb_end, ctid);
         if (kPromote || kb_begin == kb_end) {
@@ -328,8 +379,8 @@ struct Gemm {
           reduce_phase ^= 1;
         }
 
-        if constexpr (kIntAcc && EpilogueOp<Epi>::kExactInt) epilogue_exact(args, t, rank_m, math_wg, warp_in_wg, lane, acc);
-        else epilogue(args, t, rank_m, math_wg, warp_in_wg, lane, acc);
+        if constexpr (kIntAcc && EpilogueOp<Epi>::kExactInt) epilogue_exact(args, w, math_wg, warp_in_wg, lane, acc);
+        else epilogue(args, w, math_wg, warp_in_wg, lane, acc);
         (void)m0;
         (void)n0;
       }
@@ -436,14 +487,13 @@ struct Gemm {
 
   // The epilogue of an integer product stored as i32 with nothing applied: the sums themselves,
   // exactly (float would round sums beyond 2^24).
-  __device__ static void epilogue_exact(const GemmArgs& args, const TileCoord& t, u32 rank_m, int math_wg,
-                                        int warp_in_wg, int lane, Acc (&acc)[kMAtoms][kAcc]) {
-    const long long m = args.p.m, n = args.p.n;
-    const long long row_base =
-        (long long)(t.m_block + rank_m) * kBlockM + math_wg * kWGRows + warp_in_wg * 16 + lane / 4;
-    const long long col_base = (long long)t.n_block * kBlockN + (lane % 4) * 2;
+  __device__ static void epilogue_exact(const GemmArgs& args, const Work& w, int math_wg, int warp_in_wg, int lane,
+                                        Acc (&acc)[kMAtoms][kAcc]) {
+    const long long m = w.row_end, n = args.p.n;
+    const long long row_base = w.row0 + math_wg * kWGRows + warp_in_wg * 16 + lane / 4;
+    const long long col_base = (long long)w.n_block * kBlockN + (lane % 4) * 2;
     EpilogueOp<Epi> epi;
-    epi.init(args.p, t.batch);
+    epi.init(args.p, w.batch);
 #pragma unroll
     for (int ma = 0; ma < kMAtoms; ++ma)
 #pragma unroll
@@ -462,15 +512,16 @@ struct Gemm {
 
   // The fused epilogue from registers. wgmma's accumulator layout: thread (warp w, lane l) holds,
   // for each 8-column group i, rows w*16 + l/4 (+8) and columns i*8 + (l%4)*2 (+1).
-  __device__ static void epilogue(const GemmArgs& args, const TileCoord& t, u32 rank_m, int math_wg, int warp_in_wg,
-                                  int lane, Acc (&acc)[kMAtoms][kAcc]) {
+  // Rows at or past w.row_end (D's end, or the group's) are not stored.
+  __device__ static void epilogue(const GemmArgs& args, const Work& w, int math_wg, int warp_in_wg, int lane,
+                                  Acc (&acc)[kMAtoms][kAcc]) {
     using Op = EpilogueOp<Epi>;
-    const long long m = args.p.m, n = args.p.n;
-    const long long row_base =
-        (long long)(t.m_block + rank_m) * kBlockM + math_wg * kWGRows + warp_in_wg * 16 + lane / 4;
-    const long long col_base = (long long)t.n_block * kBlockN + (lane % 4) * 2;
+    const long long m = w.row_end, n = args.p.n;
+    const long long row_base = w.row0 + math_wg * kWGRows + warp_in_wg * 16 + lane / 4;
+    const long long col_base = (long long)w.n_block * kBlockN + (lane % 4) * 2;
     Op epi;
-    epi.init(args.p, t.batch);
+    epi.init(args.p, w.batch);
+    if constexpr (kGrouped != kGroupNone) epi.select_group(w.group, args.p.m, n, kGrouped == kGroupMasked);
     // Bias once per row and per column of the thread's fragment, not per element. Column biases
     // come kGroup column pairs at a time, the next group's loads issued before this group's
     // stores (a load after a store to D cannot be hoisted above it: they may alias).
@@ -494,8 +545,7 @@ struct Gemm {
     load_cbias(0, cbias);
     // A tile wholly inside D with pair-aligned rows (the usual case) stores without bounds
     // checks, from one pointer per row plus compile-time offsets.
-    const bool full_tile = (long long)(t.m_block + rank_m + 1) * kBlockM <= m &&
-                           (long long)(t.n_block + 1) * kBlockN <= n && epi.pairs_aligned();
+    const bool full_tile = w.row0 + kBlockM <= m && (long long)(w.n_block + 1) * kBlockN <= n && epi.pairs_aligned();
     if (full_tile) {
       typename Op::DType* rowp[kMAtoms][2];
 #pragma unroll
