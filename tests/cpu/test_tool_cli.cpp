@@ -1,7 +1,7 @@
 // The `deepgemm run` and `deepgemm warm` output as a user reads it: run's short summary (device,
 // kernel, time, TFLOP/s, error against the oracle, PASS), the plan's JSON with --explain, one JSON
 // object with --json, the documented exit codes (usage 2, unsupported 3), "gelu" meaning the erf
-// form as everywhere else, and warm's progress and --json.
+// form as everywhere else, explicit batch strides, and warm's progress and --json.
 #include <boost/test/unit_test.hpp>
 
 #include <sys/wait.h>
@@ -114,3 +114,31 @@ BOOST_AUTO_TEST_CASE(warm_reports_progress_and_json) {
   std::filesystem::remove_all(dir);
 #endif
 }
+
+// --stride-a/-b/-c/-d: batches with gaps and a shared (stride 0) operand run and check; a stride
+// without batches, a negative or missing value is a usage error naming the flag, and the library's
+// own rules (D's batches must not overlap) still apply.
+BOOST_AUTO_TEST_CASE(run_takes_explicit_batch_strides) {
+  if (tool_missing()) return;
+  const std::string base = tool() + " run --device cpu --m 20 --n 12 --k 9 --dtype f32 ";
+  Result r = sh(base + "--batch 3 --stride-a 200 --stride-b 0 --stride-c 250 --stride-d 247 --beta 0.5");
+  BOOST_TEST(r.rc == 0, r.out);
+  BOOST_TEST(has(r.out, "batch=3 strides=200,0,250,247"), r.out);
+  BOOST_TEST(has(r.out, "result    PASS"), r.out);
+  r = sh(base + "--batch 2");  // packed without the flags: each matrix right after the previous
+  BOOST_TEST(has(r.out, "batch=2 strides=180,108,240,240"), r.out);
+  r = sh(base + "--batch 2 --order col --lda 24 --stride-c 0");
+  BOOST_TEST(has(r.out, "batch=2 strides=216,108,0,240"), r.out);
+  for (auto [flags, message] :
+       {std::pair{"--stride-a 5", "--stride-a = 5: a batch stride needs --batch B > 1"},
+        std::pair{"--batch 2 --stride-b -1", "--stride-b = -1: batch strides must be >= 0"},
+        std::pair{"--batch 2 --stride-c", "--stride-c needs a value"},
+        std::pair{"--batch 2 --stride-d x", "--stride-d = 'x' is not an integer"},
+        std::pair{"--batch 2 --stride-d 100", "stride_d = 100: smaller than one D matrix (240 elements)"}}) {
+    r = sh(base + flags);
+    BOOST_TEST(r.rc == 2, flags << ": " << r.out);
+    BOOST_TEST(has(r.out, message), flags << ": " << r.out);
+  }
+  BOOST_TEST(has(sh(tool() + " run --help").out, "--stride-a S --stride-b S"));
+}
+
