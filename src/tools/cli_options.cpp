@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <stdexcept>
+#include <utility>
 
 namespace dgemm::tools {
 
@@ -137,6 +138,20 @@ GemmOptions parse_gemm_options(const Flags& f) {
     p.stride_c = packed(p.m, p.n, p.ldc);
     p.stride_d = packed(p.m, p.n, p.ldd);
   }
+  // Explicit batch strides (gaps between batches, 0 = one matrix every batch shares): what the
+  // GPU tests' batched cases use, so their repro lines can say it. Negative or batch-less strides
+  // are refused here, naming the flag; the library checks the rest (overlapping D, overflow).
+  for (auto [flag, stride] : {std::pair{"stride-a", &p.stride_a}, std::pair{"stride-b", &p.stride_b},
+                              std::pair{"stride-c", &p.stride_c}, std::pair{"stride-d", &p.stride_d}}) {
+    if (!f.has(flag)) continue;
+    // A bare flag would otherwise read as 0, which means "shared", not "packed".
+    if (f.get(flag, "").empty()) throw std::invalid_argument("--" + std::string(flag) + " needs a value (elements)");
+    const long long v = f.get_int(flag, 0);
+    const std::string given = "--" + std::string(flag) + " = " + std::to_string(v);
+    if (p.batch_count <= 1) throw std::invalid_argument(given + ": a batch stride needs --batch B > 1");
+    if (v < 0) throw std::invalid_argument(given + ": batch strides must be >= 0 (0: every batch shares one matrix)");
+    *stride = v;
+  }
   dgemm_epilogue_t& e = o.epilogue;
   e.alpha = float(f.get_double("alpha", 1.0));
   e.beta = float(f.get_double("beta", 0.0));
@@ -163,7 +178,9 @@ const char* gemm_options_help() {
          "  --trans-a --trans-b          op(A) = A^T, op(B) = B^T\n"
          "  --order row|col              storage order of every matrix (default row)\n"
          "  --lda/--ldb/--ldc/--ldd L    leading dimensions (default packed)\n"
-         "  --batch B                    packed strided batches\n"
+         "  --batch B                    strided batches (default: packed, each right after the previous)\n"
+         "  --stride-a S --stride-b S    batch strides in elements (default packed; 0: one matrix\n"
+         "  --stride-c S --stride-d S    every batch shares; only with --batch B > 1)\n"
          "  --alpha X --beta X           scalars (beta != 0 reads C)\n"
          "  --bias none|row|col          bias vector per row (m) or per column (n); --bias-dtype T\n"
          "  --act none|relu|gelu|gelu_tanh|silu  (gelu = gelu_erf, torch's default)\n"

@@ -33,6 +33,7 @@ class Flags {
 //   --m --n --k (default 1024)  --dtype T (A and B; default bf16)  --a-dtype/--b-dtype
 //   --out-dtype T (default: the input type, i32 for i8)  --c-dtype T (default: out type)
 //   --trans-a --trans-b  --order row|col  --lda/--ldb/--ldc/--ldd  --batch B
+//   --stride-a/--stride-b/--stride-c/--stride-d S (default packed; only with --batch > 1)
 //   --alpha X --beta X  --bias none|row|col  --bias-dtype T  --act none|relu|gelu_tanh|gelu_erf|silu
 //   --scale none|tensor|row|col  --zero-point  --no-saturate
 struct GemmOptions {

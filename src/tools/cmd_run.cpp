@@ -161,7 +161,9 @@ int cmd_run(int argc, char** argv) {
   Flags f(argc, argv);
   if (f.get_bool("help")) {
     std::printf("usage: deepgemm run [flags]\n"
-                "Plans and runs one GEMM, checks it against the CPU oracle and prints a short summary.\n%s"
+                "Plans and runs one GEMM, checks it against the CPU oracle and prints a short summary.\n"
+                "Every failing GPU test case prints the command that reruns its problem on the tool's own\n"
+                "random inputs (\"repro: deepgemm run ...\"; a \"# not expressible\" note names what no flag says).\n%s"
                 "  --device auto|cpu|cuda[:N]   where to run (default auto: first GPU, else CPU)\n"
                 "  --reps R --warmup W          timed and untimed executions (default 20, 3)\n"
                 "  --check auto|full|sample|none  oracle comparison (auto: sample rows when large)\n"

@@ -1,8 +1,9 @@
 // Shared harness of the GPU tests (tests/gpu/test_*_gemm.cpp): the no-GPU exit (77) with its
 // DGEMM_TEST_PREFILL hook, the CUDA context, cases converted to the C API's structs, device buffers
-// with poisoned D and guard bands, the CPU-oracle comparison, parallel plan creation / prepare, and
-// the deduplicated kernel list a prefill compiles. Header-only on purpose: only the GPU test
-// executables include it (they already link CUDA::cudart), so no extra library or CMake target.
+// with poisoned D and guard bands, the CPU-oracle comparison, the repro lines of failures (text
+// and `deepgemm run` command), parallel plan creation / prepare, and the deduplicated kernel list
+// a prefill compiles. Header-only on purpose: only the GPU test executables include it (they
+// already link CUDA::cudart), so no extra library or CMake target.
 // What differs per family (cases, sweeps, menus, family-specific checks) stays in each test file.
 #pragma once
 
@@ -26,6 +27,7 @@
 #include "backend/backend.hpp"
 #include "backend/cpu/cpu_gemm.hpp"
 #include "backend/cuda/jit.hpp"
+#include "common/run_command.hpp"
 #include "core/float_convert.hpp"
 #include "core/problem.hpp"
 #include "deepgemm/deepgemm.h"
@@ -71,6 +73,16 @@ inline std::string repro_without_scalars(const Case& c) {
   return os.str();
 }
 inline std::string repro(const Case& c) { return repro_without_scalars(c) + " scalars=" + std::to_string(int(c.scalars)); }
+// The `deepgemm run` line for the same case, printed last in every failure message (on its own
+// line, so it can be pasted): `force` is what the test forced, a family or a configuration name.
+// Misaligned pointers and execute-time scalars come out as the line's "# not expressible" note.
+inline std::string repro_command(const Case& c, const std::string& force) {
+  RunExtras x;
+  x.force = force;
+  x.misalign = c.misalign;
+  x.scalars = c.scalars;
+  return "\n    repro: " + run_command(c.p, c.e, x);
+}
 
 // Relative Frobenius error allowed per output type.
 inline double threshold(DType d) {

@@ -1,7 +1,8 @@
 // The `deepgemm run` and `deepgemm warm` output as a user reads it: run's short summary (device,
 // kernel, time, TFLOP/s, error against the oracle, PASS), the plan's JSON with --explain, one JSON
 // object with --json, the documented exit codes (usage 2, unsupported 3), "gelu" meaning the erf
-// form as everywhere else, and warm's progress and --json.
+// form as everywhere else, explicit batch strides, the GPU tests' repro lines run as pasted, and
+// warm's progress and --json.
 #include <boost/test/unit_test.hpp>
 
 #include <sys/wait.h>
@@ -10,6 +11,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
+
+#include "common/run_command.hpp"
+#include "core/problem.hpp"
 
 namespace {
 
@@ -113,4 +118,101 @@ BOOST_AUTO_TEST_CASE(warm_reports_progress_and_json) {
   }
   std::filesystem::remove_all(dir);
 #endif
+}
+
+// --stride-a/-b/-c/-d: batches with gaps and a shared (stride 0) operand run and check; a stride
+// without batches, a negative or missing value is a usage error naming the flag, and the library's
+// own rules (D's batches must not overlap) still apply.
+BOOST_AUTO_TEST_CASE(run_takes_explicit_batch_strides) {
+  if (tool_missing()) return;
+  const std::string base = tool() + " run --device cpu --m 20 --n 12 --k 9 --dtype f32 ";
+  Result r = sh(base + "--batch 3 --stride-a 200 --stride-b 0 --stride-c 250 --stride-d 247 --beta 0.5");
+  BOOST_TEST(r.rc == 0, r.out);
+  BOOST_TEST(has(r.out, "batch=3 strides=200,0,250,247"), r.out);
+  BOOST_TEST(has(r.out, "result    PASS"), r.out);
+  r = sh(base + "--batch 2");  // packed without the flags: each matrix right after the previous
+  BOOST_TEST(has(r.out, "batch=2 strides=180,108,240,240"), r.out);
+  r = sh(base + "--batch 2 --order col --lda 24 --stride-c 0");
+  BOOST_TEST(has(r.out, "batch=2 strides=216,108,0,240"), r.out);
+  for (auto [flags, message] :
+       {std::pair{"--stride-a 5", "--stride-a = 5: a batch stride needs --batch B > 1"},
+        std::pair{"--batch 2 --stride-b -1", "--stride-b = -1: batch strides must be >= 0"},
+        std::pair{"--batch 2 --stride-c", "--stride-c needs a value"},
+        std::pair{"--batch 2 --stride-d x", "--stride-d = 'x' is not an integer"},
+        std::pair{"--batch 2 --stride-d 100", "stride_d = 100: smaller than one D matrix (240 elements)"}}) {
+    r = sh(base + flags);
+    BOOST_TEST(r.rc == 2, flags << ": " << r.out);
+    BOOST_TEST(has(r.out, message), flags << ": " << r.out);
+  }
+  BOOST_TEST(has(sh(tool() + " run --help").out, "--stride-a S --stride-b S"));
+}
+
+// The GPU tests' repro lines (tests/common/run_command.hpp) run as pasted, with the "# not
+// expressible" note as a shell comment: the tool runs the same problem (its printed problem line)
+// and passes. test_run_command.cpp checks every field of such lines through the parser.
+BOOST_AUTO_TEST_CASE(gpu_test_repro_lines_run) {
+  if (tool_missing()) return;
+  using namespace dgemm;
+  struct Line {
+    GemmProblem p;
+    Epilogue e;
+    dgemm_test::RunExtras x;
+  };
+  std::vector<Line> lines(3);
+  for (Line& l : lines) l.x.device = "cpu";
+  {
+    GemmProblem& p = lines[0].p;  // f32 NT column-major, padded lda; gapped A, shared B, gapped C and D
+    p.m = 20, p.n = 12, p.k = 9;
+    p.a_type = p.b_type = p.c_type = p.d_type = DType::F32;
+    p.op_a = Op::T;
+    p.order = Order::ColMajor;
+    p.lda = 11;
+    p.batch_count = 3;
+    p.stride_a = 9 * 11 + 7;
+    p.stride_c = 20 * 12 + 3;
+    p.stride_d = 20 * 12 + 5;
+    Epilogue& e = lines[0].e;
+    e.alpha = 0.1f;
+    e.beta = -0.5f;
+    e.bias_mode = VectorMode::PerRow;
+    e.bias_type = DType::BF16;
+    e.activation = Activation::GeluErf;
+  }
+  {
+    GemmProblem& p = lines[1].p;  // i8 requantized with a zero point; misaligned host scalars noted
+    p.m = 17, p.n = 33, p.k = 40;
+    p.a_type = p.b_type = p.c_type = p.d_type = DType::I8;
+    p.compute_type = DType::I32;
+    p.op_b = Op::T;
+    lines[1].e.scale_mode = VectorMode::PerColumn;
+    lines[1].e.zero_point = true;
+    lines[1].e.activation = Activation::Relu;
+    lines[1].x.force = "cpu";
+    lines[1].x.misalign = 1;
+    lines[1].x.scalars = ScalarMode::Host;
+  }
+  {
+    GemmProblem& p = lines[2].p;  // mixed fp8 in, e5m2 out without saturation, f32 C
+    p.m = 9, p.n = 16, p.k = 32;
+    p.a_type = DType::F8E4M3;
+    p.b_type = p.d_type = DType::F8E5M2;
+    p.c_type = DType::F32;
+    lines[2].e.saturate = false;
+    lines[2].e.scale_mode = VectorMode::PerTensor;
+    lines[2].e.activation = Activation::GeluTanh;
+  }
+  for (Line& l : lines) {
+    l.p.resolve_and_validate();
+    const std::string line = dgemm_test::run_command(l.p, l.e, l.x);
+    const std::string prefix = "deepgemm run ";
+    BOOST_TEST_REQUIRE(line.rfind(prefix, 0) == 0, line);
+    const Result r = sh(tool() + " run " + line.substr(prefix.size()));
+    BOOST_TEST_CONTEXT(line << "\n" << r.out) {
+      BOOST_TEST(r.rc == 0);
+      BOOST_TEST(has(r.out, "problem   " + l.p.to_string() + "\n"), "the tool ran another problem");
+      BOOST_TEST(has(r.out, "epilogue  " + l.e.to_string() + "\n"), "the tool ran another epilogue");
+      BOOST_TEST(has(r.out, "result    PASS"));
+      BOOST_TEST(has(line, "#") == (l.x.misalign != 0));
+    }
+  }
 }

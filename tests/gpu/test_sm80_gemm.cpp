@@ -4,7 +4,7 @@
 // and every byte outside the m x n elements of D (ld padding, guard bands) checked untouched.
 // Identity-epilogue f16/bf16 cases are also checked against cuBLAS. Then: execute ordered with
 // other work on a user stream, captured into a CUDA graph and replayed, two threads on one plan.
-// Every failure prints a one-line repro.
+// Every failure prints a one-line repro and the `deepgemm run` line that reruns its problem.
 #include <boost/test/unit_test.hpp>
 
 #include <cublas_v2.h>
@@ -206,11 +206,13 @@ BOOST_AUTO_TEST_CASE(sm80_sweep_vs_oracle_and_cublas) {
   int failed = 0, cublas_checked = 0;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const Case& cs = cases[i];
-    BOOST_CHECK_MESSAGE(status[i] == DGEMM_STATUS_SUCCESS, repro(cs) << ": create_plan: " << errors[i]);
+    BOOST_CHECK_MESSAGE(status[i] == DGEMM_STATUS_SUCCESS,
+                        repro(cs) << ": create_plan: " << errors[i] << repro_command(cs, "sm80"));
     if (status[i] != DGEMM_STATUS_SUCCESS) continue;
     Operands ops(cs, rng);
     dgemm_status_t st = ops.execute(plans[i], cs, stream);
-    BOOST_CHECK_MESSAGE(st == DGEMM_STATUS_SUCCESS, repro(cs) << ": execute: " << dgemm_last_error());
+    BOOST_CHECK_MESSAGE(st == DGEMM_STATUS_SUCCESS,
+                        repro(cs) << ": execute: " << dgemm_last_error() << repro_command(cs, "sm80"));
     CUDA_OK(cudaStreamSynchronize(stream));
     std::vector<unsigned char> got = ops.fetch_d();
     std::vector<unsigned char> want = ops.oracle(cs);
@@ -224,7 +226,7 @@ BOOST_AUTO_TEST_CASE(sm80_sweep_vs_oracle_and_cublas) {
         why += compare(cs, got, cub, got_off, "cuBLAS");
       }
     }
-    BOOST_CHECK_MESSAGE(why.empty(), repro(cs) << ": " << why);
+    BOOST_CHECK_MESSAGE(why.empty(), repro(cs) << ": " << why << repro_command(cs, "sm80"));
     failed += !why.empty();
     dgemm_destroy_plan(plans[i]);
   }
@@ -279,7 +281,8 @@ BOOST_AUTO_TEST_CASE(sm80_every_menu_tile_every_layout) {
   std::unique_ptr<Operands> ops;
   std::vector<unsigned char> want;
   for (MenuJob& j : jobs) {
-    BOOST_CHECK_MESSAGE(j.exe, j.cfg.name() << " " << repro(*j.cs) << ": prepare: " << j.error);
+    BOOST_CHECK_MESSAGE(j.exe, j.cfg.name() << " " << repro(*j.cs) << ": prepare: " << j.error
+                                            << repro_command(*j.cs, j.cfg.name()));
     if (!j.exe) continue;
     if (j.cs != current) {
       current = j.cs;
@@ -299,7 +302,8 @@ BOOST_AUTO_TEST_CASE(sm80_every_menu_tile_every_layout) {
     j.exe->run(x);
     CUDA_OK(cudaDeviceSynchronize());
     std::string bad = compare(*j.cs, ops->fetch_d(), want, ops->off_d);
-    BOOST_CHECK_MESSAGE(bad.empty(), j.cfg.name() << " " << repro(*j.cs) << ": " << bad);
+    BOOST_CHECK_MESSAGE(bad.empty(),
+                        j.cfg.name() << " " << repro(*j.cs) << ": " << bad << repro_command(*j.cs, j.cfg.name()));
   }
   BOOST_TEST_MESSAGE(jobs.size() << " tile x layout x alignment runs");
 }

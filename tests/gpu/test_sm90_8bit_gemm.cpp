@@ -7,7 +7,8 @@
 // with guard bands around it, relative Frobenius error per output type (fp8 inputs, f32 output:
 // 1e-3, the accuracy issue 12 asks for; s8 with an i32 output: exact), and every byte outside D's
 // elements untouched. Every skinny, K-split and two-CTA configuration the planner offers for a
-// block-scaled problem also runs by name. Every failure prints a one-line repro.
+// block-scaled problem also runs by name. Every failure prints a one-line repro and its
+// `deepgemm run` line.
 #include <boost/test/unit_test.hpp>
 
 #include <cuda_runtime.h>
@@ -85,6 +86,34 @@ std::string repro(const Case& c) {
      << (c.sb.layout == DGEMM_SCALE_K_MAJOR ? "(k)" : "(mn)") << " bias=" << int(c.bias) << " act=" << int(c.act)
      << " out_scale=" << int(c.out_scale) << (c.zero_point ? " zp" : "") << " force=" << c.force;
   return os.str();
+}
+
+// The case's `deepgemm run` line, printed last in every failure message. The tool has no flags
+// for input scales, so a scaled case's line names them in its "# not expressible" note.
+std::string repro_command(const Case& c) {
+  GemmProblem p;
+  p.m = c.m;
+  p.n = c.n;
+  p.k = c.k;
+  p.a_type = c.a;
+  p.b_type = c.b;
+  p.c_type = p.d_type = c.d;
+  p.compute_type = c.a == DType::I8 ? DType::I32 : DType::F32;
+  p.op_b = Op::T;  // as make_plan
+  for (auto [desc, s] : {std::pair{&p.a_scale, &c.sa}, std::pair{&p.b_scale, &c.sb}}) {
+    desc->mode = ScaleMode(s->mode);
+    desc->layout = ScaleLayout(s->layout);
+    desc->ld = s->ld;
+  }
+  Epilogue e;
+  e.scale_mode = VectorMode(c.out_scale);
+  e.zero_point = c.zero_point;
+  e.bias_mode = VectorMode(c.bias);
+  e.bias_type = DType::F32;
+  e.activation = Activation(c.act);
+  dgemm_test::RunExtras x;
+  x.force = c.force;
+  return "\n    repro: " + dgemm_test::run_command(p, e, x);
 }
 
 double threshold(const Case& c) {
@@ -319,7 +348,7 @@ BOOST_AUTO_TEST_CASE(sm90_8bit_sweep_vs_cpu_oracle) {
   const std::vector<Case> all = cases();
   for (const Case& c : all) {
     const std::string why = run_case(c, rng);
-    BOOST_CHECK_MESSAGE(why.empty(), repro(c) << ": " << why);
+    BOOST_CHECK_MESSAGE(why.empty(), repro(c) << ": " << why << repro_command(c));
     failed += !why.empty();
   }
   BOOST_TEST_MESSAGE(all.size() << " sm90 8-bit cases, " << failed << " failed");

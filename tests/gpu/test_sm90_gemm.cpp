@@ -11,7 +11,7 @@
 // list, odd N and K, per-row and per-column bias under swap, batches, both orders); every skinny
 // and K-split configuration of the menu is also run by name. DGEMM_TEST_PREFILL=h200 without a GPU
 // compiles the sweep's and the benchmark rows' kernels into $DEEPGEMM_CACHE_DIR instead.
-// Every failure prints a one-line repro.
+// Every failure prints a one-line repro and the `deepgemm run` line that reruns its problem.
 #include <boost/test/unit_test.hpp>
 
 #include <cublas_v2.h>
@@ -47,6 +47,7 @@ using dgemm_test::DevBuf;
 using dgemm_test::kGuard;
 using dgemm_test::kPoison;
 using dgemm_test::PrefillSet;
+using dgemm_test::repro_command;
 using dgemm_test::repro_without_scalars;
 using dgemm_test::SweepPlans;
 using dgemm_test::context;
@@ -399,10 +400,11 @@ BOOST_AUTO_TEST_CASE(sm90_sweep_vs_oracle) {
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const Case& cs = cases[i];
     dgemm_plan_t plan = plans[i];
-    BOOST_CHECK_MESSAGE(plan != nullptr, repro_without_scalars(cs) << ": create_plan: " << errors[i]);
+    BOOST_CHECK_MESSAGE(plan != nullptr,
+                        repro_without_scalars(cs) << ": create_plan: " << errors[i] << repro_command(cs, forced(cs)));
     if (!plan) { ++failed; continue; }
     const std::string why = run_case(cs, plan, rng);
-    BOOST_CHECK_MESSAGE(why.empty(), repro_without_scalars(cs) << ": " << why);
+    BOOST_CHECK_MESSAGE(why.empty(), repro_without_scalars(cs) << ": " << why << repro_command(cs, forced(cs)));
     failed += !why.empty();
     dgemm_destroy_plan(plan);
   }
@@ -477,7 +479,8 @@ BOOST_AUTO_TEST_CASE(sm90_stream_graph_and_threads) {
         den += w * w;
       }
     const double rel = std::sqrt(num / den);
-    BOOST_CHECK_MESSAGE(rel < threshold(p.d_type), what << ": rel_frobenius " << rel << " " << repro_without_scalars(cs));
+    BOOST_CHECK_MESSAGE(rel < threshold(p.d_type), what << ": rel_frobenius " << rel << " " << repro_without_scalars(cs)
+                                                         << repro_command(cs, forced(cs)));
   };
   cudaStream_t s;
   BOOST_REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);

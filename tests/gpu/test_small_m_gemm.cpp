@@ -7,7 +7,8 @@
 // and both orders; epilogues (bias per row / column, GELU, beta * C, other output types);
 // unaligned pointers and padded leading dimensions (the element-load kernel); batches (strided
 // with gaps, broadcast B); and every configuration of the planner's menu (columns per CTA, every
-// split-K count) run directly through the launcher. Every failure prints a one-line repro.
+// split-K count) run directly through the launcher. Every failure prints a one-line repro and the
+// `deepgemm run` line that reruns its problem.
 // DGEMM_TEST_PREFILL=<arch, e.g. h200> without a GPU compiles the kernels the sweep's plans use
 // into $DEEPGEMM_CACHE_DIR (to carry to the device).
 #include <boost/test/unit_test.hpp>
@@ -189,11 +190,13 @@ BOOST_AUTO_TEST_CASE(small_m_sweep_vs_oracle) {
   int failed = 0;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const Case& cs = cases[i];
-    BOOST_CHECK_MESSAGE(status[i] == DGEMM_STATUS_SUCCESS, repro(cs) << ": create_plan: " << errors[i]);
+    BOOST_CHECK_MESSAGE(status[i] == DGEMM_STATUS_SUCCESS,
+                        repro(cs) << ": create_plan: " << errors[i] << repro_command(cs, "small_m"));
     if (status[i] != DGEMM_STATUS_SUCCESS) continue;
     Operands ops(cs, rng);
     dgemm_status_t st = ops.execute(plans[i], cs, stream);
-    BOOST_CHECK_MESSAGE(st == DGEMM_STATUS_SUCCESS, repro(cs) << ": execute: " << dgemm_last_error());
+    BOOST_CHECK_MESSAGE(st == DGEMM_STATUS_SUCCESS,
+                        repro(cs) << ": execute: " << dgemm_last_error() << repro_command(cs, "small_m"));
     CUDA_OK(cudaStreamSynchronize(stream));
     std::string why = compare(cs, ops.fetch_d(), ops.oracle(cs), ops.off_d);
     if (!why.empty()) {
@@ -201,7 +204,7 @@ BOOST_AUTO_TEST_CASE(small_m_sweep_vs_oracle) {
       dgemm_plan_describe(plans[i], desc, sizeof desc, nullptr);
       why += std::string(" plan: ") + std::string(desc).substr(0, 300);
     }
-    BOOST_CHECK_MESSAGE(why.empty(), repro(cs) << ": " << why);
+    BOOST_CHECK_MESSAGE(why.empty(), repro(cs) << ": " << why << repro_command(cs, "small_m"));
     failed += !why.empty();
     dgemm_destroy_plan(plans[i]);
   }
@@ -233,7 +236,8 @@ BOOST_AUTO_TEST_CASE(small_m_every_menu_configuration) {
   std::vector<unsigned char> want;
   int failed = 0;
   for (MenuJob& j : jobs) {
-    BOOST_CHECK_MESSAGE(j.exe, j.cfg.name() << " " << repro(*j.cs) << ": prepare: " << j.error);
+    BOOST_CHECK_MESSAGE(j.exe, j.cfg.name() << " " << repro(*j.cs) << ": prepare: " << j.error
+                                            << repro_command(*j.cs, j.cfg.name()));
     if (!j.exe) continue;
     if (j.cs != current) {
       current = j.cs;
@@ -255,7 +259,8 @@ BOOST_AUTO_TEST_CASE(small_m_every_menu_configuration) {
     j.exe->run(x);
     CUDA_OK(cudaDeviceSynchronize());
     std::string bad = compare(*j.cs, ops->fetch_d(), want, ops->off_d);
-    BOOST_CHECK_MESSAGE(bad.empty(), j.cfg.name() << " " << repro(*j.cs) << ": " << bad);
+    BOOST_CHECK_MESSAGE(bad.empty(),
+                        j.cfg.name() << " " << repro(*j.cs) << ": " << bad << repro_command(*j.cs, j.cfg.name()));
     failed += !bad.empty();
   }
   std::printf("small_m menu: %zu configuration x case runs, %d failed\n", jobs.size(), failed);
