@@ -32,13 +32,23 @@ SCALE_ONLY_TYPES = ("uint8", "float8_e8m0fnu")
 
 def _any_dtype_name(dtype) -> str:
     """dtype_name, also accepting the scale-only element types (for views of scale tensors)."""
+    try:
+        return _ANY_NAMES[dtype]
+    except (KeyError, TypeError):  # not seen yet, or unhashable
+        pass
     name = getattr(dtype, "name", None)
     name = (name if isinstance(name, str) else str(dtype)).replace("torch.", "")
-    return name if name in SCALE_ONLY_TYPES else dtype_name(dtype)
+    name = name if name in SCALE_ONLY_TYPES else dtype_name(dtype)
+    _remember_name(_ANY_NAMES, dtype, name)
+    return name
 
 
 def dtype_name(dtype) -> str:
     """The library's name for a NumPy / ml_dtypes / torch dtype, a dtype name, or a capi code."""
+    try:
+        return _NAMES[dtype]
+    except (KeyError, TypeError):  # not seen yet, or unhashable
+        pass
     if isinstance(dtype, int):
         for name, code in DTYPE_CODES.items():
             if code == dtype:
@@ -57,7 +67,25 @@ def dtype_name(dtype) -> str:
             pass
     if name not in DTYPE_CODES:
         raise dtype_error(f"dtype {dtype!r} is not supported by DeepGEMM (supported: {', '.join(DTYPE_CODES)})", supported=False)
+    _remember_name(_NAMES, dtype, name)
     return name
+
+
+# The names found so far, by the dtype object asked about (numpy.dtype, torch.dtype, a string):
+# NumPy computes dtype.name in Python on every access, the most expensive part of reading an
+# array. Only names found are kept (a bad dtype is refused again with its error), and never
+# for ints, which are codes, not dtypes (True == 1 would otherwise alias a code).
+_NAMES: dict = {}
+_ANY_NAMES: dict = {}
+
+
+def _remember_name(cache: dict, dtype, name: str) -> None:
+    if isinstance(dtype, int) or len(cache) > 256:
+        return
+    try:
+        cache[dtype] = name
+    except TypeError:  # unhashable
+        pass
 
 
 class View(NamedTuple):
@@ -187,7 +215,7 @@ def _torch_stream(obj) -> Optional[int]:
     torch = sys.modules.get("torch")
     if torch is None or not isinstance(obj, torch.Tensor) or not obj.is_cuda:
         return None
-    return torch.cuda.current_stream(obj.device).cuda_stream
+    return current_stream(obj.get_device())
 
 
 def as_view(obj) -> View:
@@ -196,21 +224,28 @@ def as_view(obj) -> View:
         return obj
     numpy = sys.modules.get("numpy")
     if numpy is not None and isinstance(obj, numpy.ndarray):
-        name = _any_dtype_name(obj.dtype)
-        item = obj.dtype.itemsize
-        if any(s % item for s in obj.strides):
+        dtype = obj.dtype
+        name = _any_dtype_name(dtype)
+        if not dtype.isnative:  # the library reads the machine's byte order only
+            raise dtype_error(f"array of dtype {dtype.str!r} is not in the machine's byte order: convert it with "
+                              f".astype({dtype.newbyteorder('=').str!r})")
+        item = dtype.itemsize
+        strides = obj.strides
+        if any(s % item for s in strides):
             raise argument_error("array strides are not multiples of its element size")
-        return View(obj.__array_interface__["data"][0], obj.shape, tuple(s // item for s in obj.strides), name,
-                    "cpu", None, obj)
+        return View(_numpy_pointer(obj), obj.shape, tuple(s // item for s in strides), name, "cpu", None, obj)
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(obj, torch.Tensor):
         # Read a torch tensor directly: its __cuda_array_interface__ has no bf16/fp8 and refuses
         # tensors that require grad, and DLPack refuses those too.
         name = _any_dtype_name(obj.dtype)
-        device = "cpu" if obj.device.type == "cpu" else f"cuda:{obj.device.index or 0}"
-        if obj.device.type not in ("cpu", "cuda"):
-            raise dtype_error(f"torch device {obj.device} is neither CPU nor CUDA", supported=False)
-        return View(obj.data_ptr(), tuple(obj.shape), tuple(obj.stride()), name, device, _torch_stream(obj), obj)
+        dev = obj.device
+        if dev.type not in ("cpu", "cuda"):
+            raise dtype_error(f"torch device {dev} is neither CPU nor CUDA", supported=False)
+        if dev.type == "cpu":
+            return View(obj.data_ptr(), tuple(obj.shape), obj.stride(), name, "cpu", None, obj)
+        index = dev.index or 0
+        return View(obj.data_ptr(), tuple(obj.shape), obj.stride(), name, f"cuda:{index}", current_stream(index), obj)
     cai = None
     try:
         cai = obj.__cuda_array_interface__
@@ -231,6 +266,104 @@ def as_view(obj) -> View:
         return as_view(numpy.asarray(obj))
     raise dtype_error(f"cannot use a {type(obj).__name__} as a matrix: expected a NumPy array or an object with "
                       "__cuda_array_interface__ or __dlpack__", supported=False)
+
+
+# ---------------------------------------------------------------------------------------------
+# The hot path's readers (_hotpath): what every check of an operand depends on (its signature),
+# and where its memory is, for the array types that can be read without building a View.
+_NUMPY, _TORCH, _ADDRESS = 1, 2, 3
+_kinds = {int: _ADDRESS}  # type -> how to read it; 0: not on the hot path (bool, View, CuPy, ...)
+_read_pointer = ctypes.c_void_p.from_address
+_numpy_data_offset: Optional[int] = None  # where an ndarray keeps its data pointer; 0: unknown
+_current_stream = None
+
+
+def _kind(t: type) -> int:
+    k = _kinds.get(t)
+    if k is None:
+        numpy, torch = sys.modules.get("numpy"), sys.modules.get("torch")
+        k = 0
+        if numpy is not None and issubclass(t, numpy.ndarray):
+            k = _NUMPY if _check_numpy_pointer(numpy) else 0
+        elif torch is not None and issubclass(t, torch.Tensor):
+            k = _TORCH
+        if len(_kinds) < 64:
+            _kinds[t] = k
+    return k
+
+
+def signature(x):
+    """What every check the binding makes of an operand depends on: its type, dtype, shape,
+    strides and device (None for None, the type for a raw address); False for an object the hot
+    path does not read (it then takes the full path every time)."""
+    if x is None:
+        return None
+    t = type(x)
+    k = _kinds.get(t)
+    if k is None:
+        k = _kind(t)
+    if k == _NUMPY:
+        return (t, x.dtype, x.shape, x.strides)
+    if k == _TORCH:
+        return (t, x.dtype, x.shape, x.stride(), x.device)
+    if k == _ADDRESS:
+        return t
+    return False
+
+
+def address(x) -> Optional[int]:
+    """The address of an operand's first element (0 for None, the int for a raw address); None
+    for an object the hot path does not read."""
+    if x is None:
+        return 0
+    k = _kinds.get(type(x))
+    if k == _NUMPY:
+        return _read_pointer(id(x) + _numpy_data_offset).value or 0
+    if k == _TORCH:
+        return x.data_ptr()
+    if k == _ADDRESS:
+        return x
+    return None
+
+
+def _check_numpy_pointer(numpy) -> bool:
+    """NumPy's array object keeps its data pointer right after the object header (the ``data``
+    field of PyArrayObject_fields, fixed by NumPy's ABI): reading it there costs a tenth of
+    __array_interface__, which builds a dict. Checked once against __array_interface__ on arrays
+    with and without an offset; if it ever disagrees, __array_interface__ is used."""
+    global _numpy_data_offset
+    if _numpy_data_offset is None:
+        offset = object.__basicsize__
+        base = numpy.arange(24, dtype=numpy.float32).reshape(4, 6)
+        probes = (base, base[1:, 2:], base.T[3:], numpy.empty(0, dtype=numpy.int8), numpy.float64(1.0) * base)
+        ok = all((_read_pointer(id(p) + offset).value or 0) == p.__array_interface__["data"][0] for p in probes)
+        _numpy_data_offset = offset if ok else 0
+    return _numpy_data_offset != 0
+
+
+def _numpy_pointer(obj) -> int:
+    if _numpy_data_offset is None:
+        _check_numpy_pointer(sys.modules["numpy"])
+    if _numpy_data_offset:
+        return _read_pointer(id(obj) + _numpy_data_offset).value or 0
+    return obj.__array_interface__["data"][0]
+
+
+def current_stream(index: int) -> int:
+    """torch's current CUDA stream on device ``index`` (a cudaStream_t address): torch's raw
+    accessor when it has one (no Stream object per call), else torch.cuda.current_stream."""
+    global _current_stream
+    if _current_stream is None:
+        torch = sys.modules["torch"]
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        _current_stream = raw if raw is not None else (lambda i: torch.cuda.current_stream(i).cuda_stream)
+    return _current_stream(index)
+
+
+def stream_handle(stream) -> Optional[int]:
+    """A stream argument (a torch / CuPy stream object, or an address) as the C call takes it."""
+    stream = getattr(stream, "cuda_stream", getattr(stream, "ptr", stream))
+    return int(stream) or None
 
 
 def matrix_layout(view: View):
