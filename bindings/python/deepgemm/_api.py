@@ -9,20 +9,27 @@ through ``_scaling`` into the extension structs ``dgemm_scaling_t`` and ``dgemm_
 (``Plan._scale_args``); a grouped problem's layout and row arrays into ``dgemm_grouped_t`` and
 ``dgemm_group_args_t`` (``Plan._group_args``; ``grouped_matmul`` in ``_grouped``). The extension
 structs a call needs are linked into one chain (``_chain``).
+
+A call like an earlier successful one (the same operand types, dtypes, shapes, strides, devices
+and options) skips all of that and only reads the new addresses: ``_hotpath``, whose tables are
+``Plan._calls``, ``Context._calls`` and this module's ``_calls`` (matmul / linear on the default
+contexts).
 """
 import collections
 import ctypes
+import functools
 import json
 import os
 import sys
 import threading
 import warnings
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple, Union
 
-from . import _scaling, _torch, capi
+from . import _hotpath, _scaling, _torch, capi
 from ._errors import Error, Status, argument_error, check as _check, dtype_error
 from ._scaling import Scale
-from ._tensors import (DTYPE_CODES, FLOAT_TYPES, ITEMSIZE, View, as_view, dtype_name, matrix_layout)
+from ._tensors import (DTYPE_CODES, FLOAT_TYPES, ITEMSIZE, View, as_view, dtype_name, matrix_layout, signature,
+                       stream_handle)
 
 ArrayLike = Any  # a NumPy array, a torch tensor, or an object with __cuda_array_interface__ / __dlpack__
 Device = Union[str, int]
@@ -128,6 +135,7 @@ class Context(_Handle):
         self.device: str = "cpu" if actual.value == capi.DGEMM_DEVICE_CPU else f"cuda:{ordinal.value}"
         self._lock = threading.Lock()
         self._cache: "collections.OrderedDict[tuple, Plan]" = collections.OrderedDict()  # matmul's plans, LRU first
+        self._calls: Dict[tuple, _hotpath.Call] = {}  # matmul's and linear's hot path with this context
 
     def __repr__(self) -> str:
         state = "" if self._handle is not None else ", closed"
@@ -209,6 +217,7 @@ class Context(_Handle):
         with self._lock:
             cached = list(self._cache.values())
             self._cache.clear()
+            self._calls.clear()
         for plan in cached:
             plan.close()
         _check(capi.dgemm_context_destroy(self._handle))
@@ -282,6 +291,21 @@ def _default_out(a_name: str) -> str:
     return "int32" if a_name == "int8" else "bfloat16"
 
 
+class _Launch(NamedTuple):
+    """One checked dgemm_execute(_ext) call: its arguments, and what must stay alive until it
+    returns (views, extension structs)."""
+    a: Optional[int]
+    b: Optional[int]
+    c: Optional[int]
+    d: Optional[int]
+    args: Any  # capi.dgemm_args_t
+    ext: Any  # the extension chain (a ctypes reference), or None
+    ws: int
+    ws_size: int
+    stream: Optional[int]
+    keep: List[Any]
+
+
 class Plan(_Handle):
     """A planned GEMM. ``execute`` only launches (or, on the CPU, computes) and may be called
     from several threads at once. ``describe()`` says which kernel was chosen and why."""
@@ -305,6 +329,7 @@ class Plan(_Handle):
         _check(capi.dgemm_plan_workspace_size(handle, ctypes.byref(size)))
         self.workspace_size: int = size.value
         self._family: Optional[str] = None
+        self._calls: Dict[tuple, _hotpath.Call] = {}  # execute's hot path, by signature
 
     @property
     def shape(self) -> Tuple[int, int, int]:
@@ -438,6 +463,29 @@ class Plan(_Handle):
         the plan's memory, read when the kernel runs; ``group_status`` an optional one-element int32
         array that receives the DGEMM_GROUP_STATUS_* bits. Epilogue vectors hold one copy per group
         (bias per column: G x n)."""
+        key = None
+        if a_scale is None and b_scale is None and d_scale is None and amax is None and offsets is None and \
+                counts is None and group_status is None:
+            # The hot path (_hotpath): this plan's earlier call with the same signature.
+            key = (signature(a), signature(b), signature(d), signature(c), signature(bias), signature(scale),
+                   signature(zero_point), signature(workspace), _scalar_kind(alpha), _scalar_kind(beta))
+            call = _hotpath.lookup(self._calls, key)
+            handle = self._handle
+            if call is not None and handle is not None:
+                call.run(handle, a, b, c, d, bias, alpha, beta, stream, scale, zero_point, workspace)
+                return d
+        launch = self._prepare(a, b, d, c=c, bias=bias, alpha=alpha, beta=beta, scale=scale, zero_point=zero_point,
+                               workspace=workspace, stream=stream, a_scale=a_scale, b_scale=b_scale, d_scale=d_scale,
+                               amax=amax, offsets=offsets, counts=counts, group_status=group_status)
+        self._launch(launch)
+        if key is not None and 2 not in key[-2:]:
+            _hotpath.remember(self._calls, key, None, launch, a, b, c, d, bias, scale, zero_point, workspace, stream)
+        return d
+
+    def _prepare(self, a, b, d, *, c=None, bias=None, alpha=None, beta=None, scale=None, zero_point=None,
+                 workspace=None, stream=None, a_scale=None, b_scale=None, d_scale=None, amax=None, offsets=None,
+                 counts=None, group_status=None) -> "_Launch":
+        """Checks execute's arguments against the plan and fills the C call's arguments."""
         p = self._p
         ta, tb = p.op_a == capi.DGEMM_OP_T, p.op_b == capi.DGEMM_OP_T
         a_ptr, va = self._operand("a", a, self.a_dtype, *((p.k, p.m) if ta else (p.m, p.k)), p.lda, p.stride_a)
@@ -457,18 +505,20 @@ class Plan(_Handle):
                 keep.append(vw)
         if stream is None:
             stream = next((v.stream for v in (va, vb, vd) if v is not None and v.stream is not None), 0)
-        stream = getattr(stream, "cuda_stream", getattr(stream, "ptr", stream))  # torch / cupy stream objects
+        stream = stream_handle(stream)
         sargs = self._scale_args(keep, a_scale=a_scale, b_scale=b_scale, d_scale=d_scale, amax=amax)
         gargs = self._group_args(keep, offsets=offsets, counts=counts, status=group_status)
-        ext = _chain(sargs, gargs)
-        if ext is None:
-            _check(capi.dgemm_execute(self._live(), a_ptr, b_ptr, c_ptr, d_ptr, ctypes.byref(args), ws_ptr, ws_size,
-                                      int(stream) or None))
+        keep += [sargs, gargs]
+        return _Launch(a_ptr, b_ptr, c_ptr, d_ptr, args, _chain(sargs, gargs), ws_ptr, ws_size, stream, keep)
+
+    def _launch(self, launch: "_Launch") -> None:
+        x = launch
+        if x.ext is None:
+            _check(capi.dgemm_execute(self._live(), x.a, x.b, x.c, x.d, ctypes.byref(x.args), x.ws, x.ws_size,
+                                      x.stream))
         else:
-            _check(capi.dgemm_execute_ext(self._live(), a_ptr, b_ptr, c_ptr, d_ptr, ctypes.byref(args), ext, ws_ptr,
-                                          ws_size, int(stream) or None))
-        del keep
-        return d
+            _check(capi.dgemm_execute_ext(self._live(), x.a, x.b, x.c, x.d, ctypes.byref(x.args), x.ext, x.ws,
+                                          x.ws_size, x.stream))
 
     def _args(self, keep, *, bias, alpha, beta, scale, zero_point):
         """The dgemm_args_t of one execute; the views it points into are appended to ``keep``."""
@@ -560,6 +610,14 @@ class Plan(_Handle):
             _check(capi.dgemm_destroy_plan(handle))
 
 
+def _scalar_kind(x) -> Optional[int]:
+    """An execute-time alpha / beta for the hot path's signature: None (the plan's), 1 (a Python
+    number: this call's host value), 2 (anything else: the full path every time)."""
+    if x is None:
+        return None
+    return 1 if type(x) in (int, float) else 2
+
+
 def _is_tensor(x) -> bool:
     """An execute-time scalar given as memory (an array / tensor), not a number. Python ints are
     numbers here (alpha=2), never raw addresses."""
@@ -595,23 +653,33 @@ def _context_for(device: str) -> Context:
 
 def _allocate(like, shape, dtype: str, device: str):
     """A new array for an output or workspace, from the library that made ``like``."""
+    return _allocator(like, shape, dtype, device)()
+
+
+def _allocator(like, shape, dtype: str, device: str) -> Callable[[], Any]:
+    """What allocates such arrays (the hot path calls it again for later calls like this one)."""
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(like, torch.Tensor):
-        return torch.empty(shape, dtype=getattr(torch, dtype), device=like.device)
+        return functools.partial(torch.empty, shape, dtype=getattr(torch, dtype), device=like.device)
     if device == "cpu":
         import numpy
 
         if dtype in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
             import ml_dtypes
 
-            return numpy.empty(shape, dtype=getattr(ml_dtypes, dtype))
-        return numpy.empty(shape, dtype=dtype)
+            return functools.partial(numpy.empty, shape, dtype=getattr(ml_dtypes, dtype))
+        return functools.partial(numpy.empty, shape, dtype=numpy.dtype(dtype))
     cupy = sys.modules.get("cupy")
     if cupy is not None and isinstance(like, cupy.ndarray):
         if dtype not in ("float32", "float16", "int8", "int32", "uint8"):
             raise dtype_error(f"CuPy has no {dtype}: pass out=", supported=False)
-        with cupy.cuda.Device(like.device.id):
-            return cupy.empty(shape, dtype=dtype)
+
+        ordinal = like.device.id
+
+        def allocate():
+            with cupy.cuda.Device(ordinal):
+                return cupy.empty(shape, dtype=dtype)
+        return allocate
     raise dtype_error(f"cannot allocate a result like a {type(like).__name__}: pass out=", supported=False)
 
 
@@ -840,11 +908,33 @@ def _batched_view(mat: _Mat, batch: int) -> View:
     return v._replace(shape=(batch,) + v.shape, strides=(mat.stride,) + v.strides)
 
 
+# matmul's and linear's hot path (_hotpath) for the default contexts, by signature; a Context
+# given to them keeps its own (Context._calls).
+_calls: Dict[tuple, _hotpath.Call] = {}
+
+
+def _hot_table(context: Optional["Context"]) -> Optional[Dict[tuple, _hotpath.Call]]:
+    return _calls if context is None else getattr(context, "_calls", None)
+
+
+def _remember_call(table, key, plan: "Plan", launch: _Launch, a, b, c, out, bias, stream, workspace, device: str,
+                   allocation: Optional[tuple]) -> None:
+    """matmul's and linear's call for their hot path: how the result is allocated (``allocation``:
+    the _allocator arguments, None when ``out`` was given) and the workspace, when the plan needs
+    one and none was given."""
+    alloc = _allocator(*allocation) if allocation is not None else None
+    ws_alloc = None
+    if workspace is None and plan.workspace_size:
+        ws_alloc = functools.partial(_allocate_workspace, nbytes=plan.workspace_size, device=device)
+    _hotpath.remember(table, key, plan, launch, a, b, c, out, bias, stream=stream, alloc=alloc, ws_alloc=ws_alloc)
+
+
 def _run(*, like, device, a: _Mat, b: _Mat, c: Optional[_Mat], d: _Mat, batch: int, trans_a: bool, trans_b: bool,
          m: int, n: int, k: int, epi: _Epilogue, d_name: str, activation, alpha, beta, stream, workspace, context,
-         scales: Optional[Dict[str, Tuple[Scale, View]]] = None, amax: ArrayLike = None):
-    """Plans (cached) and executes one (batched) GEMM on checked 2-D operand views. ``scales``: the
-    input / output scale tensors (DGEMM_1.1) by "a", "b", "d", each described by its own geometry."""
+         scales: Optional[Dict[str, Tuple[Scale, View]]] = None, amax: ArrayLike = None) -> Tuple["Plan", _Launch]:
+    """Plans (cached) and executes one (batched) GEMM on checked 2-D operand views; returns the plan
+    and the call it made. ``scales``: the input / output scale tensors (DGEMM_1.1) by "a", "b",
+    "d", each described by its own geometry."""
     scales = scales or {}
     scale_of = {name: scales[name][0] if name in scales else None for name in ("a", "b", "d")}
 
@@ -894,10 +984,12 @@ def _run(*, like, device, a: _Mat, b: _Mat, c: Optional[_Mat], d: _Mat, batch: i
     # row-major matrices they are transposes of. Scale tensors go as addresses: the plan's scale
     # descriptions are these arrays' own geometry by construction (``scales`` keeps them alive).
     addresses = {f"{name}_scale": v.ptr for name, (_, v) in scales.items()}
-    plan.execute(_stored(_batched_view(a, batch), a_t), _stored(_batched_view(b, batch), b_t),
-                 _batched_view(d, batch), c=_batched_view(c, batch) if c is not None else None, bias=epi.bias,
-                 alpha=alpha, beta=beta, scale=epi.scale, zero_point=epi.zero_point, workspace=ws, stream=stream,
-                 amax=amax, **addresses)
+    launch = plan._prepare(_stored(_batched_view(a, batch), a_t), _stored(_batched_view(b, batch), b_t),
+                           _batched_view(d, batch), c=_batched_view(c, batch) if c is not None else None,
+                           bias=epi.bias, alpha=alpha, beta=beta, scale=epi.scale, zero_point=epi.zero_point,
+                           workspace=ws, stream=stream, amax=amax, **addresses)
+    plan._launch(launch)
+    return plan, launch
 
 
 def matmul(a: ArrayLike, b: ArrayLike, *, bias: ArrayLike = None, activation: Optional[str] = None,
@@ -948,6 +1040,24 @@ def matmul(a: ArrayLike, b: ArrayLike, *, bias: ArrayLike = None, activation: Op
     (allocated MN-major with m padded to 16 bytes, the layout the GPU reads fastest). ``amax``,
     a one-element float32 array, receives max |y| before the output scale and quantization.
     """
+    table = key = None
+    if workspace is None and scale is None and zero_point is None and a_scale is None and b_scale is None and \
+            d_scale is None and amax is None and type(alpha) in (int, float) and type(beta) in (int, float):
+        table = _hot_table(context)
+    if table is not None:
+        try:
+            key = ("matmul", signature(a), signature(b), signature(c), signature(bias), signature(out), activation,
+                   out_dtype, bool(trans_a), bool(trans_b), beta != 0)
+        except Exception:  # an option that has no truth value: the full path says what is wrong
+            key = None
+        call = _hotpath.lookup(table, key)
+        handle = call.plan._handle if call is not None else None
+        if handle is not None:
+            if out is None:
+                out = call.alloc()
+            call.run(handle, a, b, c, out, bias, alpha, beta, stream, like=a)
+            return out
+    out_given = out is not None
     va, vb = as_view(a), as_view(b)
     if va.device != vb.device:
         raise argument_error(f"a is on {va.device} and b on {vb.device}")
@@ -1025,9 +1135,12 @@ def matmul(a: ArrayLike, b: ArrayLike, *, bias: ArrayLike = None, activation: Op
             mat_c = folded[2] if mat_c is not None else None
             m, batch = batch * m, 1
 
-    _run(like=a, device=device, a=mat_a, b=mat_b, c=mat_c, d=mat_d, batch=batch, trans_a=trans_a, trans_b=trans_b,
-         m=m, n=n, k=k, epi=epi, d_name=d_name, activation=activation, alpha=alpha, beta=beta, stream=stream,
-         workspace=workspace, context=context, scales=scales, amax=amax)
+    plan, launch = _run(like=a, device=device, a=mat_a, b=mat_b, c=mat_c, d=mat_d, batch=batch, trans_a=trans_a,
+                        trans_b=trans_b, m=m, n=n, k=k, epi=epi, d_name=d_name, activation=activation, alpha=alpha,
+                        beta=beta, stream=stream, workspace=workspace, context=context, scales=scales, amax=amax)
+    if key is not None:
+        _remember_call(table, key, plan, launch, a, b, c, out, bias, stream, workspace, device,
+                       None if out_given else (a, out_shape, d_name, device))
     return (out, d_scale) if d_scale is not None else out
 
 
@@ -1078,6 +1191,18 @@ def linear(x: ArrayLike, weight: ArrayLike, bias: ArrayLike = None, *, activatio
 
 
 def _linear(x, weight, bias=None, *, activation=None, out=None, stream=None, workspace=None, context=None):
+    table = _hot_table(context) if workspace is None else None
+    key = None
+    if table is not None:
+        key = ("linear", signature(x), signature(weight), signature(bias), signature(out), activation)
+        call = _hotpath.lookup(table, key)
+        handle = call.plan._handle if call is not None else None
+        if handle is not None:
+            if out is None:
+                out = call.alloc()
+            call.run(handle, x, weight, None, out, bias, stream=stream, like=x)
+            return out
+    out_given = out is not None
     vx, vw = as_view(x), as_view(weight)
     if vx.device != vw.device:
         raise argument_error(f"x is on {vx.device} and weight on {vw.device}")
@@ -1095,7 +1220,10 @@ def _linear(x, weight, bias=None, *, activation=None, out=None, stream=None, wor
     out, vd = _output(out, x, out_shape, d_name, device)
     d_rows = _rows_folded(vd, "out", may_copy=False)
     epi = _epilogue_values(bias, None, None, m, n, device)
-    _run(like=x, device=device, a=_Mat(rows, 0), b=_Mat(vw, 0), c=None, d=_Mat(d_rows, 0), batch=1, trans_a=False,
-         trans_b=True, m=m, n=n, k=k, epi=epi, d_name=d_name, activation=activation, alpha=1.0, beta=0.0,
-         stream=stream, workspace=workspace, context=context)
+    plan, launch = _run(like=x, device=device, a=_Mat(rows, 0), b=_Mat(vw, 0), c=None, d=_Mat(d_rows, 0), batch=1,
+                        trans_a=False, trans_b=True, m=m, n=n, k=k, epi=epi, d_name=d_name, activation=activation,
+                        alpha=1.0, beta=0.0, stream=stream, workspace=workspace, context=context)
+    if key is not None:
+        _remember_call(table, key, plan, launch, x, weight, None, out, bias, stream, workspace, device,
+                       None if out_given else (x, out_shape, d_name, device))
     return out
