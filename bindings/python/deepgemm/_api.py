@@ -13,7 +13,8 @@ structs a call needs are linked into one chain (``_chain``).
 A call like an earlier successful one (the same operand types, dtypes, shapes, strides, devices
 and options) skips all of that and only reads the new addresses: ``_hotpath``, whose tables are
 ``Plan._calls``, ``Context._calls`` and this module's ``_calls`` (matmul / linear on the default
-contexts).
+contexts). ``linear`` on torch tensors in plain eager mode skips the custom operator's dispatch
+too (``_torch.direct``).
 """
 import collections
 import ctypes
@@ -1177,13 +1178,18 @@ def linear(x: ArrayLike, weight: ArrayLike, bias: ArrayLike = None, *, activatio
 
     With torch imported and a torch tensor ``x`` (and no ``out``/``stream``/``workspace``/
     ``context``), the call goes through the custom operator ``torch.ops.deepgemm.linear``, so it
-    works inside ``torch.compile`` and CUDA-graph capture (see ``register_torch_ops``).
+    works inside ``torch.compile`` and CUDA-graph capture (see ``register_torch_ops``); in plain
+    eager mode, where the operator would only add the dispatcher's cost, it is skipped
+    (``_torch.direct`` says when).
     """
     if out is None and stream is None and workspace is None and context is None:
         # Only module attributes and isinstance here: torch.compile traces this far, then records
         # the custom operator as one opaque node.
         if _torch.op is not None and isinstance(x, _torch.tensor_type):
-            return _torch.op(x, weight, bias, activation or "none")
+            act = activation or "none"
+            if _torch.direct(x, weight, bias, act):  # what the operator would run, without its cost
+                return _linear(x, weight, bias, activation=None if act == "none" else act)
+            return _torch.op(x, weight, bias, act)
         if _torch.op is None and _torch.is_torch_tensor(x):  # first call, eager: register now
             return _torch.register_torch_ops()(x, weight, bias, activation or "none")
     return _linear(x, weight, bias, activation=activation, out=out, stream=stream, workspace=workspace,

@@ -269,6 +269,35 @@ def test_torch_tensors_take_the_hot_path(torch, full_path_fails):
         close(deepgemm.linear(x, w, b, activation="gelu").numpy(), gelu(ref.numpy()))
 
 
+def test_torch_linear_skips_the_operator_only_in_plain_eager_mode(torch, monkeypatch):
+    deepgemm.register_torch_ops()
+    from deepgemm import _torch
+
+    x, w, b = torch.randn(5, 16), torch.randn(8, 16), torch.randn(8)
+    ref = x.double() @ w.double().T + b.double()
+    calls = []
+    real_op = _torch.op
+    monkeypatch.setattr(_torch, "op", lambda *args: calls.append(args) or real_op(*args))
+    close(deepgemm.linear(x, w, b).numpy(), ref.numpy())
+    assert not calls  # plain eager: the implementation, directly
+    wp = torch.nn.Parameter(w)
+    y = deepgemm.linear(x, wp, b)  # autograd would record it: the operator (no derivative)
+    assert len(calls) == 1 and y.requires_grad
+    with pytest.raises(RuntimeError, match="autograd"):
+        y.sum().backward()
+    with torch.no_grad():
+        deepgemm.linear(x, wp, b)
+    assert len(calls) == 1
+    with torch.device("cpu"):  # a torch function mode: it expects to see the operator
+        deepgemm.linear(x, w, b)
+    assert len(calls) == 2
+    deepgemm.linear(x, w, b, activation="")  # "" is "none" for the operator: the same here
+    assert len(calls) == 2
+    with pytest.raises(RuntimeError, match="activation"):  # the operator's schema refuses it
+        deepgemm.linear(x, w, b, activation=5)
+    assert len(calls) == 3
+
+
 def test_torch_linear_under_tracing_records_the_operator(torch):
     deepgemm.register_torch_ops()
     from torch.fx.experimental.proxy_tensor import make_fx
