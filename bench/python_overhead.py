@@ -21,9 +21,9 @@ of tests/packaging/gpu_torch_check.py timed with CUDA events as there.
 Usage:  PYTHONPATH=<dir holding deepgemm> python3 bench/python_overhead.py [--device cpu|cuda|all]
           [--reps N] [--rounds R] [--max-us US] [--h200] [--json FILE]
 --max-us: exit 1 when a row of BOUNDED (the binding's calls; not the floor, not torch's operator
-or layer) with numpy or torch cpu operands takes more than US microseconds per call (the CTest python_overhead uses a generous
-bound, catching a return to the heavy paths, not machine noise). Exit 77 when --device cuda has
-no torch or no CUDA device. The short table is printed last.
+or layer) with numpy or torch cpu operands takes more than US microseconds per call (the CTest
+python_overhead uses a generous bound: it catches gross regressions, not machine noise). Exit 77
+when --device cuda has no torch or no CUDA device. The short table is printed last.
 
 On the GPU machine, with the wheel built here (tests/packaging/gpu_torch_check.sh stage . build/pystage):
   python3 -m pip install -q --no-deps --no-index --target /tmp/dgemm-py build/pystage/wheels/deepgemm-*.whl &&
