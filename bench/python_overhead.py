@@ -116,6 +116,8 @@ def torch_operands(device):
             return "no torch"
     if device == "cuda" and not torch.cuda.is_available():
         return "no CUDA device"
+    if device == "cpu":  # torch's own row: one thread, as ours (a thread pool on a 4 x 8 problem is noise)
+        torch.set_num_threads(1)
     gen = torch.Generator().manual_seed(1)
     m, n, k = (4, 8, 8) if device == "cpu" else (32, 256, 256)
     dtype = torch.float32 if device == "cpu" else torch.bfloat16
