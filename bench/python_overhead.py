@@ -16,7 +16,7 @@ Each row also says the overhead over the floor ("+us").
 Operands, per backend: "numpy" (CPU backend, float32, 4 x 8 x 8: the GEMM is negligible), "torch
 cpu" (the same with torch CPU tensors), "torch cuda" (bfloat16, 32 x 256 x 256 on the current
 CUDA device: a GEMM of a few microseconds) and, with --h200, the 32 x 1 x 4096 -> 11008 bf16 case
-of tests/packaging/gpu_torch_check.py timed with CUDA events as there.
+of tests/packaging/gpu_torch_check.py (loops of 50 calls as there, ended by a synchronize).
 
 Usage:  PYTHONPATH=<dir holding deepgemm> python3 bench/python_overhead.py [--device cpu|cuda|all]
           [--reps N] [--rounds R] [--max-us US] [--h200] [--json FILE]
@@ -163,7 +163,8 @@ def rows_for(deepgemm, label, o, args):
 
 
 def h200_case(deepgemm, args):
-    """gpu_torch_check.py's (32, 1, 4096) -> 11008 bf16 bias+gelu linear, CUDA events over 50 calls."""
+    """gpu_torch_check.py's (32, 1, 4096) -> 11008 bf16 bias+gelu linear: loops of 50 calls, each
+    ended by a synchronize (there it is timed with CUDA events over the same loop)."""
     torch = sys.modules.get("torch")
     if torch is None or not torch.cuda.is_available():
         return []
@@ -171,25 +172,13 @@ def h200_case(deepgemm, args):
     x = torch.randn(32, 1, 4096, device="cuda", dtype=torch.bfloat16)
     w = torch.randn(11008, 4096, device="cuda", dtype=torch.bfloat16) / 64
     b = torch.randn(11008, device="cuda", dtype=torch.bfloat16)
-
-    def timed(fn, reps=50):
-        for _ in range(3):
-            fn()
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(reps):
-            fn()
-        stop.record()
-        torch.cuda.synchronize()
-        return start.elapsed_time(stop) * 1e3 / reps
-
     rows = []
-    for name, fn in (("linear (events)", lambda: deepgemm.linear(x, w, b, activation="gelu")),
-                     ("torch F.linear (events)", lambda: F.gelu(F.linear(x, w, b)))):
-        us = statistics.median(timed(fn) for _ in range(args.rounds))
+    for name, fn in (("linear (50 + sync)", lambda: deepgemm.linear(x, w, b, activation="gelu")),
+                     ("torch F.linear (50 + sync)", lambda: F.gelu(F.linear(x, w, b)))):
+        us = per_call_us(fn, 50, args.rounds, torch.cuda.synchronize)
         rows.append(dict(operands="torch cuda", device="cuda", shape="(32,1,4096)x11008 bfloat16", call=name,
                          us=round(us, 2), over_floor_us=None))
-        print(f"  h200 case  {name:24s} {us:8.2f} us/call", flush=True)
+        print(f"  h200 case  {name:26s} {us:8.2f} us/call", flush=True)
     return rows
 
 
