@@ -69,10 +69,11 @@ dgemm_status_t guarded(const char* function, Body&& body) noexcept {
   }
 }
 
-// The key under which a context caches plans: everything that can change the plan.
+// The key under which a context caches plans: everything that can change the plan, exactly
+// (Epilogue::key keeps the bit patterns of alpha and beta).
 std::string plan_key(const GemmProblem& p, const Epilogue& e, const PlanRequest& r, const std::string& arch_file) {
   std::ostringstream os;
-  os << p.to_string() << "|" << e.to_string() << "|" << (r.force ? family_name(*r.force) : "auto") << "|" << arch_file;
+  os << p.to_string() << "|" << e.key() << "|" << (r.force ? family_name(*r.force) : "auto") << "|" << arch_file;
   return os.str();
 }
 
@@ -240,11 +241,10 @@ DGEMM_API dgemm_status_t dgemm_create_plan(dgemm_context_t ctx, const dgemm_prob
     std::shared_ptr<const PlanEntry> entry;
     {
       std::lock_guard<std::mutex> lock(ctx->mutex);
-      auto it = ctx->plan_cache.find(key);
-      if (it != ctx->plan_cache.end()) entry = it->second;
+      if (auto* hit = ctx->plan_cache.find(key)) entry = *hit;
     }
     if (!entry) {
-      const HardwareDesc& hw = hardware_for_plan(*ctx, arch_file);
+      const HardwareDesc hw = hardware_for_plan(*ctx, arch_file);
       PlanDecision decision = choose_kernel(p, e, hw, request);
       if (autotune) {
         // Time the best few candidates on the device; the winner is remembered on disk.
@@ -263,7 +263,7 @@ DGEMM_API dgemm_status_t dgemm_create_plan(dgemm_context_t ctx, const dgemm_prob
       fresh->description = decision.to_json(p, e, hw);
       fresh->config = decision.chosen.config;
       std::lock_guard<std::mutex> lock(ctx->mutex);
-      entry = ctx->plan_cache.emplace(key, std::move(fresh)).first->second;
+      entry = ctx->plan_cache.insert(key, std::move(fresh));
     }
     auto h = std::make_unique<dgemm_plan>();
     h->ctx = ctx;

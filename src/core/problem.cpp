@@ -185,4 +185,17 @@ std::string Epilogue::to_string() const {
   return os.str();
 }
 
+std::string Epilogue::key() const {
+  auto bits = [](float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, sizeof u);
+    return u;
+  };
+  std::ostringstream os;
+  os << std::hex << "alpha=0x" << bits(alpha) << " beta=0x" << bits(beta) << std::dec << " bias=" << int(bias_mode)
+     << "," << int(bias_type) << " act=" << int(activation) << " scale=" << int(scale_mode) << " sat=" << saturate
+     << " zp=" << zero_point;
+  return os.str();
+}
+
 }  // namespace dgemm
