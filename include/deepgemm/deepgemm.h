@@ -21,7 +21,10 @@
  *
  * ABI: every function below is exported in version node DGEMM_1.0. Public structs begin with a
  * `struct_size` field, only ever grow at the end, and must be set up with their *_init function
- * so that binaries built against this header keep working with later 1.x libraries.
+ * so that binaries built against this header keep working with later 1.x libraries: a library
+ * accepts any struct_size from the struct's first release up, reads only the bytes that size
+ * covers (fields the caller does not know act as zero, i.e. off), and refuses a struct whose
+ * bytes beyond the fields it knows are not zero (INVALID_ARGUMENT naming the byte).
  */
 #ifndef DEEPGEMM_DEEPGEMM_H
 #define DEEPGEMM_DEEPGEMM_H

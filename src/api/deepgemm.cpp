@@ -96,7 +96,7 @@ DGEMM_API const char* dgemm_version_string(void) {
 }
 
 DGEMM_API const char* dgemm_status_string(dgemm_status_t status) {
-  switch (status) {
+  switch (enum_value(status)) {
     case DGEMM_STATUS_SUCCESS: return "DGEMM_STATUS_SUCCESS";
     case DGEMM_STATUS_INVALID_ARGUMENT: return "DGEMM_STATUS_INVALID_ARGUMENT";
     case DGEMM_STATUS_NOT_SUPPORTED: return "DGEMM_STATUS_NOT_SUPPORTED";
@@ -165,19 +165,20 @@ DGEMM_API dgemm_status_t dgemm_args_init(dgemm_args_t* a) {
 DGEMM_API dgemm_status_t dgemm_context_create(dgemm_device_kind_t kind, int device_index, dgemm_context_t* ctx) {
   return guarded("dgemm_context_create", [&] {
     require_non_null(ctx, "ctx");
-    if (kind != DGEMM_DEVICE_AUTO && kind != DGEMM_DEVICE_CUDA && kind != DGEMM_DEVICE_CPU)
-      fail(Status::InvalidArgument, "kind = ", int(kind), ": not a dgemm_device_kind_t");
+    const int kind_value = enum_value(kind);
+    if (kind_value != DGEMM_DEVICE_AUTO && kind_value != DGEMM_DEVICE_CUDA && kind_value != DGEMM_DEVICE_CPU)
+      fail(Status::InvalidArgument, "kind = ", kind_value, ": not a dgemm_device_kind_t");
     if (device_index < 0) fail(Status::InvalidArgument, "device_index = ", device_index, ": must be >= 0");
-    if (kind != DGEMM_DEVICE_CUDA && device_index != 0)
+    if (kind_value != DGEMM_DEVICE_CUDA && device_index != 0)
       fail(Status::InvalidArgument, "device_index = ", device_index, ": must be 0 unless kind is DGEMM_DEVICE_CUDA");
     auto c = std::make_unique<dgemm_context>();
-    if (kind == DGEMM_DEVICE_CPU) {
+    if (kind_value == DGEMM_DEVICE_CPU) {
       c->backend = make_cpu_backend();
     } else {
       std::string why;
       c->backend = make_cuda_backend(device_index, &why);
       if (!c->backend) {
-        if (kind == DGEMM_DEVICE_CUDA)
+        if (kind_value == DGEMM_DEVICE_CUDA)
           fail(Status::NoDevice, "kind = DGEMM_DEVICE_CUDA, device_index = ", device_index, ": no usable CUDA device (", why, ")");
         c->backend = make_cpu_backend();
       } else {
@@ -208,8 +209,8 @@ DGEMM_API dgemm_status_t dgemm_context_device(dgemm_context_t ctx, dgemm_device_
 }
 
 DGEMM_API dgemm_status_t dgemm_create_plan(dgemm_context_t ctx, const dgemm_problem_t* problem,
-                                           const dgemm_epilogue_t* epilogue, const dgemm_plan_options_t* options,
-                                           dgemm_plan_t* plan) {
+                                           const dgemm_epilogue_t* epilogue,
+                                           const dgemm_plan_options_t* caller_options, dgemm_plan_t* plan) {
   return guarded("dgemm_create_plan", [&] {
     require_non_null(ctx, "ctx");
     require_non_null(problem, "problem");
@@ -219,8 +220,9 @@ DGEMM_API dgemm_status_t dgemm_create_plan(dgemm_context_t ctx, const dgemm_prob
     PlanRequest request;
     std::string arch_file;
     bool autotune = false;
-    if (options) {
-      check_struct(options, "options");
+    if (caller_options) {
+      const dgemm_plan_options_t options_copy = read_struct(caller_options, "options");
+      const dgemm_plan_options_t* options = &options_copy;
       if (options->flags & ~uint32_t(DGEMM_PLAN_AUTOTUNE))
         fail(Status::InvalidArgument, "options->flags = 0x", std::hex, options->flags, ": unknown bits");
       if (options->force_kernel) {
@@ -305,7 +307,7 @@ DGEMM_API dgemm_status_t dgemm_plan_describe(dgemm_plan_t plan, char* buffer, si
 }
 
 DGEMM_API dgemm_status_t dgemm_execute(dgemm_plan_t plan, const void* A, const void* B, const void* C, void* D,
-                                       const dgemm_args_t* args, void* workspace, size_t workspace_size,
+                                       const dgemm_args_t* caller_args, void* workspace, size_t workspace_size,
                                        void* stream) {
   return guarded("dgemm_execute", [&] {
     require_non_null(plan, "plan");
@@ -314,9 +316,11 @@ DGEMM_API dgemm_status_t dgemm_execute(dgemm_plan_t plan, const void* A, const v
     ExecArgs x;
     x.alpha = e.alpha;
     x.beta = e.beta;
-    if (args) {
-      check_struct(args, "args");
-      x.scalar_mode = checked_enum<ScalarMode>(args->scalar_mode, 2, "args->scalar_mode", "dgemm_scalar_mode_t");
+    if (caller_args) {
+      const dgemm_args_t args_copy = read_struct(caller_args, "args");
+      const dgemm_args_t* args = &args_copy;
+      x.scalar_mode =
+          checked_enum<ScalarMode>(enum_value(args->scalar_mode), 2, "args->scalar_mode", "dgemm_scalar_mode_t");
       if (x.scalar_mode == ScalarMode::Host) {
         x.alpha = args->alpha;
         x.beta = args->beta;

@@ -3,12 +3,15 @@
 // vectors, forward-compatible struct sizes and enum fields read as integers.
 #include <boost/test/unit_test.hpp>
 
+#include <climits>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "api/convert.hpp"
 #include "api/handles.hpp"
 #include "deepgemm/deepgemm.h"
 
@@ -109,6 +112,169 @@ BOOST_FIXTURE_TEST_CASE(the_arch_file_cache_is_bounded, CpuContext) {
     BOOST_REQUIRE_LE(ctx->arch_cache.size(), dgemm_context::kArchCacheCapacity);
   }
   BOOST_TEST(ctx->arch_cache.size() == dgemm_context::kArchCacheCapacity);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(struct_versions)
+
+namespace {
+
+// A struct as a newer header would declare it: ours followed by `extra` more bytes.
+template <class Struct>
+struct Grown {
+  Struct s;
+  unsigned char extra[24];
+};
+
+template <class Struct>
+Grown<Struct> grown(const Struct& s, unsigned char tail_byte = 0) {
+  Grown<Struct> g;
+  std::memset(&g, 0, sizeof g);
+  g.s = s;
+  g.s.struct_size = uint32_t(sizeof g);
+  g.extra[5] = tail_byte;
+  return g;
+}
+
+void expect_invalid(dgemm_status_t got, const char* fragment) {
+  BOOST_TEST_CONTEXT("message \"" << dgemm_last_error() << "\"") {
+    BOOST_TEST(got == DGEMM_STATUS_INVALID_ARGUMENT);
+    BOOST_TEST(std::string(dgemm_last_error()).find(fragment) != std::string::npos, "message lacks " << fragment);
+  }
+}
+
+}  // namespace
+
+// A caller built against a later 1.x header passes larger structs: accepted, as long as the
+// fields this library does not know are zero (unused).
+BOOST_FIXTURE_TEST_CASE(larger_structs_from_newer_callers_are_accepted_when_their_tail_is_zero, CpuContext) {
+  dgemm_problem_t p = f32_problem(2, 3, 4);
+  dgemm_epilogue_t e;
+  dgemm_epilogue_init(&e);
+  e.alpha = 2.0f;
+  dgemm_plan_options_t o;
+  dgemm_plan_options_init(&o);
+  auto gp = grown(p);
+  auto ge = grown(e);
+  auto go = grown(o);
+  dgemm_plan_t plan = nullptr;
+  BOOST_REQUIRE_MESSAGE(dgemm_create_plan(ctx, &gp.s, &ge.s, &go.s, &plan) == DGEMM_STATUS_SUCCESS, dgemm_last_error());
+  dgemm_args_t a;
+  dgemm_args_init(&a);
+  a.scalar_mode = DGEMM_SCALARS_HOST;
+  a.alpha = 3.0f;
+  auto ga = grown(a);
+  std::vector<float> A(8, 1.0f), B(12, 1.0f), D(6, -1.0f);
+  std::vector<unsigned char> ws = workspace_for(plan);
+  BOOST_REQUIRE_MESSAGE(dgemm_execute(plan, A.data(), B.data(), nullptr, D.data(), &ga.s, ws.data(), ws.size(),
+                                      nullptr) == DGEMM_STATUS_SUCCESS,
+                        dgemm_last_error());
+  for (float v : D) BOOST_TEST(v == 12.0f);
+  dgemm_destroy_plan(plan);
+
+  // A non-zero byte this library does not know is a request it cannot honour.
+  plan = nullptr;
+  auto bad = grown(p, 7);
+  expect_invalid(dgemm_create_plan(ctx, &bad.s, nullptr, nullptr, &plan), "problem byte 205 = 7");
+  BOOST_TEST(plan == nullptr);
+  auto bad_args = grown(a, 1);
+  BOOST_REQUIRE(dgemm_create_plan(ctx, &p, nullptr, nullptr, &plan) == DGEMM_STATUS_SUCCESS);
+  expect_invalid(dgemm_execute(plan, A.data(), B.data(), nullptr, D.data(), &bad_args.s, ws.data(), ws.size(), nullptr),
+                 "args byte 125 = 1");
+  dgemm_destroy_plan(plan);
+}
+
+BOOST_FIXTURE_TEST_CASE(sizes_below_the_first_release_or_absurdly_large_are_refused, CpuContext) {
+  dgemm_problem_t p = f32_problem(2, 3, 4);
+  dgemm_plan_t plan = nullptr;
+  p.struct_size = 199;
+  expect_invalid(dgemm_create_plan(ctx, &p, nullptr, nullptr, &plan), "problem->struct_size = 199");
+  p.struct_size = 1u << 20;  // garbage: reading that far would fault
+  expect_invalid(dgemm_create_plan(ctx, &p, nullptr, nullptr, &plan), "problem->struct_size = 1048576");
+  BOOST_TEST(plan == nullptr);
+}
+
+// The general rule, on a struct that grew: a caller built against the first release passes only
+// the first release's bytes; the library reads exactly those and sees zero in the added field.
+namespace {
+struct Grows {
+  uint32_t struct_size;
+  uint32_t flags;
+  uint64_t reserved[2];
+  uint64_t added_later;  // a 1.1 field
+};
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_first_release_sized_struct_reads_only_its_own_bytes) {
+  constexpr std::size_t first = offsetof(Grows, added_later);
+  // Exactly `first` bytes on the heap, so a sanitizer sees any read beyond them.
+  std::vector<unsigned char> old_caller(first, 0);
+  const uint32_t size = first, flags = 5;
+  std::memcpy(old_caller.data(), &size, 4);
+  std::memcpy(old_caller.data() + 4, &flags, 4);
+  auto* view = reinterpret_cast<const Grows*>(old_caller.data());
+  Grows g = dgemm::api::read_struct(view, "grows", first);
+  BOOST_TEST(g.flags == 5u);
+  BOOST_TEST(g.added_later == 0u);
+  Grows too_small{};
+  too_small.struct_size = first - 8;
+  BOOST_CHECK_THROW(dgemm::api::read_struct(&too_small, "grows", first), dgemm::Error);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(enum_fields)
+
+// Every enum field and parameter with values outside its enumerators, including the extremes: a
+// status naming the field, and (under UBSan, the sanitizer tier) no load of an invalid enum.
+BOOST_FIXTURE_TEST_CASE(out_of_range_enum_values_are_read_as_integers, CpuContext) {
+  const int values[] = {-1, 7, 8, 1000, INT32_MIN, INT32_MAX};
+  for (int v : values) {
+    BOOST_TEST_CONTEXT("value " << v) {
+      dgemm_plan_t plan = nullptr;
+      for (int field = 0; field < 8; ++field) {
+        dgemm_problem_t p = f32_problem(2, 3, 4);
+        int32_t* slots[] = {reinterpret_cast<int32_t*>(&p.a_type), reinterpret_cast<int32_t*>(&p.b_type),
+                            reinterpret_cast<int32_t*>(&p.c_type), reinterpret_cast<int32_t*>(&p.d_type),
+                            reinterpret_cast<int32_t*>(&p.compute_type), reinterpret_cast<int32_t*>(&p.op_a),
+                            reinterpret_cast<int32_t*>(&p.op_b), reinterpret_cast<int32_t*>(&p.order)};
+        if (v >= 0 && v < 7 && field < 5) continue;  // a valid dtype
+        std::memcpy(slots[field], &v, 4);
+        BOOST_TEST(dgemm_create_plan(ctx, &p, nullptr, nullptr, &plan) == DGEMM_STATUS_INVALID_ARGUMENT);
+        BOOST_TEST(std::string(dgemm_last_error()).find(std::to_string(v)) != std::string::npos);
+      }
+      for (int field = 0; field < 4; ++field) {
+        dgemm_problem_t p = f32_problem(2, 3, 4);
+        dgemm_epilogue_t e;
+        dgemm_epilogue_init(&e);
+        int32_t* slots[] = {reinterpret_cast<int32_t*>(&e.bias_mode), reinterpret_cast<int32_t*>(&e.bias_type),
+                            reinterpret_cast<int32_t*>(&e.activation), reinterpret_cast<int32_t*>(&e.scale_mode)};
+        std::memcpy(slots[field], &v, 4);
+        BOOST_TEST(dgemm_create_plan(ctx, &p, &e, nullptr, &plan) == DGEMM_STATUS_INVALID_ARGUMENT);
+      }
+      BOOST_TEST(plan == nullptr);
+      dgemm_device_kind_t kind;
+      std::memcpy(&kind, &v, 4);
+      dgemm_context_t other = nullptr;
+      BOOST_TEST(dgemm_context_create(kind, 0, &other) == DGEMM_STATUS_INVALID_ARGUMENT);
+      dgemm_status_t status;
+      std::memcpy(&status, &v, 4);
+      if (v < 0 || v > DGEMM_STATUS_INTERNAL_ERROR)
+        BOOST_TEST(std::string(dgemm_status_string(status)) == "DGEMM_STATUS_UNKNOWN");
+      dgemm_problem_t p = f32_problem(2, 3, 4);
+      BOOST_REQUIRE(dgemm_create_plan(ctx, &p, nullptr, nullptr, &plan) == DGEMM_STATUS_SUCCESS);
+      dgemm_args_t a;
+      dgemm_args_init(&a);
+      std::memcpy(&a.scalar_mode, &v, 4);
+      std::vector<float> A(8, 1.0f), B(12, 1.0f), D(6, -1.0f);
+      std::vector<unsigned char> ws = workspace_for(plan);
+      BOOST_TEST(dgemm_execute(plan, A.data(), B.data(), nullptr, D.data(), &a, ws.data(), ws.size(), nullptr) ==
+                 DGEMM_STATUS_INVALID_ARGUMENT);
+      for (float d : D) BOOST_TEST(d == -1.0f);
+      dgemm_destroy_plan(plan);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()
