@@ -342,7 +342,8 @@ DGEMM_API dgemm_status_t dgemm_args_init(dgemm_args_t *a);
  *  @param workspace_size  bytes available.
  *  @param stream          a cudaStream_t for CUDA plans (NULL = the default stream); ignored on CPU.
  *  @return SUCCESS; INVALID_ARGUMENT (NULL plan/pointer, a vector the plan needs missing, bad args
- *          struct, a pointer not aligned to its element size); INSUFFICIENT_WORKSPACE;
+ *          struct, a pointer the plan reads or writes not aligned to its element size: A, B, C, D,
+ *          bias, scale, zero_point, and alpha_ptr/beta_ptr in DEVICE mode); INSUFFICIENT_WORKSPACE;
  *          CONTEXT_MISMATCH (a CUDA plan executed while the calling thread's current device is not
  *          the plan's device: call cudaSetDevice first); DEVICE_ERROR (the launch failed). On
  *          failure nothing is enqueued and no output is written. */

@@ -329,7 +329,11 @@ DGEMM_API dgemm_status_t dgemm_execute(dgemm_plan_t plan, const void* A, const v
                ": the plan was made with beta = 0, so it does not read C (plan with a non-zero beta)");
       } else if (x.scalar_mode == ScalarMode::Device) {
         require_non_null(args->alpha_ptr, "args->alpha_ptr (scalar_mode DEVICE)");
-        if (e.reads_c()) require_non_null(args->beta_ptr, "args->beta_ptr (scalar_mode DEVICE, plan reads C)");
+        check_aligned(args->alpha_ptr, DType::F32, "args->alpha_ptr");
+        if (e.reads_c()) {
+          require_non_null(args->beta_ptr, "args->beta_ptr (scalar_mode DEVICE, plan reads C)");
+          check_aligned(args->beta_ptr, DType::F32, "args->beta_ptr");
+        }
         x.alpha_ptr = args->alpha_ptr;
         x.beta_ptr = args->beta_ptr;
       }
@@ -355,10 +359,17 @@ DGEMM_API dgemm_status_t dgemm_execute(dgemm_plan_t plan, const void* A, const v
         fail(Status::InvalidArgument, "args->bias is NULL but the plan has a ", vector_mode_name(e.bias_mode), " bias");
       check_aligned(x.bias, e.bias_type, "args->bias");
     }
-    if (e.scale_mode != VectorMode::None && x.scale == nullptr)
-      fail(Status::InvalidArgument, "args->scale is NULL but the plan has a ", vector_mode_name(e.scale_mode), " output scale");
-    if (e.zero_point && x.zero_point == nullptr)
-      fail(Status::InvalidArgument, "args->zero_point is NULL but the plan has DGEMM_EPILOGUE_ZERO_POINT");
+    if (e.scale_mode != VectorMode::None) {
+      if (x.scale == nullptr)
+        fail(Status::InvalidArgument, "args->scale is NULL but the plan has a ", vector_mode_name(e.scale_mode),
+             " output scale");
+      check_aligned(x.scale, DType::F32, "args->scale");
+    }
+    if (e.zero_point) {
+      if (x.zero_point == nullptr)
+        fail(Status::InvalidArgument, "args->zero_point is NULL but the plan has DGEMM_EPILOGUE_ZERO_POINT");
+      check_aligned(x.zero_point, DType::I32, "args->zero_point");
+    }
     const std::size_t need = plan->entry->executable->workspace_size();
     if (workspace_size < need || (need > 0 && workspace == nullptr)) {
       fail(Status::InsufficientWorkspace, "workspace_size = ", workspace_size, " (workspace = ", workspace,

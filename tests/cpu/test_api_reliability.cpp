@@ -40,6 +40,13 @@ std::vector<unsigned char> workspace_for(dgemm_plan_t plan) {
   return std::vector<unsigned char>(bytes);
 }
 
+void expect_invalid(dgemm_status_t got, const char* fragment) {
+  BOOST_TEST_CONTEXT("message \"" << dgemm_last_error() << "\"") {
+    BOOST_TEST(got == DGEMM_STATUS_INVALID_ARGUMENT);
+    BOOST_TEST(std::string(dgemm_last_error()).find(fragment) != std::string::npos, "message lacks " << fragment);
+  }
+}
+
 // D of a 1x1x1 f32 plan with A = a, B = b and the epilogue's alpha.
 float one_element(dgemm_context_t ctx, float alpha, float a, float b) {
   dgemm_problem_t p = f32_problem(1, 1, 1);
@@ -135,13 +142,6 @@ Grown<Struct> grown(const Struct& s, unsigned char tail_byte = 0) {
   g.s.struct_size = uint32_t(sizeof g);
   g.extra[5] = tail_byte;
   return g;
-}
-
-void expect_invalid(dgemm_status_t got, const char* fragment) {
-  BOOST_TEST_CONTEXT("message \"" << dgemm_last_error() << "\"") {
-    BOOST_TEST(got == DGEMM_STATUS_INVALID_ARGUMENT);
-    BOOST_TEST(std::string(dgemm_last_error()).find(fragment) != std::string::npos, "message lacks " << fragment);
-  }
 }
 
 }  // namespace
@@ -275,6 +275,61 @@ BOOST_FIXTURE_TEST_CASE(out_of_range_enum_values_are_read_as_integers, CpuContex
       dgemm_destroy_plan(plan);
     }
   }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_SUITE(execute_vectors)
+
+// Execute-time vectors and scalars the plan reads must be aligned to their element size, like the
+// matrices: a misaligned one is refused (it returned SUCCESS, and the CPU backend then loaded
+// misaligned floats, which UBSan reports).
+BOOST_FIXTURE_TEST_CASE(misaligned_scale_zero_point_and_scalar_pointers_are_refused, CpuContext) {
+  dgemm_problem_t p = f32_problem(2, 3, 4);
+  p.d_type = DGEMM_DTYPE_I8;
+  dgemm_epilogue_t e;
+  dgemm_epilogue_init(&e);
+  e.beta = 1.0f;
+  e.scale_mode = DGEMM_VECTOR_PER_ROW;
+  e.flags |= DGEMM_EPILOGUE_ZERO_POINT;
+  dgemm_plan_t plan = nullptr;
+  BOOST_REQUIRE_MESSAGE(dgemm_create_plan(ctx, &p, &e, nullptr, &plan) == DGEMM_STATUS_SUCCESS, dgemm_last_error());
+  std::vector<float> A(8, 1.0f), B(12, 1.0f), C(6, 1.0f);
+  std::vector<int8_t> D(6, 99);
+  alignas(16) unsigned char buf[64] = {};
+  const float one = 1.0f;
+  const int32_t zero[2] = {0, 0};
+  const float scale[2] = {1.0f, 1.0f};
+  std::vector<unsigned char> ws = workspace_for(plan);
+  auto run = [&](const dgemm_args_t& a, const char* fragment) {
+    dgemm_status_t st = dgemm_execute(plan, A.data(), B.data(), C.data(), D.data(), &a, ws.data(), ws.size(), nullptr);
+    expect_invalid(st, fragment);
+    BOOST_TEST(std::string(dgemm_last_error()).find("not aligned") != std::string::npos);
+    for (int8_t d : D) BOOST_TEST(d == 99);
+  };
+  dgemm_args_t good;
+  dgemm_args_init(&good);
+  good.scale = scale;
+  good.zero_point = zero;
+  dgemm_args_t a = good;
+  a.scale = reinterpret_cast<const float*>(buf + 1);
+  run(a, "args->scale");
+  a = good;
+  a.zero_point = reinterpret_cast<const int32_t*>(buf + 2);
+  run(a, "args->zero_point");
+  a = good;
+  a.scalar_mode = DGEMM_SCALARS_DEVICE;
+  a.alpha_ptr = reinterpret_cast<const float*>(buf + 3);
+  a.beta_ptr = &one;
+  run(a, "args->alpha_ptr");
+  a.alpha_ptr = &one;
+  a.beta_ptr = reinterpret_cast<const float*>(buf + 1);
+  run(a, "args->beta_ptr");
+  a.beta_ptr = &one;
+  BOOST_TEST(dgemm_execute(plan, A.data(), B.data(), C.data(), D.data(), &a, ws.data(), ws.size(), nullptr) ==
+             DGEMM_STATUS_SUCCESS);
+  for (int8_t d : D) BOOST_TEST(d == 5);  // 4 + beta * 1
+  dgemm_destroy_plan(plan);
 }
 
 BOOST_AUTO_TEST_SUITE_END()
