@@ -280,7 +280,9 @@ DGEMM_API dgemm_status_t dgemm_create_plan(dgemm_context_t ctx, const dgemm_prob
 DGEMM_API dgemm_status_t dgemm_destroy_plan(dgemm_plan_t plan);
 
 /*! dgemm_plan_workspace_size() :
- *  @param bytes  receives the workspace dgemm_execute needs (often 0).
+ *  @param bytes  receives the workspace dgemm_execute needs: often 0 on a GPU; on the CPU backend
+ *                its scratch (packed panels per OpenMP thread, sized to the problem and to the
+ *                thread count at plan time), since execute allocates nothing on any backend.
  *  @return SUCCESS; INVALID_ARGUMENT (NULL plan or bytes). */
 DGEMM_API dgemm_status_t dgemm_plan_workspace_size(dgemm_plan_t plan, size_t *bytes);
 

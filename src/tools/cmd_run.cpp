@@ -329,7 +329,11 @@ int cmd_run(int argc, char** argv) {
     rargs.bias = rbias.data();
     rargs.scale = static_cast<const float*>(rscale.data());
     rargs.zero_point = rzp.empty() ? nullptr : rzp.data();
-    check(dgemm_execute(ref_plan, ra.data(), h.b.data(), rc_buf.data(), rd.data(), &rargs, nullptr, 0, nullptr),
+    size_t ref_ws_size = 0;
+    check(dgemm_plan_workspace_size(ref_plan, &ref_ws_size), "dgemm_plan_workspace_size(oracle)");
+    std::vector<unsigned char> ref_ws(ref_ws_size);
+    check(dgemm_execute(ref_plan, ra.data(), h.b.data(), rc_buf.data(), rd.data(), &rargs, ref_ws.data(), ref_ws_size,
+                        nullptr),
           "dgemm_execute(oracle)");
     dgemm_destroy_plan(ref_plan);
     dgemm_context_destroy(cpu);

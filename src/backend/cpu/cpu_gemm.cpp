@@ -5,7 +5,9 @@
 //     contiguous double panels (MR rows / NR columns interleaved), and a register-blocked
 //     MR x NR micro-kernel accumulates into a double tile;
 //   - after the last K block the epilogue runs element by element in double and rounds once to
-//     the output type, reading C(i, j) just before writing D(i, j), so C may alias D.
+//     the output type, reading C(i, j) just before writing D(i, j), so C may alias D;
+//   - the panels and the tile of each thread live in the workspace the plan asks for (sized at
+//     plan time for the problem and the thread count), so an execution allocates nothing.
 // Accumulation in double is exact for every product of our input types (at most 24 x 24
 // significant bits) and, for i8 x i8 problems, the whole sum is exact as long as
 // k * 2^14 < 2^53 (k < 2^39, far beyond any addressable problem), so integer problems need no
@@ -16,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -186,17 +189,59 @@ struct Job {
   MacroKernel macro;
 };
 
+// One thread's scratch, carved out of the workspace: packed panels of op(A) and op(B) for one K
+// block, and the double accumulator tile (leading dimension acc_ld).
 struct Scratch {
-  std::vector<double> a_panel, b_panel, acc;
+  double* a_panel;
+  double* b_panel;
+  double* acc;
+  int64_t acc_ld;
 };
 
+constexpr std::size_t kWorkspaceAlign = 64;  // cache lines; the caller's pointer may be anywhere
+
+int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+// Doubles of one thread's scratch for `p`, laid out as in Scratch: no larger than the problem
+// needs (a 1x1x1 GEMM needs a few hundred bytes, not a full 72 x 256 x 256 block).
+struct ScratchShape {
+  int64_t a_doubles, b_doubles, acc_rows, acc_ld;
+  std::size_t bytes() const {
+    const std::size_t doubles = std::size_t(a_doubles + b_doubles + acc_rows * acc_ld);
+    return std::size_t(round_up(int64_t(doubles * sizeof(double)), kWorkspaceAlign));
+  }
+};
+
+ScratchShape scratch_shape(const GemmProblem& p) {
+  const int64_t kc_max = std::min(kKC, std::max<int64_t>(p.k, 1));
+  ScratchShape s;
+  s.a_doubles = std::min(kMC, round_up(p.m, kMR)) * kc_max;  // pack_a pads rows to a multiple of MR
+  s.b_doubles = std::min(kNC, round_up(p.n, kNR)) * kc_max;  // pack_b pads columns to a multiple of NR
+  s.acc_rows = std::min(kMC, p.m);
+  s.acc_ld = std::min(kNC, p.n);
+  return s;
+}
+
+int64_t task_count(const GemmProblem& p) {
+  return p.batch_count * ((p.m + kMC - 1) / kMC) * ((p.n + kNC - 1) / kNC);
+}
+
+// Threads only pay off past a few hundred thousand multiply-adds; tiny problems (most of a test
+// sweep) stay on the calling thread.
+int wanted_threads(const GemmProblem& p) {
+  const double work = double(p.m) * double(p.n) * double(std::max<int64_t>(p.k, 1)) * double(p.batch_count);
+  const int64_t tasks = task_count(p);
+  if (tasks > 1 && work > 2e5) return int(std::min<int64_t>(omp_get_max_threads(), tasks));
+  return 1;
+}
+
 // One MC x NC tile of D for one batch.
-void run_tile(const Job& job, int64_t batch, int64_t i0, int64_t mc, int64_t j0, int64_t nc, Scratch& s) {
+void run_tile(const Job& job, int64_t batch, int64_t i0, int64_t mc, int64_t j0, int64_t nc, const Scratch& s) {
   const GemmProblem& p = *job.p;
   const Epilogue& e = *job.e;
   const ExecArgs& x = *job.args;
-  double* acc = s.acc.data();
-  std::fill(acc, acc + kMC * kNC, 0.0);
+  double* acc = s.acc;
+  std::fill(acc, acc + mc * s.acc_ld, 0.0);
 
   if (p.k > 0) {
     const View a = op_view(static_cast<const char*>(x.a) + batch * p.stride_a * int64_t(dtype_size(p.a_type)),
@@ -205,9 +250,9 @@ void run_tile(const Job& job, int64_t batch, int64_t i0, int64_t mc, int64_t j0,
                            p.op_b, p.order, p.ldb);
     for (int64_t p0 = 0; p0 < p.k; p0 += kKC) {
       const int64_t kc = std::min(kKC, p.k - p0);
-      dispatch_dtype(p.a_type, [&](auto t) { pack_a<decltype(t)::value>(a, i0, mc, p0, kc, s.a_panel.data()); });
-      dispatch_dtype(p.b_type, [&](auto t) { pack_b<decltype(t)::value>(b, p0, kc, j0, nc, s.b_panel.data()); });
-      job.macro(mc, nc, kc, s.a_panel.data(), s.b_panel.data(), acc, kNC);
+      dispatch_dtype(p.a_type, [&](auto t) { pack_a<decltype(t)::value>(a, i0, mc, p0, kc, s.a_panel); });
+      dispatch_dtype(p.b_type, [&](auto t) { pack_b<decltype(t)::value>(b, p0, kc, j0, nc, s.b_panel); });
+      job.macro(mc, nc, kc, s.a_panel, s.b_panel, acc, s.acc_ld);
     }
   }
 
@@ -220,7 +265,7 @@ void run_tile(const Job& job, int64_t batch, int64_t i0, int64_t mc, int64_t j0,
       const int64_t j = j0 + jj;
       // k = 0: the product is empty, so it contributes nothing (not alpha * 0, which is NaN for
       // an infinite alpha).
-      double v = p.k > 0 ? job.alpha * acc[ii * kNC + jj] : 0.0;
+      double v = p.k > 0 ? job.alpha * acc[ii * s.acc_ld + jj] : 0.0;
       if (job.read_c) v += job.beta * load_as_double(p.c_type, c_base, p.offset(i, j, p.ldc));
       if (e.bias_mode != VectorMode::None)
         v += load_as_double(e.bias_type, x.bias, e.bias_mode == VectorMode::PerRow ? i : j);
@@ -237,6 +282,11 @@ void run_tile(const Job& job, int64_t batch, int64_t i0, int64_t mc, int64_t j0,
 }
 
 }  // namespace
+
+std::size_t cpu_gemm_workspace_size(const GemmProblem& p) {
+  if (p.empty_output()) return 0;
+  return kWorkspaceAlign + std::size_t(wanted_threads(p)) * scratch_shape(p).bytes();
+}
 
 void cpu_gemm(const GemmProblem& p, const Epilogue& e, const ExecArgs& args) {
   if (p.empty_output()) return;
@@ -259,31 +309,41 @@ void cpu_gemm(const GemmProblem& p, const Epilogue& e, const ExecArgs& args) {
   const int64_t tiles_per_batch = row_tiles * col_tiles;
   const int64_t tasks = p.batch_count * tiles_per_batch;
 
-  // Threads only pay off past a few hundred thousand multiply-adds; tiny problems (most of a test
-  // sweep) stay on the calling thread.
-  const double work = double(p.m) * double(p.n) * double(std::max<int64_t>(p.k, 1)) * double(p.batch_count);
-  int threads = 1;
-  if (tasks > 1 && work > 2e5) threads = int(std::min<int64_t>(omp_get_max_threads(), tasks));
-
-  // Scratch is allocated here, outside the parallel region, so that an allocation failure is an
-  // exception the C boundary turns into OUT_OF_MEMORY rather than a terminate inside OpenMP.
-  const int64_t kc_max = std::min(kKC, std::max<int64_t>(p.k, 1));
-  std::vector<Scratch> scratch(threads);
-  for (Scratch& s : scratch) {
-    s.a_panel.resize(std::size_t(kMC * kc_max));
-    s.b_panel.resize(std::size_t(kNC * kc_max));
-    s.acc.resize(std::size_t(kMC * kNC));
+  // Each thread's scratch comes from the workspace; it bounds the threads (the thread count may
+  // have changed since the plan sized it). Callers inside the library that pass none (the tests'
+  // oracle) get a buffer of their own.
+  const ScratchShape shape = scratch_shape(p);
+  std::vector<unsigned char> own;
+  void* ws = args.workspace;
+  std::size_t ws_size = args.workspace_size;
+  if (ws == nullptr || ws_size < kWorkspaceAlign + shape.bytes()) {
+    own.resize(cpu_gemm_workspace_size(p));
+    ws = own.data();
+    ws_size = own.size();
   }
+  const auto base = (reinterpret_cast<std::uintptr_t>(ws) + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign;
+  const std::size_t usable = ws_size - (base - reinterpret_cast<std::uintptr_t>(ws));
+  const int threads = int(std::min<std::size_t>(std::size_t(wanted_threads(p)), usable / shape.bytes()));
+  auto scratch_of = [&](int thread) {
+    auto* d = reinterpret_cast<double*>(base + std::size_t(thread) * shape.bytes());
+    return Scratch{d, d + shape.a_doubles, d + shape.a_doubles + shape.b_doubles, shape.acc_ld};
+  };
 
-#pragma omp parallel for schedule(dynamic) num_threads(threads) if (threads > 1)
-  for (int64_t t = 0; t < tasks; ++t) {
-    Scratch& s = scratch[omp_get_thread_num()];
+  auto task = [&](int64_t t, int thread) {
     const int64_t batch = t / tiles_per_batch;
     const int64_t tile = t % tiles_per_batch;
     const int64_t i0 = (tile / col_tiles) * kMC;
     const int64_t j0 = (tile % col_tiles) * kNC;
-    run_tile(job, batch, i0, std::min(kMC, p.m - i0), j0, std::min(kNC, p.n - j0), s);
+    run_tile(job, batch, i0, std::min(kMC, p.m - i0), j0, std::min(kNC, p.n - j0), scratch_of(thread));
+  };
+  // One thread runs outside OpenMP altogether: even a serialized parallel region allocates a
+  // team in libgomp, and execute allocates nothing.
+  if (threads == 1) {
+    for (int64_t t = 0; t < tasks; ++t) task(t, 0);
+    return;
   }
+#pragma omp parallel for schedule(dynamic) num_threads(threads)
+  for (int64_t t = 0; t < tasks; ++t) task(t, omp_get_thread_num());
 }
 
 }  // namespace dgemm
