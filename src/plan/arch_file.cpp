@@ -2,6 +2,9 @@
 // that keeps each node's line, so that every error names the file, the line and the field.
 #include "plan/arch_file.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
 
 #include <algorithm>
@@ -9,8 +12,9 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
-#include <fstream>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -40,47 +44,92 @@ struct Source {
   }
 };
 
-Node convert(const Source& src, yaml_document_t* doc, yaml_node_t* n, int depth) {
-  if (depth > 16) src.bad(int(n->start_mark.line) + 1, "", "nesting too deep");
-  Node out;
-  out.line = int(n->start_mark.line) + 1;
-  switch (n->type) {
-    case YAML_SCALAR_NODE:
-      out.kind = Node::Scalar;
-      out.value.assign(reinterpret_cast<const char*>(n->data.scalar.value), n->data.scalar.length);
-      break;
-    case YAML_SEQUENCE_NODE:
-      out.kind = Node::Sequence;
-      for (yaml_node_item_t* it = n->data.sequence.items.start; it < n->data.sequence.items.top; ++it)
-        out.items.push_back(convert(src, doc, yaml_document_get_node(doc, *it), depth + 1));
-      break;
-    case YAML_MAPPING_NODE:
-      out.kind = Node::Mapping;
-      for (yaml_node_pair_t* p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; ++p)
-        out.entries.emplace_back(convert(src, doc, yaml_document_get_node(doc, p->key), depth + 1),
-                                 convert(src, doc, yaml_document_get_node(doc, p->value), depth + 1));
-      break;
-    default:
-      src.bad(out.line, "", "empty node");
-  }
-  return out;
-}
+// Limits that no real description comes near (the shipped ones are ~2 KB, ~100 nodes, depth 3),
+// enforced while reading and parsing, so that no file can make planning hang or take memory.
+constexpr std::size_t kMaxFileBytes = 1 << 20;
+constexpr std::size_t kMaxNodes = 10000;
+constexpr std::size_t kMaxDepth = 16;
 
+// Builds the tree from libyaml's events (not its document loader, which expands aliases and
+// recurses without bound), refusing aliases, too many nodes and too deep nesting as they come.
+// Only the first document of the stream is read.
 Node parse_yaml(const std::string& text, const Source& src) {
   yaml_parser_t parser;
   if (!yaml_parser_initialize(&parser)) fail(Status::OutOfMemory, src.name, ": cannot initialize the YAML parser");
   std::unique_ptr<yaml_parser_t, void (*)(yaml_parser_t*)> parser_guard(&parser, yaml_parser_delete);
   yaml_parser_set_input_string(&parser, reinterpret_cast<const unsigned char*>(text.data()), text.size());
-  yaml_document_t doc;
-  if (!yaml_parser_load(&parser, &doc)) {
-    const int line = int(parser.problem_mark.line) + 1;
-    src.bad(line, "", std::string("not valid YAML: ") + (parser.problem ? parser.problem : "parse error") +
-                          (parser.context ? std::string(" ") + parser.context : std::string()));
+
+  struct Open {  // a sequence or mapping being read, and a mapping's pending key
+    Node node;
+    bool have_key = false;
+    Node key;
+  };
+  std::vector<Open> open;
+  std::unique_ptr<Node> root;
+  std::size_t nodes = 0;
+  auto attach = [&](Node n) {
+    if (open.empty()) {
+      root = std::make_unique<Node>(std::move(n));
+      return;
+    }
+    Open& o = open.back();
+    if (o.node.kind == Node::Sequence) {
+      o.node.items.push_back(std::move(n));
+    } else if (!o.have_key) {
+      o.key = std::move(n);
+      o.have_key = true;
+    } else {
+      o.node.entries.emplace_back(std::move(o.key), std::move(n));
+      o.have_key = false;
+    }
+  };
+  for (bool done = false; !done;) {
+    yaml_event_t event;
+    if (!yaml_parser_parse(&parser, &event)) {
+      const int line = int(parser.problem_mark.line) + 1;
+      src.bad(line, "", std::string("not valid YAML: ") + (parser.problem ? parser.problem : "parse error") +
+                            (parser.context ? std::string(" ") + parser.context : std::string()));
+    }
+    std::unique_ptr<yaml_event_t, void (*)(yaml_event_t*)> event_guard(&event, yaml_event_delete);
+    const int line = int(event.start_mark.line) + 1;
+    if (event.type == YAML_SCALAR_EVENT || event.type == YAML_SEQUENCE_START_EVENT ||
+        event.type == YAML_MAPPING_START_EVENT) {
+      if (++nodes > kMaxNodes) src.bad(line, "", "more than " + std::to_string(kMaxNodes) + " values");
+    }
+    switch (event.type) {
+      case YAML_ALIAS_EVENT:
+        src.bad(line, "", "aliases (*name) are not supported in hardware descriptions");
+      case YAML_SCALAR_EVENT: {
+        Node n;
+        n.line = line;
+        n.value.assign(reinterpret_cast<const char*>(event.data.scalar.value), event.data.scalar.length);
+        attach(std::move(n));
+        break;
+      }
+      case YAML_SEQUENCE_START_EVENT:
+      case YAML_MAPPING_START_EVENT:
+        if (open.size() >= kMaxDepth) src.bad(line, "", "nesting too deep");
+        open.emplace_back();
+        open.back().node.kind = event.type == YAML_SEQUENCE_START_EVENT ? Node::Sequence : Node::Mapping;
+        open.back().node.line = line;
+        break;
+      case YAML_SEQUENCE_END_EVENT:
+      case YAML_MAPPING_END_EVENT: {
+        Node n = std::move(open.back().node);
+        open.pop_back();
+        attach(std::move(n));
+        break;
+      }
+      case YAML_DOCUMENT_END_EVENT:
+      case YAML_STREAM_END_EVENT:
+        done = true;
+        break;
+      default:  // stream and document starts
+        break;
+    }
   }
-  std::unique_ptr<yaml_document_t, void (*)(yaml_document_t*)> doc_guard(&doc, yaml_document_delete);
-  yaml_node_t* root = yaml_document_get_root_node(&doc);
-  if (root == nullptr) src.bad(1, "", "the file is empty");
-  return convert(src, &doc, root, 0);
+  if (!root) src.bad(1, "", "the file is empty");
+  return std::move(*root);
 }
 
 std::string lower(std::string s) {
@@ -386,13 +435,41 @@ HardwareDesc apply_arch_text(const HardwareDesc& base, const std::string& text, 
 }
 
 HardwareDesc apply_arch_file(const HardwareDesc& base, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (in) {
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) fail(Status::ArchFileError, path, ": cannot read the file");
-    return apply_arch_text(base, text.str(), path);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; only regular files are then read.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd >= 0) {
+    struct Closer {
+      int fd;
+      ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat st;
+    if (::fstat(fd, &st) != 0) fail(Status::ArchFileError, path, ": cannot read the file (", std::strerror(errno), ")");
+    if (!S_ISREG(st.st_mode)) {
+      fail(Status::ArchFileError, path, ": not a regular file (",
+           S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) ? "a device"
+                                                                                             : "a special file",
+           ")");
+    }
+    if (std::uint64_t(st.st_size) > kMaxFileBytes) {
+      fail(Status::ArchFileError, path, ": ", st.st_size, " bytes, larger than the ", kMaxFileBytes,
+           " a hardware description may have");
+    }
+    // Read at most one byte past the cap, in case the file grew since fstat.
+    std::string text(kMaxFileBytes + 1, '\0');
+    std::size_t got = 0;
+    while (got < text.size()) {
+      const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) fail(Status::ArchFileError, path, ": cannot read the file (", std::strerror(errno), ")");
+      if (n == 0) break;
+      got += std::size_t(n);
+    }
+    if (got > kMaxFileBytes) fail(Status::ArchFileError, path, ": larger than the ", kMaxFileBytes, " bytes a hardware description may have");
+    text.resize(got);
+    return apply_arch_text(base, text, path);
   }
+  if (errno != ENOENT && errno != ENOTDIR)
+    fail(Status::ArchFileError, path, ": cannot open the file (", std::strerror(errno), ")");
   // Not a file: a built-in name ("h200") when there is no path separator in it.
   if (path.find('/') == std::string::npos) {
     if (const char* text = builtin_arch_text(path))
