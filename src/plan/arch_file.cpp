@@ -2,9 +2,6 @@
 // that keeps each node's line, so that every error names the file, the line and the field.
 #include "plan/arch_file.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <yaml.h>
 
 #include <algorithm>
@@ -12,9 +9,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
-#include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
@@ -23,6 +18,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 
 namespace dgemm {
 namespace {
@@ -435,41 +431,17 @@ HardwareDesc apply_arch_text(const HardwareDesc& base, const std::string& text, 
 }
 
 HardwareDesc apply_arch_file(const HardwareDesc& base, const std::string& path) {
-  // O_NONBLOCK: opening a FIFO must not wait for a writer; only regular files are then read.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  if (fd >= 0) {
-    struct Closer {
-      int fd;
-      ~Closer() { ::close(fd); }
-    } closer{fd};
-    struct stat st;
-    if (::fstat(fd, &st) != 0) fail(Status::ArchFileError, path, ": cannot read the file (", std::strerror(errno), ")");
-    if (!S_ISREG(st.st_mode)) {
-      fail(Status::ArchFileError, path, ": not a regular file (",
-           S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) ? "a device"
-                                                                                             : "a special file",
-           ")");
-    }
-    if (std::uint64_t(st.st_size) > kMaxFileBytes) {
-      fail(Status::ArchFileError, path, ": ", st.st_size, " bytes, larger than the ", kMaxFileBytes,
-           " a hardware description may have");
-    }
-    // Read at most one byte past the cap, in case the file grew since fstat.
-    std::string text(kMaxFileBytes + 1, '\0');
-    std::size_t got = 0;
-    while (got < text.size()) {
-      const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) fail(Status::ArchFileError, path, ": cannot read the file (", std::strerror(errno), ")");
-      if (n == 0) break;
-      got += std::size_t(n);
-    }
-    if (got > kMaxFileBytes) fail(Status::ArchFileError, path, ": larger than the ", kMaxFileBytes, " bytes a hardware description may have");
-    text.resize(got);
-    return apply_arch_text(base, text, path);
+  std::string text;
+  const ReadResult r = read_regular_file(path, kMaxFileBytes, /*follow_symlinks=*/true, &text);
+  switch (r.status) {
+    case ReadStatus::Ok: return apply_arch_text(base, text, path);
+    case ReadStatus::NotRegular: fail(Status::ArchFileError, path, ": not a regular file (", r.why, ")");
+    case ReadStatus::TooLarge:
+      fail(Status::ArchFileError, path, ": ", r.why, ", larger than the ", kMaxFileBytes,
+           " bytes a hardware description may have");
+    case ReadStatus::Failed: fail(Status::ArchFileError, path, ": cannot read the file (", r.why, ")");
+    case ReadStatus::Missing: break;
   }
-  if (errno != ENOENT && errno != ENOTDIR)
-    fail(Status::ArchFileError, path, ": cannot open the file (", std::strerror(errno), ")");
   // Not a file: a built-in name ("h200") when there is no path separator in it.
   if (path.find('/') == std::string::npos) {
     if (const char* text = builtin_arch_text(path))

@@ -2,6 +2,9 @@
 // would use, into the kernel cache ($DEEPGEMM_CACHE_DIR, default ~/.cache/deepgemm). A service can
 // warm its cache before it takes traffic, and a device run can carry a filled cache instead of
 // compiling on the device. Plans are made exactly as dgemm_create_plan makes them.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -15,6 +18,7 @@
 #include <vector>
 
 #include "api/convert.hpp"
+#include "core/files.hpp"
 #include "plan/planner.hpp"
 #include "tools/arch_option.hpp"
 #include "tools/cli_options.hpp"
@@ -138,6 +142,22 @@ int cmd_warm(int argc, char** argv) {
     return 1;
   }
   const std::string arch = jit::arch_for_cc(hw.cc_major, hw.cc_minor);
+  // Warming is only worth anything when the kernels land on disk.
+  if (jit::cache_dir().empty()) {
+    std::fprintf(stderr, "deepgemm warm: the disk cache is off (DEEPGEMM_CACHE_DIR=off, or no HOME): nothing to fill\n");
+    return 1;
+  }
+  if (const std::string why = jit::cache_dir_problem(); !why.empty()) {
+    std::fprintf(stderr, "deepgemm warm: the kernel cache folder cannot be used: %s\n", why.c_str());
+    return 1;
+  }
+  // Before minutes of compiling: can anything be written there at all?
+  const std::string probe = jit::cache_dir() + "/.warm-probe";
+  if (!write_file_atomically(probe, "")) {
+    std::fprintf(stderr, "deepgemm warm: cannot write to the kernel cache folder %s\n", jit::cache_dir().c_str());
+    return 1;
+  }
+  unlink(probe.c_str());
 
   // Every distinct kernel of the chosen plans (and runners-up), each once.
   std::vector<jit::CompileRequest> requests;
@@ -183,7 +203,19 @@ int cmd_warm(int argc, char** argv) {
   std::printf("warm: %zu kernels for %s (%s) from %d plans in %.1f s into %s%s\n", requests.size(), hw.name.c_str(),
               arch.c_str(), plans, s, jit::cache_dir().c_str(),
               unplannable ? (" (" + std::to_string(unplannable) + " problems not plannable)").c_str() : "");
-  return failed ? 1 : 0;
+  // Success means every kernel is now in the disk cache (compile() writes it best effort).
+  int missing = 0;
+  for (const jit::CompileRequest& r : requests) {
+    struct stat st;
+    const std::string path = jit::cache_entry_path(jit::cache_key(r));
+    if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) ++missing;
+  }
+  if (missing > 0 && failed == 0) {
+    std::fprintf(stderr, "deepgemm warm: %d of %zu kernels could not be written to %s (is it writable?)\n", missing,
+                 requests.size(), jit::cache_dir().c_str());
+  }
+  if (plans == 0) std::fprintf(stderr, "deepgemm warm: none of the %zu problems could be planned\n", problems.size());
+  return failed || missing || plans == 0 ? 1 : 0;
 #endif
 }
 

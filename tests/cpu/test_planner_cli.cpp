@@ -212,5 +212,24 @@ BOOST_AUTO_TEST_CASE(warm_fills_the_kernel_cache_without_a_gpu) {
   r = sh(tool() + " warm --arch h200 --shapes " + shapes + " --layouts tt");
   BOOST_TEST(r.rc != 0);
   BOOST_TEST(has(r.out, "'tt' is not tn or nn"), r.out);
+
+  // Warming that cannot write anything is a failure, said before compiling: a folder this
+  // process owns where nothing can be created (even by root), a disk cache switched off, a
+  // folder others may write (whoever writes it chooses the GPU code this process runs).
+  const std::string warm = " warm --arch h200 --runners-up 0 --shapes " + shapes;
+  r = sh("DEEPGEMM_CACHE_DIR=/proc/self/fdinfo " + tool() + warm);
+  BOOST_TEST(r.rc == 1, r.out);
+  BOOST_TEST(has(r.out, "cannot write to the kernel cache folder /proc/self/fdinfo"), r.out);
+  r = sh("DEEPGEMM_CACHE_DIR=off " + tool() + warm);
+  BOOST_TEST(r.rc == 1, r.out);
+  BOOST_TEST(has(r.out, "the disk cache is off"), r.out);
+  std::filesystem::permissions(cache, std::filesystem::perms::group_write, std::filesystem::perm_options::add);
+  r = sh("DEEPGEMM_CACHE_DIR=" + cache + " " + tool() + warm);
+  BOOST_TEST(r.rc == 1, r.out);
+  BOOST_TEST(has(r.out, "writable by group or others"), r.out);
+  // Nothing plannable (the GPU kernels take no i8) is a failure too, not "0 kernels".
+  r = sh("DEEPGEMM_CACHE_DIR=" + (dir.path / "other").string() + " " + tool() + warm + " --dtypes i8 --layouts tn");
+  BOOST_TEST(r.rc == 1, r.out);
+  BOOST_TEST(has(r.out, "none of the 3 problems could be planned"), r.out);
 #endif
 }
