@@ -40,6 +40,7 @@ export PATH="$cuda_home/bin:$PATH"
 # add entries, and so that a corrupt entry it rebuilds does not change what travels.
 export DEEPGEMM_CACHE_DIR=$(mktemp -d /tmp/dgemm-cache.XXXXXX)
 if [[ -d $stage/cache ]]; then cp -a "$stage/cache/." "$DEEPGEMM_CACHE_DIR/" 2>/dev/null; fi
+chmod 700 "$DEEPGEMM_CACHE_DIR"  # cp -a copied the carried folder's mode; the library uses only a private one
 
 summary=()  # lines of the final table
 
