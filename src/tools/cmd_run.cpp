@@ -3,6 +3,7 @@
 // against the CPU oracle (a second plan on a CPU context). Large problems are checked on a random
 // sample of rows, gathered into a smaller problem of the same kind.
 #include <algorithm>
+#include <climits>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -119,22 +120,17 @@ int cmd_run(int argc, char** argv) {
   }
   GemmOptions opt = parse_gemm_options(f);
   const std::string device = f.get("device", "auto");
-  const int reps = int(f.get_int("reps", 20));
-  const int warmup = int(f.get_int("warmup", 3));
-  const std::string check_mode = f.get("check", "auto");
-  const uint64_t seed = uint64_t(f.get_int("seed", 1));
+  const int reps = int(f.get_int("reps", 20, 1, INT_MAX));
+  const int warmup = int(f.get_int("warmup", 3, 0, INT_MAX));
+  const std::string check_mode = f.get_choice("check", "auto", {"auto", "full", "sample", "none"});
+  const uint64_t seed = uint64_t(f.get_int("seed", 1, 0));
   const std::string force = f.get("force-kernel", "");
   const bool autotune = f.get_bool("autotune");
   f.check_all_used();
-  if (reps < 1 || warmup < 0) throw std::invalid_argument("--reps must be >= 1 and --warmup >= 0");
 
   dgemm_device_kind_t kind = DGEMM_DEVICE_AUTO;
   int index = 0;
-  if (device == "cpu") kind = DGEMM_DEVICE_CPU;
-  else if (device.rfind("cuda", 0) == 0) {
-    kind = DGEMM_DEVICE_CUDA;
-    if (device.size() > 5) index = std::stoi(device.substr(5));
-  } else if (device != "auto") throw std::invalid_argument("--device = '" + device + "': expected auto, cpu or cuda[:N]");
+  parse_device(device, &kind, &index);
 
   dgemm_context_t ctx = nullptr;
   check(dgemm_context_create(kind, index, &ctx), "dgemm_context_create");

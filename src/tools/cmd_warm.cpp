@@ -112,9 +112,9 @@ int cmd_warm(int argc, char** argv) {
   const std::string shapes = f.get("shapes", "");
   const std::vector<std::string> dtypes = split(f.get("dtypes", "bf16"), ',');
   const std::vector<std::string> layouts = split(f.get("layouts", "tn,nn"), ',');
-  const int runners_up = int(f.get_int("runners-up", 1));
+  const int runners_up = int(f.get_int("runners-up", 1, 0, 64));
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const int threads = int(f.get_int("threads", cores));
+  const int threads = int(f.get_int("threads", cores, 1, 1024));
   std::vector<GemmOptions> problems;
   if (shapes.empty()) {
     problems.push_back(parse_gemm_options(f));
@@ -122,7 +122,6 @@ int cmd_warm(int argc, char** argv) {
     problems = problems_from_file(shapes, dtypes, layouts);
   }
   f.check_all_used();
-  if (runners_up < 0 || threads < 1) throw std::invalid_argument("--runners-up must be >= 0 and --threads >= 1");
 
 #ifndef DGEMM_WITH_CUDA
   (void)arch_spec;

@@ -2,8 +2,11 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <new>
+#include <stdexcept>
 
 #include "deepgemm/deepgemm.h"
+#include "tools/cli_options.hpp"
 #include "tools/commands.hpp"
 
 namespace {
@@ -16,7 +19,10 @@ void usage() {
       "  plan   print the planner's decision and why, for any machine (--arch)\n"
       "  gen    write the specialised kernel source for ahead-of-time nvcc builds\n"
       "  warm   compile the kernels plans for a machine use into the kernel cache (no GPU needed)\n"
-      "  <command> --help for its flags\n",
+      "  <command> --help for its flags\n"
+      "exit status: 0 success; 1 the command failed (a check above its threshold, a library or\n"
+      "  device error, nothing to do); 2 a bad command line (the message names the flag and the\n"
+      "  value); 3 out of host memory (e.g. operands too large for this machine)\n",
       dgemm_version_string());
 }
 }  // namespace
@@ -35,9 +41,18 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[1], "plan")) return dgemm::tools::cmd_plan(argc - 2, argv + 2);
     if (!std::strcmp(argv[1], "gen")) return dgemm::tools::cmd_gen(argc - 2, argv + 2);
     if (!std::strcmp(argv[1], "warm")) return dgemm::tools::cmd_warm(argc - 2, argv + 2);
+  } catch (const std::invalid_argument& e) {  // the flags' errors: they name the flag and the value
+    std::fprintf(stderr, "deepgemm %s: %s\n", argv[1], e.what());
+    return dgemm::tools::kExitUsage;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "deepgemm %s: out of host memory (the problem's buffers do not fit this machine)\n", argv[1]);
+    return dgemm::tools::kExitOutOfMemory;
+  } catch (const std::length_error&) {  // a buffer larger than any allocation can be
+    std::fprintf(stderr, "deepgemm %s: out of host memory (the problem's buffers do not fit this machine)\n", argv[1]);
+    return dgemm::tools::kExitOutOfMemory;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "deepgemm %s: %s\n", argv[1], e.what());
-    return 2;
+    return dgemm::tools::kExitFailure;
   }
   std::fprintf(stderr, "deepgemm: unknown command '%s'\n", argv[1]);
   usage();

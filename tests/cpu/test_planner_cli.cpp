@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -232,4 +233,50 @@ BOOST_AUTO_TEST_CASE(warm_fills_the_kernel_cache_without_a_gpu) {
   BOOST_TEST(r.rc == 1, r.out);
   BOOST_TEST(has(r.out, "none of the 3 problems could be planned"), r.out);
 #endif
+}
+
+// Every bad value on the command line: a message naming the flag and the value, and the
+// documented exit status (2 = bad command line, 3 = out of host memory), never a clamp, a
+// default, a wrap-around or a bare exception name.
+BOOST_AUTO_TEST_CASE(bad_values_name_the_flag_and_the_value) {
+  if (tool().empty() || !std::filesystem::exists(tool())) return;
+  struct BadCase {
+    const char* args;
+    int rc;
+    std::vector<std::string> fragments;
+  };
+  const BadCase cases[] = {
+      {"run --m 99999999999999999999", 2, {"--m", "99999999999999999999", "out of range"}},  // was clamped
+      {"run --m=", 2, {"--m needs a value"}},                                                 // was 1024
+      {"run --m", 2, {"--m needs a value"}},
+      {"run --m -5", 2, {"--m", "-5", "out of range"}},
+      {"run --m 12abc", 2, {"--m", "12abc", "not an integer"}},
+      {"run --m ' 12'", 2, {"--m", "not an integer"}},
+      {"run --m 7 --m 8", 2, {"--m is given twice"}},
+      {"run --batch 0", 2, {"--batch", "'0'"}},
+      {"run --reps 4294967297", 2, {"--reps", "4294967297"}},                                 // was 1
+      {"run --warmup -1", 2, {"--warmup", "-1"}},
+      {"run --alpha 1e999", 2, {"--alpha", "1e999", "not a finite number"}},                   // was inf
+      {"run --alpha nan", 2, {"--alpha", "nan"}},
+      {"run --beta 1e39", 2, {"--beta", "1e39", "float"}},
+      {"run --check bogus", 2, {"--check", "bogus", "auto, full, sample, none"}},             // was accepted
+      {"run --device cuda:abc", 2, {"--device", "cuda:abc"}},                                 // said only "stoi"
+      {"run --device cuda:99999999999", 2, {"--device", "cuda:99999999999"}},
+      {"run --order diagonal", 2, {"--order", "diagonal"}},
+      {"run --dtype bf17", 2, {"--dtype", "bf17"}},
+      {"run --act gelu_fast", 2, {"--act", "gelu_fast"}},
+      {"run --trans-a maybe", 2, {"--trans-a", "maybe"}},
+      {"run --frobnicate 1", 2, {"unknown flag --frobnicate"}},
+      {"warm --threads 0", 2, {"--threads", "'0'"}},
+      {"warm --runners-up -1", 2, {"--runners-up", "-1"}},
+      // 2e6 x 2e6 outputs: 8 TB of D, a plan the library accepts and a machine cannot hold.
+      {"run --device cpu --m 2000000 --n 2000000 --k 1 --check none", 3, {"out of host memory"}},  // was "std::bad_alloc"
+  };
+  for (const BadCase& c : cases) {
+    const Result r = sh(tool() + " " + c.args);
+    BOOST_TEST_CONTEXT("deepgemm " << c.args << " -> exit " << r.rc << ": " << r.out) {
+      BOOST_TEST(r.rc == c.rc);
+      for (const std::string& f : c.fragments) BOOST_TEST(has(r.out, f), "lacks \"" << f << "\"");
+    }
+  }
 }
