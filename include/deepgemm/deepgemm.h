@@ -47,7 +47,7 @@ extern "C" {
 /* ------------------------------------------------------------------------------------------ */
 /* Version. The build derives the soname (libdeepgemm.so.MAJOR) and pkg-config Version from these. */
 #define DGEMM_VERSION_MAJOR 1
-#define DGEMM_VERSION_MINOR 0
+#define DGEMM_VERSION_MINOR 1
 #define DGEMM_VERSION_PATCH 0
 #define DGEMM_VERSION_NUMBER (DGEMM_VERSION_MAJOR * 10000 + DGEMM_VERSION_MINOR * 100 + DGEMM_VERSION_PATCH)
 
@@ -352,6 +352,53 @@ DGEMM_API dgemm_status_t dgemm_args_init(dgemm_args_t *a);
 DGEMM_API dgemm_status_t dgemm_execute(dgemm_plan_t plan, const void *A, const void *B,
                                        const void *C, void *D, const dgemm_args_t *args,
                                        void *workspace, size_t workspace_size, void *stream);
+
+/* ========================================================================================== */
+/* DGEMM_1.1: extensions.
+ *
+ * Features added after 1.0 (input scaling for FP8/INT8, grouped problems, ...) are described by
+ * extension structs passed as a chain to the *_ext entry points below; the 1.0 structs and
+ * functions never change. Every extension struct begins with a dgemm_ext_header_t whose `type`
+ * says which struct it is and whose `next` points to the next extension (NULL ends the chain).
+ * Plan-time extensions go to dgemm_create_plan_ext, execute-time ones to dgemm_execute_ext; each
+ * type may appear at most once in a chain. With ext = NULL the *_ext functions behave exactly as
+ * their 1.0 counterparts. */
+#define DGEMM_VERSION_HAS_EXT 1
+
+typedef enum dgemm_ext_type_t {
+    DGEMM_EXT_SCALING = 1,     /* plan time: input scaling of A and B, block-scaled outputs */
+    DGEMM_EXT_GROUPED = 2,     /* plan time: a grouped (mixture-of-experts) problem */
+    DGEMM_EXT_SCALE_ARGS = 3,  /* execute time: the scale tensors of DGEMM_EXT_SCALING */
+    DGEMM_EXT_GROUP_ARGS = 4   /* execute time: the per-group arrays of DGEMM_EXT_GROUPED */
+} dgemm_ext_type_t;
+
+typedef struct dgemm_ext_header_t {
+    uint32_t type;          /* a dgemm_ext_type_t */
+    uint32_t struct_size;   /* size of the whole extension struct; set by its *_init function */
+    const void *next;       /* the next extension of the chain, or NULL */
+} dgemm_ext_header_t;
+
+/*! dgemm_create_plan_ext() :
+ *  dgemm_create_plan with a chain of plan-time extensions.
+ *  @param ext  the first extension (a struct beginning with dgemm_ext_header_t), or NULL.
+ *  @return as dgemm_create_plan; also INVALID_ARGUMENT for an execute-time extension, a type
+ *          given twice, or a bad extension struct_size; NOT_SUPPORTED for an unknown type. */
+DGEMM_API dgemm_status_t dgemm_create_plan_ext(dgemm_context_t ctx, const dgemm_problem_t *problem,
+                                               const dgemm_epilogue_t *epilogue,
+                                               const dgemm_plan_options_t *options, const void *ext,
+                                               dgemm_plan_t *plan);
+
+/*! dgemm_execute_ext() :
+ *  dgemm_execute with a chain of execute-time extensions (same promises: no allocation, no
+ *  synchronization).
+ *  @param ext  the first extension, or NULL; the plan's extensions say which are required.
+ *  @return as dgemm_execute; also INVALID_ARGUMENT for a plan-time extension, a type given
+ *          twice, a bad struct_size, or a required extension missing; NOT_SUPPORTED for an
+ *          unknown type. */
+DGEMM_API dgemm_status_t dgemm_execute_ext(dgemm_plan_t plan, const void *A, const void *B,
+                                           const void *C, void *D, const dgemm_args_t *args,
+                                           const void *ext, void *workspace, size_t workspace_size,
+                                           void *stream);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "api/convert.hpp"
+#include "api/extensions.hpp"
 #include "api/handles.hpp"
 #include "backend/backend.hpp"
 #include "core/error.hpp"
@@ -208,73 +209,94 @@ DGEMM_API dgemm_status_t dgemm_context_device(dgemm_context_t ctx, dgemm_device_
   });
 }
 
-DGEMM_API dgemm_status_t dgemm_create_plan(dgemm_context_t ctx, const dgemm_problem_t* problem,
-                                           const dgemm_epilogue_t* epilogue,
-                                           const dgemm_plan_options_t* caller_options, dgemm_plan_t* plan) {
-  return guarded("dgemm_create_plan", [&] {
-    require_non_null(ctx, "ctx");
-    require_non_null(problem, "problem");
-    require_non_null(plan, "plan");
-    GemmProblem p = convert_problem(problem);
-    Epilogue e = convert_epilogue(epilogue, p);
-    PlanRequest request;
-    std::string arch_file;
-    bool autotune = false;
-    if (caller_options) {
-      const dgemm_plan_options_t options_copy = read_struct(caller_options, "options");
-      const dgemm_plan_options_t* options = &options_copy;
-      if (options->flags & ~uint32_t(DGEMM_PLAN_AUTOTUNE))
-        fail(Status::InvalidArgument, "options->flags = 0x", std::hex, options->flags, ": unknown bits");
-      if (options->force_kernel) {
-        Family f;
-        if (!family_from_name(options->force_kernel, &f))
-          fail(Status::InvalidArgument, "options->force_kernel = \"", options->force_kernel,
-               "\": not a kernel family (cpu, sm80, sm90, small_m)");
-        request.force = f;
-      }
-      if (options->arch_file) arch_file = options->arch_file;
-      autotune = (options->flags & DGEMM_PLAN_AUTOTUNE) != 0;
-    }
-    if (arch_file.empty()) {
-      if (const char* env = std::getenv("DEEPGEMM_ARCH")) arch_file = env;
-    }
-    const std::string key = plan_key(p, e, request, arch_file) + (autotune ? "|autotune" : "");
+}  // extern "C"
 
-    std::shared_ptr<const PlanEntry> entry;
-    {
-      std::lock_guard<std::mutex> lock(ctx->mutex);
-      if (auto* hit = ctx->plan_cache.find(key)) entry = *hit;
+namespace {
+
+// dgemm_create_plan and dgemm_create_plan_ext: `ext` is the plan-time extension chain.
+void create_plan(dgemm_context_t ctx, const dgemm_problem_t* problem, const dgemm_epilogue_t* epilogue,
+                 const dgemm_plan_options_t* caller_options, const void* ext, dgemm_plan_t* plan) {
+  require_non_null(ctx, "ctx");
+  require_non_null(problem, "problem");
+  require_non_null(plan, "plan");
+  GemmProblem p = convert_problem(problem);
+  Epilogue e = convert_epilogue(epilogue, p);
+  const ExtensionChain chain = collect_extensions(ext, ExtensionStage::Plan);
+  if (chain.scaling) fail(Status::NotSupported, "DGEMM_EXT_SCALING: input scaling is not implemented yet");
+  if (chain.grouped) fail(Status::NotSupported, "DGEMM_EXT_GROUPED: grouped problems are not implemented yet");
+  PlanRequest request;
+  std::string arch_file;
+  bool autotune = false;
+  if (caller_options) {
+    const dgemm_plan_options_t options_copy = read_struct(caller_options, "options");
+    const dgemm_plan_options_t* options = &options_copy;
+    if (options->flags & ~uint32_t(DGEMM_PLAN_AUTOTUNE))
+      fail(Status::InvalidArgument, "options->flags = 0x", std::hex, options->flags, ": unknown bits");
+    if (options->force_kernel) {
+      Family f;
+      if (!family_from_name(options->force_kernel, &f))
+        fail(Status::InvalidArgument, "options->force_kernel = \"", options->force_kernel,
+             "\": not a kernel family (cpu, sm80, sm90, small_m)");
+      request.force = f;
     }
-    if (!entry) {
-      const HardwareDesc hw = hardware_for_plan(*ctx, arch_file);
-      PlanDecision decision = choose_kernel(p, e, hw, request);
-      if (autotune) {
-        // Time the best few candidates on the device; the winner is remembered on disk.
-        std::unique_ptr<CandidateTimer> timer = make_candidate_timer(*ctx->backend, ctx->device_index);
-        if (timer) {
-          AutotuneOptions tune;
-          tune.memory_dir = default_autotune_dir();
-          decision = dgemm::autotune(decision, p, e, *timer, tune).decision;
-        } else {
-          decision.chosen.notes = std::string("autotune requested, but the ") + ctx->backend->name() +
-                                  " backend has nothing to time; " + decision.chosen.notes;
-        }
+    if (options->arch_file) arch_file = options->arch_file;
+    autotune = (options->flags & DGEMM_PLAN_AUTOTUNE) != 0;
+  }
+  if (arch_file.empty()) {
+    if (const char* env = std::getenv("DEEPGEMM_ARCH")) arch_file = env;
+  }
+  const std::string key = plan_key(p, e, request, arch_file) + (autotune ? "|autotune" : "");
+
+  std::shared_ptr<const PlanEntry> entry;
+  {
+    std::lock_guard<std::mutex> lock(ctx->mutex);
+    if (auto* hit = ctx->plan_cache.find(key)) entry = *hit;
+  }
+  if (!entry) {
+    const HardwareDesc hw = hardware_for_plan(*ctx, arch_file);
+    PlanDecision decision = choose_kernel(p, e, hw, request);
+    if (autotune) {
+      // Time the best few candidates on the device; the winner is remembered on disk.
+      std::unique_ptr<CandidateTimer> timer = make_candidate_timer(*ctx->backend, ctx->device_index);
+      if (timer) {
+        AutotuneOptions tune;
+        tune.memory_dir = default_autotune_dir();
+        decision = dgemm::autotune(decision, p, e, *timer, tune).decision;
+      } else {
+        decision.chosen.notes = std::string("autotune requested, but the ") + ctx->backend->name() +
+                                " backend has nothing to time; " + decision.chosen.notes;
       }
-      auto fresh = std::make_shared<PlanEntry>();
-      fresh->executable = ctx->backend->prepare(p, e, decision.chosen.config);
-      fresh->description = decision.to_json(p, e, hw);
-      fresh->config = decision.chosen.config;
-      std::lock_guard<std::mutex> lock(ctx->mutex);
-      entry = ctx->plan_cache.insert(key, std::move(fresh));
     }
-    auto h = std::make_unique<dgemm_plan>();
-    h->ctx = ctx;
-    h->problem = p;
-    h->epilogue = e;
-    h->entry = std::move(entry);
-    ctx->live_plans.fetch_add(1);
-    *plan = h.release();
-  });
+    auto fresh = std::make_shared<PlanEntry>();
+    fresh->executable = ctx->backend->prepare(p, e, decision.chosen.config);
+    fresh->description = decision.to_json(p, e, hw);
+    fresh->config = decision.chosen.config;
+    std::lock_guard<std::mutex> lock(ctx->mutex);
+    entry = ctx->plan_cache.insert(key, std::move(fresh));
+  }
+  auto h = std::make_unique<dgemm_plan>();
+  h->ctx = ctx;
+  h->problem = p;
+  h->epilogue = e;
+  h->entry = std::move(entry);
+  ctx->live_plans.fetch_add(1);
+  *plan = h.release();
+}
+
+}  // namespace
+
+extern "C" {
+
+DGEMM_API dgemm_status_t dgemm_create_plan(dgemm_context_t ctx, const dgemm_problem_t* problem,
+                                           const dgemm_epilogue_t* epilogue, const dgemm_plan_options_t* options,
+                                           dgemm_plan_t* plan) {
+  return guarded("dgemm_create_plan", [&] { create_plan(ctx, problem, epilogue, options, nullptr, plan); });
+}
+
+DGEMM_API dgemm_status_t dgemm_create_plan_ext(dgemm_context_t ctx, const dgemm_problem_t* problem,
+                                               const dgemm_epilogue_t* epilogue, const dgemm_plan_options_t* options,
+                                               const void* ext, dgemm_plan_t* plan) {
+  return guarded("dgemm_create_plan_ext", [&] { create_plan(ctx, problem, epilogue, options, ext, plan); });
 }
 
 DGEMM_API dgemm_status_t dgemm_destroy_plan(dgemm_plan_t plan) {
@@ -306,84 +328,107 @@ DGEMM_API dgemm_status_t dgemm_plan_describe(dgemm_plan_t plan, char* buffer, si
   });
 }
 
-DGEMM_API dgemm_status_t dgemm_execute(dgemm_plan_t plan, const void* A, const void* B, const void* C, void* D,
-                                       const dgemm_args_t* caller_args, void* workspace, size_t workspace_size,
-                                       void* stream) {
-  return guarded("dgemm_execute", [&] {
-    require_non_null(plan, "plan");
-    const GemmProblem& p = plan->problem;
-    const Epilogue& e = plan->epilogue;
-    ExecArgs x;
-    x.alpha = e.alpha;
-    x.beta = e.beta;
-    if (caller_args) {
-      const dgemm_args_t args_copy = read_struct(caller_args, "args");
-      const dgemm_args_t* args = &args_copy;
-      x.scalar_mode =
-          checked_enum<ScalarMode>(enum_value(args->scalar_mode), 2, "args->scalar_mode", "dgemm_scalar_mode_t");
-      if (x.scalar_mode == ScalarMode::Host) {
-        x.alpha = args->alpha;
-        x.beta = args->beta;
-        if (x.beta != 0.0f && !e.reads_c())
-          fail(Status::InvalidArgument, "args->beta = ", args->beta,
-               ": the plan was made with beta = 0, so it does not read C (plan with a non-zero beta)");
-      } else if (x.scalar_mode == ScalarMode::Device) {
-        require_non_null(args->alpha_ptr, "args->alpha_ptr (scalar_mode DEVICE)");
-        check_aligned(args->alpha_ptr, DType::F32, "args->alpha_ptr");
-        if (e.reads_c()) {
-          require_non_null(args->beta_ptr, "args->beta_ptr (scalar_mode DEVICE, plan reads C)");
-          check_aligned(args->beta_ptr, DType::F32, "args->beta_ptr");
-        }
-        x.alpha_ptr = args->alpha_ptr;
-        x.beta_ptr = args->beta_ptr;
+}  // extern "C"
+
+namespace {
+
+// dgemm_execute and dgemm_execute_ext: `ext` is the execute-time extension chain.
+void execute(dgemm_plan_t plan, const void* A, const void* B, const void* C, void* D, const dgemm_args_t* caller_args,
+             const void* ext, void* workspace, size_t workspace_size, void* stream) {
+  require_non_null(plan, "plan");
+  const ExtensionChain chain = collect_extensions(ext, ExtensionStage::Execute);
+  if (chain.scale_args) fail(Status::InvalidArgument, "ext: DGEMM_EXT_SCALE_ARGS given, but the plan has no input scaling");
+  if (chain.group_args) fail(Status::InvalidArgument, "ext: DGEMM_EXT_GROUP_ARGS given, but the plan is not grouped");
+  const GemmProblem& p = plan->problem;
+  const Epilogue& e = plan->epilogue;
+  ExecArgs x;
+  x.alpha = e.alpha;
+  x.beta = e.beta;
+  if (caller_args) {
+    const dgemm_args_t args_copy = read_struct(caller_args, "args");
+    const dgemm_args_t* args = &args_copy;
+    x.scalar_mode =
+        checked_enum<ScalarMode>(enum_value(args->scalar_mode), 2, "args->scalar_mode", "dgemm_scalar_mode_t");
+    if (x.scalar_mode == ScalarMode::Host) {
+      x.alpha = args->alpha;
+      x.beta = args->beta;
+      if (x.beta != 0.0f && !e.reads_c())
+        fail(Status::InvalidArgument, "args->beta = ", args->beta,
+             ": the plan was made with beta = 0, so it does not read C (plan with a non-zero beta)");
+    } else if (x.scalar_mode == ScalarMode::Device) {
+      require_non_null(args->alpha_ptr, "args->alpha_ptr (scalar_mode DEVICE)");
+      check_aligned(args->alpha_ptr, DType::F32, "args->alpha_ptr");
+      if (e.reads_c()) {
+        require_non_null(args->beta_ptr, "args->beta_ptr (scalar_mode DEVICE, plan reads C)");
+        check_aligned(args->beta_ptr, DType::F32, "args->beta_ptr");
       }
-      x.bias = args->bias;
-      x.scale = args->scale;
-      x.zero_point = args->zero_point;
+      x.alpha_ptr = args->alpha_ptr;
+      x.beta_ptr = args->beta_ptr;
     }
-    if (p.empty_output()) return;  // nothing to compute: touches nothing
-    require_non_null(D, "D");
-    check_aligned(D, p.d_type, "D");
-    if (p.k > 0) {
-      require_non_null(A, "A");
-      require_non_null(B, "B");
-      check_aligned(A, p.a_type, "A");
-      check_aligned(B, p.b_type, "B");
-    }
-    if (e.reads_c()) {
-      if (C == nullptr) fail(Status::InvalidArgument, "C is NULL but the plan reads C (it was made with beta = ", e.beta, ")");
-      check_aligned(C, p.c_type, "C");
-    }
-    if (e.bias_mode != VectorMode::None) {
-      if (x.bias == nullptr)
-        fail(Status::InvalidArgument, "args->bias is NULL but the plan has a ", vector_mode_name(e.bias_mode), " bias");
-      check_aligned(x.bias, e.bias_type, "args->bias");
-    }
-    if (e.scale_mode != VectorMode::None) {
-      if (x.scale == nullptr)
-        fail(Status::InvalidArgument, "args->scale is NULL but the plan has a ", vector_mode_name(e.scale_mode),
-             " output scale");
-      check_aligned(x.scale, DType::F32, "args->scale");
-    }
-    if (e.zero_point) {
-      if (x.zero_point == nullptr)
-        fail(Status::InvalidArgument, "args->zero_point is NULL but the plan has DGEMM_EPILOGUE_ZERO_POINT");
-      check_aligned(x.zero_point, DType::I32, "args->zero_point");
-    }
-    const std::size_t need = plan->entry->executable->workspace_size();
-    if (workspace_size < need || (need > 0 && workspace == nullptr)) {
-      fail(Status::InsufficientWorkspace, "workspace_size = ", workspace_size, " (workspace = ", workspace,
-           "): the plan needs ", need, " bytes");
-    }
-    x.a = A;
-    x.b = B;
-    x.c = C;
-    x.d = D;
-    x.workspace = workspace;
-    x.workspace_size = workspace_size;
-    x.stream = stream;
-    plan->entry->executable->run(x);
-  });
+    x.bias = args->bias;
+    x.scale = args->scale;
+    x.zero_point = args->zero_point;
+  }
+  if (p.empty_output()) return;  // nothing to compute: touches nothing
+  require_non_null(D, "D");
+  check_aligned(D, p.d_type, "D");
+  if (p.k > 0) {
+    require_non_null(A, "A");
+    require_non_null(B, "B");
+    check_aligned(A, p.a_type, "A");
+    check_aligned(B, p.b_type, "B");
+  }
+  if (e.reads_c()) {
+    if (C == nullptr) fail(Status::InvalidArgument, "C is NULL but the plan reads C (it was made with beta = ", e.beta, ")");
+    check_aligned(C, p.c_type, "C");
+  }
+  if (e.bias_mode != VectorMode::None) {
+    if (x.bias == nullptr)
+      fail(Status::InvalidArgument, "args->bias is NULL but the plan has a ", vector_mode_name(e.bias_mode), " bias");
+    check_aligned(x.bias, e.bias_type, "args->bias");
+  }
+  if (e.scale_mode != VectorMode::None) {
+    if (x.scale == nullptr)
+      fail(Status::InvalidArgument, "args->scale is NULL but the plan has a ", vector_mode_name(e.scale_mode),
+           " output scale");
+    check_aligned(x.scale, DType::F32, "args->scale");
+  }
+  if (e.zero_point) {
+    if (x.zero_point == nullptr)
+      fail(Status::InvalidArgument, "args->zero_point is NULL but the plan has DGEMM_EPILOGUE_ZERO_POINT");
+    check_aligned(x.zero_point, DType::I32, "args->zero_point");
+  }
+  const std::size_t need = plan->entry->executable->workspace_size();
+  if (workspace_size < need || (need > 0 && workspace == nullptr)) {
+    fail(Status::InsufficientWorkspace, "workspace_size = ", workspace_size, " (workspace = ", workspace,
+         "): the plan needs ", need, " bytes");
+  }
+  x.a = A;
+  x.b = B;
+  x.c = C;
+  x.d = D;
+  x.workspace = workspace;
+  x.workspace_size = workspace_size;
+  x.stream = stream;
+  plan->entry->executable->run(x);
+}
+
+}  // namespace
+
+extern "C" {
+
+DGEMM_API dgemm_status_t dgemm_execute(dgemm_plan_t plan, const void* A, const void* B, const void* C, void* D,
+                                       const dgemm_args_t* args, void* workspace, size_t workspace_size,
+                                       void* stream) {
+  return guarded("dgemm_execute",
+                 [&] { execute(plan, A, B, C, D, args, nullptr, workspace, workspace_size, stream); });
+}
+
+DGEMM_API dgemm_status_t dgemm_execute_ext(dgemm_plan_t plan, const void* A, const void* B, const void* C, void* D,
+                                           const dgemm_args_t* args, const void* ext, void* workspace,
+                                           size_t workspace_size, void* stream) {
+  return guarded("dgemm_execute_ext",
+                 [&] { execute(plan, A, B, C, D, args, ext, workspace, workspace_size, stream); });
 }
 
 }  // extern "C"

@@ -2,6 +2,7 @@
 // names the argument and its value, nothing crashes, and no output is touched.
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -55,7 +56,9 @@ BOOST_AUTO_TEST_CASE(status_strings_and_version) {
   BOOST_TEST(std::string(dgemm_status_string(DGEMM_STATUS_INVALID_ARGUMENT)) == "DGEMM_STATUS_INVALID_ARGUMENT");
   BOOST_TEST(std::string(dgemm_status_string(static_cast<dgemm_status_t>(999))) == "DGEMM_STATUS_UNKNOWN");
   BOOST_TEST(dgemm_version() == unsigned(DGEMM_VERSION_NUMBER));
-  BOOST_TEST(std::string(dgemm_version_string()) == "1.0.0");
+  BOOST_TEST(std::string(dgemm_version_string()) == std::to_string(DGEMM_VERSION_MAJOR) + "." +
+                                                     std::to_string(DGEMM_VERSION_MINOR) + "." +
+                                                     std::to_string(DGEMM_VERSION_PATCH));
 }
 
 BOOST_AUTO_TEST_CASE(init_functions_reject_null) {
@@ -362,6 +365,64 @@ BOOST_FIXTURE_TEST_CASE(autotune_on_cpu_is_explained, CpuFixture) {
   dgemm_plan_describe(plan, text.data(), text.size(), nullptr);
   BOOST_TEST(text.find("autotune requested, but the cpu backend has nothing to time") != std::string::npos, text);
   dgemm_destroy_plan(plan);
+}
+
+// DGEMM_1.1 extension chains: the walker's own rules, before any extension is interpreted.
+BOOST_FIXTURE_TEST_CASE(extension_chain_rules, CpuFixture) {
+  // NULL chain: exactly dgemm_create_plan / dgemm_execute.
+  BOOST_REQUIRE(dgemm_create_plan_ext(ctx, &prob, &epi, nullptr, nullptr, &plan) == DGEMM_STATUS_SUCCESS);
+  std::vector<float> a(4 * 8, 1.0f), b(8 * 6, 2.0f), d(4 * 6, -1.0f);
+  size_t ws_size = 0;
+  BOOST_REQUIRE(dgemm_plan_workspace_size(plan, &ws_size) == DGEMM_STATUS_SUCCESS);
+  std::vector<unsigned char> ws(ws_size);
+  BOOST_TEST(dgemm_execute_ext(plan, a.data(), b.data(), nullptr, d.data(), nullptr, nullptr, ws.data(), ws_size,
+                               nullptr) == DGEMM_STATUS_SUCCESS);
+  BOOST_TEST(d[0] == 16.0f);
+  dgemm_destroy_plan(plan);
+  plan = kSentinel;
+
+  dgemm_ext_header_t unknown{};
+  unknown.type = 999;
+  unknown.struct_size = sizeof unknown;
+  expect_error(dgemm_create_plan_ext(ctx, &prob, &epi, nullptr, &unknown, &plan), DGEMM_STATUS_NOT_SUPPORTED,
+               {"ext[0]->type = 999"});
+  BOOST_TEST((plan == kSentinel));
+
+  dgemm_ext_header_t small{};
+  small.type = DGEMM_EXT_SCALING;
+  small.struct_size = 4;
+  expect_error(dgemm_create_plan_ext(ctx, &prob, &epi, nullptr, &small, &plan), DGEMM_STATUS_INVALID_ARGUMENT,
+               {"ext[0]->struct_size = 4"});
+
+  // An execute-time extension at plan time, second in the chain.
+  dgemm_ext_header_t first{}, second{};
+  first.type = DGEMM_EXT_SCALING;
+  first.struct_size = sizeof first;
+  first.next = &second;
+  second.type = DGEMM_EXT_SCALE_ARGS;
+  second.struct_size = sizeof second;
+  expect_error(dgemm_create_plan_ext(ctx, &prob, &epi, nullptr, &first, &plan), DGEMM_STATUS_INVALID_ARGUMENT,
+               {"ext[1]->type = DGEMM_EXT_SCALE_ARGS", "execute-time"});
+
+  // The same type twice, and a cycle.
+  second.type = DGEMM_EXT_SCALING;
+  expect_error(dgemm_create_plan_ext(ctx, &prob, &epi, nullptr, &first, &plan), DGEMM_STATUS_INVALID_ARGUMENT,
+               {"ext[1]", "twice"});
+  first.type = DGEMM_EXT_SCALING;
+  first.next = &first;
+  expect_error(dgemm_create_plan_ext(ctx, &prob, &epi, nullptr, &first, &plan), DGEMM_STATUS_INVALID_ARGUMENT,
+               {"twice"});
+  BOOST_TEST((plan == kSentinel));
+
+  // A plan-time extension at execute leaves D untouched.
+  BOOST_REQUIRE(dgemm_create_plan(ctx, &prob, &epi, nullptr, &plan) == DGEMM_STATUS_SUCCESS);
+  std::fill(d.begin(), d.end(), -1.0f);
+  first.next = nullptr;
+  expect_error(dgemm_execute_ext(plan, a.data(), b.data(), nullptr, d.data(), nullptr, &first, nullptr, 0, nullptr),
+               DGEMM_STATUS_INVALID_ARGUMENT, {"ext[0]->type = DGEMM_EXT_SCALING", "plan-time"});
+  BOOST_TEST(d[0] == -1.0f);
+  dgemm_destroy_plan(plan);
+  plan = kSentinel;
 }
 
 BOOST_AUTO_TEST_SUITE_END()
