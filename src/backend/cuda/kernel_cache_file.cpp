@@ -69,7 +69,7 @@ bool decode_cache_entry(const char* data, std::size_t size, const std::string& k
   Header h;
   if (size < sizeof h || key.size() != 32) return false;
   std::memcpy(&h, data, sizeof h);
-  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.format != kFormat ||
+  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.format != kFormat || h.reserved != 0 ||
       std::memcmp(h.key, key.data(), 32) != 0 || h.payload_size != size - sizeof h || h.payload_size < 8)
     return false;
   const char* payload = data + sizeof h;
