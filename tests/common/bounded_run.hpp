@@ -31,7 +31,7 @@ inline BoundedResult run_bounded(const std::function<std::string()>& fn, double 
   const pid_t pid = fork();
   if (pid == 0) {
     close(fds[0]);
-#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#if !defined(DGEMM_SANITIZED) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
     rlimit limit{rlim_t(memory_bytes), rlim_t(memory_bytes)};
     setrlimit(RLIMIT_AS, &limit);  // sanitizers reserve terabytes of address space: no limit there
 #else

@@ -273,6 +273,9 @@ BOOST_AUTO_TEST_CASE(bad_values_name_the_flag_and_the_value) {
       {"run --device cpu --m 2000000 --n 2000000 --k 1 --check none", 3, {"out of host memory"}},  // was "std::bad_alloc"
   };
   for (const BadCase& c : cases) {
+#ifdef DGEMM_SANITIZED
+    if (c.rc == 3) continue;  // AddressSanitizer's operator new aborts instead of throwing bad_alloc
+#endif
     const Result r = sh(tool() + " " + c.args);
     BOOST_TEST_CONTEXT("deepgemm " << c.args << " -> exit " << r.rc << ": " << r.out) {
       BOOST_TEST(r.rc == c.rc);
