@@ -21,6 +21,7 @@
 
 #include "bench_cublas.hpp"
 #include "bench_device.hpp"
+#include "bench_report.hpp"
 #include "bench_util.hpp"
 
 namespace bench {
@@ -39,6 +40,8 @@ struct Options {
   int reps = 20;
   double target_us = 2000;  // length of one timed graph replay
   bool runner_up = false;
+  int candidates = 0;       // --candidates K: also time the planner's next K candidates (regret)
+  std::string force_kernel; // --force-kernel NAME: plan with this family or configuration
   bool use_graph = true;
   bool use_lt = true;
   bool profile = false;
@@ -46,7 +49,8 @@ struct Options {
   double time_limit_s = 0;  // 0: none; else start no new shape after this many seconds
   uint64_t seed = 0;        // 0: from the clock (fresh inputs every run); printed, for --seed
   int device = 0;
-  std::string json_file, summary_file;
+  std::string json_file, summary_file, html_file;
+  std::string render_file;  // --render: a saved bench.json to turn into --html, no GPU
 };
 
 const char* kUsage =
@@ -59,11 +63,16 @@ const char* kUsage =
     "  --reps R          timed repetitions per contender, median reported (default 20)\n"
     "  --quick           5 repetitions of ~1 ms each\n"
     "  --runner-up       also time the planner's best candidate of another kernel family\n"
+    "  --candidates K    also time the planner's next K candidates (forced by name, K <= 4): the\n"
+    "                    best measured one and the regret of the choice (chosen time / best - 1)\n"
+    "  --force-kernel F  plan with this family or configuration name (as dgemm_plan_options_t)\n"
     "  --no-graph        back-to-back launches between events instead of CUDA-graph replays\n"
     "  --no-lt           skip cuBLASLt\n"
     "  --verify-only     check every result against the reference, time nothing (a quick sweep)\n"
     "  --json FILE       write every row and the summary as JSON\n"
     "  --summary FILE    write the short summary table (also printed last)\n"
+    "  --html FILE       write the HTML report (charts; self-contained) of this run\n"
+    "  --render JSON     no GPU: turn a saved --json file into the --html report, and exit\n"
     "  --device I        CUDA device ordinal (default 0)\n"
     "  --seed S          seed of the random inputs (default: from the clock; printed to repeat a run)\n"
     "  --time-limit S    start no new shape after S seconds (the rows done are still reported)\n"
@@ -130,6 +139,10 @@ Options parse_options(int argc, char** argv) {
       o.target_us = 1000;
     } else if (a == "--runner-up") {
       o.runner_up = true;
+    } else if (a == "--candidates") {
+      o.candidates = static_cast<int>(parse_size("--candidates", value()));
+    } else if (a == "--force-kernel") {
+      o.force_kernel = value();
     } else if (a == "--no-graph") {
       o.use_graph = false;
     } else if (a == "--verify-only") {
@@ -140,6 +153,10 @@ Options parse_options(int argc, char** argv) {
       o.json_file = value();
     } else if (a == "--summary") {
       o.summary_file = value();
+    } else if (a == "--html") {
+      o.html_file = value();
+    } else if (a == "--render") {
+      o.render_file = value();
     } else if (a == "--device") {
       char* end = nullptr;
       const char* v = value();
@@ -161,6 +178,7 @@ Options parse_options(int argc, char** argv) {
     if (l != "tn" && l != "nn") usage_error("--layout: unknown layout '" + l + "' (tn, nn)");
   if ((o.m || o.n || o.k) && !(o.m && o.n && o.k)) usage_error("--m, --n and --k go together");
   if (o.dtypes.empty() || o.layouts.empty()) usage_error("empty --dtype or --layout");
+  if (!o.render_file.empty() && o.html_file.empty()) usage_error("--render needs --html FILE");
   return o;
 }
 
@@ -190,7 +208,7 @@ std::vector<Shape> collect_shapes(const Options& o) {
   for (const std::string& s : o.sets) {
     if (s == "all") {
       // The sets with the issues' targets first, so that a --time-limit cuts the long tail.
-      for (const char* n : {"seed", "unaligned", "epilogue", "square", "llm"}) names.push_back(n);
+      for (const char* n : {"seed", "decode", "batched", "mid", "unaligned", "epilogue", "square", "llm"}) names.push_back(n);
     } else {
       names.push_back(s);
     }
@@ -247,7 +265,9 @@ struct OurPlan {
   std::string other_family;
   double other_predicted_us = kNaN;
   double first_runner_up_us = kNaN;  // runners_up[0].predicted_us, whatever its family
+  std::vector<std::string> runner_up_names;  // every runner-up's configuration (not the CPU's)
   double floor_us = kNaN;            // the planner's roofline: max(compute floor, memory floor)
+  double compute_floor_us = kNaN, memory_floor_us = kNaN, min_bytes = kNaN;  // its terms (report's roofline)
 
   OurPlan() = default;
   OurPlan(const OurPlan&) = delete;
@@ -315,12 +335,17 @@ void make_plan(dgemm_context_t ctx, const GemmShape& s, const char* force_family
   const Json* cf = j.path("roofline.compute_floor_us");
   const Json* mf = j.path("roofline.memory_floor_us");
   if (cf && mf) out->floor_us = std::max(cf->number, mf->number);
+  if (cf) out->compute_floor_us = cf->number;
+  if (mf) out->memory_floor_us = mf->number;
+  if (const Json* b = j.path("roofline.min_bytes")) out->min_bytes = b->number;
   if (const Json* ru = j.get("runners_up")) {
     for (size_t i = 0; i < ru->array.size(); ++i) {
       const Json& c = ru->array[i];
       const Json* pred = c.get("predicted_us");
       const Json* fam = c.path("config.family");
       if (i == 0 && pred) out->first_runner_up_us = pred->number;
+      if (const Json* name = c.path("config.name"); name && fam && fam->string != "cpu")
+        out->runner_up_names.push_back(name->string);
       // The CPU family never runs on device memory: it is no runner-up of a GPU plan.
       if (fam && fam->string != out->family && fam->string != "cpu" && out->other_family.empty()) {
         out->other_family = fam->string;
@@ -328,6 +353,12 @@ void make_plan(dgemm_context_t ctx, const GemmShape& s, const char* force_family
       }
     }
   }
+}
+
+std::string fmt_us(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
 }
 
 // ---- timing -------------------------------------------------------------------------------------
@@ -383,10 +414,16 @@ struct Row {
   bool memory_bound = false;
   std::string kernel, family;
   double predicted_us = kNaN, plan_ms = kNaN, first_runner_up_predicted_us = kNaN, floor_us = kNaN;
+  double compute_floor_us = kNaN, memory_floor_us = kNaN, min_bytes = kNaN;
   double ours_us = kNaN, ours_p25 = kNaN, ours_p75 = kNaN;
   double cublas_us = kNaN, lt_us = kNaN;
   std::string ru_kernel;
   double ru_predicted_us = kNaN, ru_us = kNaN;
+  // --candidates: the planner's next candidates measured; the fastest of them and the chosen one.
+  std::vector<std::pair<std::string, double>> candidates;  // (configuration, measured us)
+  std::string best_kernel;
+  double best_us = kNaN;
+  double regret() const { return ours_us / best_us - 1.0; }
   double err_ours = kNaN, err_cublas = kNaN, err_lt = kNaN, err_ru = kNaN;
   unsigned long long nonfinite_ours = 0;
   bool mismatch = false;
@@ -417,7 +454,38 @@ struct Bench {
   uint64_t first_seed = 1;  // what --seed repeats
   std::vector<Row> rows;
   size_t shapes_not_run = 0;  // cut by --time-limit
+  double copy_tbps = kNaN;    // device-to-device copy bandwidth measured at start (read + write)
 };
+
+// A 1 GiB device-to-device copy, median of 7 after a warm-up: what streaming code can reach.
+double copy_bandwidth_tbps(cudaStream_t stream) {
+  const size_t bytes = size_t(1) << 30;
+  void *src = nullptr, *dst = nullptr;
+  if (cudaMalloc(&src, bytes) != cudaSuccess || cudaMalloc(&dst, bytes) != cudaSuccess) {
+    cudaFree(src);
+    cudaGetLastError();
+    return kNaN;
+  }
+  cudaEvent_t a, b;
+  cudaEventCreate(&a);
+  cudaEventCreate(&b);
+  cudaMemsetAsync(src, 0x3c, bytes, stream);
+  std::vector<double> us;
+  for (int i = 0; i < 8; ++i) {
+    cudaEventRecord(a, stream);
+    cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream);
+    cudaEventRecord(b, stream);
+    cudaEventSynchronize(b);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, a, b);
+    if (i > 0) us.push_back(1000.0 * ms);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  cudaFree(src);
+  cudaFree(dst);
+  return 2.0 * double(bytes) / median(us) * 1e-6;
+}
 
 // Buffers shared by every layout and contender of one (shape, dtype): the same device memory
 // feeds ours and cuBLAS.
@@ -487,13 +555,16 @@ void run_row(Bench& B, const Shape& shape, ElemType type, const std::string& dty
               "reference epilogue");
 
   OurPlan ours;
-  make_plan(B.ctx, gs, nullptr, &ours);
+  make_plan(B.ctx, gs, B.opt.force_kernel.empty() ? nullptr : B.opt.force_kernel.c_str(), &ours);
   row.kernel = ours.kernel;
   row.family = ours.family;
   row.predicted_us = ours.predicted_us;
   row.plan_ms = ours.plan_ms;
   row.first_runner_up_predicted_us = ours.first_runner_up_us;
   row.floor_us = ours.floor_us;
+  row.compute_floor_us = ours.compute_floor_us;
+  row.memory_floor_us = ours.memory_floor_us;
+  row.min_bytes = ours.min_bytes;
 
   std::vector<std::unique_ptr<Contender>> contenders;
   std::vector<std::unique_ptr<DeviceBuffer>> outputs;
@@ -521,6 +592,20 @@ void run_row(Bench& B, const Shape& shape, ElemType type, const std::string& dty
     } else {
       row.notes += "runner-up (" + ours.other_family + ") not planned: " + other.error + "; ";
     }
+  }
+  // --candidates: the next configurations of the plan's ranking, each planned by name.
+  std::vector<std::unique_ptr<OurPlan>> cands;
+  for (int i = 0; ours.plan && i < B.opt.candidates && i < int(ours.runner_up_names.size()); ++i) {
+    auto c = std::make_unique<OurPlan>();
+    make_plan(B.ctx, gs, ours.runner_up_names[size_t(i)].c_str(), c.get());
+    if (!c->plan) {
+      row.notes += "candidate " + ours.runner_up_names[size_t(i)] + " not planned: " + c->error + "; ";
+      continue;
+    }
+    OurPlan* plan = c.get();
+    add("cand:" + plan->kernel,
+        [&, plan](void* D, int set) { return execute(*plan, ops, ops.a[set].ptr, ops.b[set].ptr, D, B.stream); });
+    cands.push_back(std::move(c));
   }
   if (!gs.bias_gelu) {  // cublasGemmEx has no fused epilogue: Lt alone stands for cuBLAS there
     add("cublas", [&](void* D, int set) { return B.cublas->gemm_ex(gs, ops.a[set].ptr, ops.b[set].ptr, D, B.stream); });
@@ -554,6 +639,12 @@ void run_row(Bench& B, const Shape& shape, ElemType type, const std::string& dty
     } else if (c->name == "runner_up") {
       row.err_ru = e;
       if (bad) row.notes += "runner-up MISMATCH (err " + std::to_string(e) + ") " + c->error + "; ";
+    } else if (c->name.rfind("cand:", 0) == 0) {
+      if (bad) {
+        row.notes += c->name + " MISMATCH (err " + std::to_string(e) + ") " + c->error + "; ";
+        row.mismatch = true;  // a configuration the planner may choose computes wrongly
+        c->error = "mismatch";
+      }
     } else {
       (c->name == "cublas" ? row.err_cublas : row.err_lt) = e;
       if (bad) row.notes += c->name + " disagrees with the reference (err " + std::to_string(e) + ") " + c->error + "; ";
@@ -612,12 +703,26 @@ void run_row(Bench& B, const Shape& shape, ElemType type, const std::string& dty
         row.ours_p75 = percentile(c->samples_us, 0.75);
       } else if (c->name == "runner_up") {
         row.ru_us = med;
+      } else if (c->name.rfind("cand:", 0) == 0) {
+        row.candidates.push_back({c->name.substr(5), med});
       } else if (c->name == "cublas") {
         row.cublas_us = med;
       } else {
         row.lt_us = med;
       }
     }
+  }
+  if (!std::isnan(row.ours_us)) {
+    row.best_kernel = row.kernel;
+    row.best_us = row.ours_us;
+    for (const auto& [name, us] : row.candidates)
+      if (us < row.best_us) {
+        row.best_kernel = name;
+        row.best_us = us;
+      }
+    if (!row.candidates.empty())
+      row.notes += "fastest measured of " + std::to_string(row.candidates.size() + 1) + ": " + row.best_kernel + " " +
+                   fmt_us(row.best_us) + " us (regret of the choice " + fmt_us(100.0 * row.regret()) + "%); ";
   }
   B.rows.push_back(row);
 }
@@ -697,6 +802,7 @@ bool is_key_row(const Row& r) {
   if (s.set == "square") return s.m == 4096 || s.m == 8192;
   // Decode and prefill extremes, bf16 only: the summary must fit the end of a device call's output.
   if (s.set == "llm") return (s.m == 1 || s.m == 4096) && r.dtype == "bf16";
+  if (s.set == "decode" || s.set == "batched" || s.set == "mid") return r.dtype == "bf16";
   return true;  // a --shapes file: every row
 }
 
@@ -704,6 +810,10 @@ std::string summary_text(const Bench& B) {
   std::ostringstream os;
   char line[512];
   os << "deepgemm-bench summary: " << B.prop.name << ", " << B.rows.size() << " rows, ratio = best cuBLAS time / ours (>1: we are faster)\n";
+  if (!std::isnan(B.copy_tbps)) {
+    std::snprintf(line, sizeof line, "copy bandwidth %.2f TB/s; memory-bound rows (M or N <= 64): GB/s column / copy\n", B.copy_tbps);
+    os << line;
+  }
   std::snprintf(line, sizeof line, "%-9s %-16s %-9s %-4s %-3s %8s %8s %6s %8s %8s %s\n", "set", "MxNxK", "epilogue", "type",
                 "lay", "ours_TF", "cublasTF", "ratio", "pred_us", "meas_us", "kernel");
   os << line;
@@ -759,6 +869,25 @@ std::string summary_text(const Bench& B) {
         break;
       }
   }
+  // Regret of the planner's choice (--candidates): chosen time / fastest measured candidate, per set.
+  std::vector<std::pair<std::string, Agg>> regrets;
+  for (const Row& r : B.rows) {
+    if (r.candidates.empty() || std::isnan(r.best_us)) continue;
+    auto it = std::find_if(regrets.begin(), regrets.end(), [&](const auto& a) { return a.first == r.shape.set; });
+    if (it == regrets.end()) {
+      regrets.push_back({r.shape.set, Agg{}});
+      it = regrets.end() - 1;
+    }
+    it->second.log_sum += std::log(r.ours_us / r.best_us);
+    it->second.n++;
+    it->second.min = std::isnan(it->second.min) ? r.ours_us / r.best_us : std::max(it->second.min, r.ours_us / r.best_us);
+  }
+  for (const auto& a : regrets) {
+    std::snprintf(line, sizeof line, "regret %-10s geomean %+.1f%%  worst %+.1f%%  (%d rows; chosen / fastest candidate)\n",
+                  a.first.c_str(), 100.0 * (std::exp(a.second.log_sum / a.second.n) - 1.0), 100.0 * (a.second.min - 1.0),
+                  a.second.n);
+    os << line;
+  }
   Correlations c = correlations(B.rows);
   std::snprintf(line, sizeof line, "spearman(predicted, measured): chosen plans %s over %d rows; with runners-up %s over %d points\n",
                 fmt("%.3f", c.chosen).c_str(), c.chosen_points, fmt("%.3f", c.with_ru).c_str(),
@@ -804,12 +933,8 @@ std::string jnum(double v) {
   return buf;
 }
 
-void write_json(const Bench& B, const std::string& file) {
-  std::ofstream out(file);
-  if (!out) {
-    std::fprintf(stderr, "deepgemm-bench: cannot write %s\n", file.c_str());
-    return;
-  }
+std::string json_text(const Bench& B) {
+  std::ostringstream out;
   std::time_t now = std::time(nullptr);
   char date[64];
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
@@ -818,7 +943,7 @@ void write_json(const Bench& B, const std::string& file) {
       << B.prop.multiProcessorCount << ",\n  \"l2_bytes\": " << B.prop.l2CacheSize << ",\n  \"library\": "
       << jstr(dgemm_version_string()) << ",\n  \"seed\": " << B.first_seed << ",\n  \"reps\": " << B.opt.reps << ",\n  \"target_us\": " << jnum(B.opt.target_us)
       << ",\n  \"spearman_chosen\": " << jnum(c.chosen) << ",\n  \"spearman_with_runner_up\": " << jnum(c.with_ru)
-      << ",\n  \"shapes_not_run\": " << B.shapes_not_run << ",\n  \"runner_up_pairs\": " << c.ru_pairs << ",\n  \"runner_up_pairs_chosen_faster\": " << c.ru_pairs_right
+      << ",\n  \"copy_tbps\": " << jnum(B.copy_tbps) << ",\n  \"shapes_not_run\": " << B.shapes_not_run << ",\n  \"runner_up_pairs\": " << c.ru_pairs << ",\n  \"runner_up_pairs_chosen_faster\": " << c.ru_pairs_right
       << ",\n  \"rows\": [";
   for (size_t i = 0; i < B.rows.size(); ++i) {
     const Row& r = B.rows[i];
@@ -832,16 +957,48 @@ void write_json(const Bench& B, const std::string& file) {
         << ", \"memory_bound\": " << (r.memory_bound ? "true" : "false") << ", \"kernel\": " << jstr(r.kernel)
         << ", \"family\": " << jstr(r.family) << ", \"predicted_us\": " << jnum(r.predicted_us)
         << ", \"runners_up0_predicted_us\": " << jnum(r.first_runner_up_predicted_us)
-        << ", \"roofline_floor_us\": " << jnum(r.floor_us) << ", \"plan_ms\": "
+        << ", \"roofline_floor_us\": " << jnum(r.floor_us) << ", \"compute_floor_us\": " << jnum(r.compute_floor_us)
+        << ", \"memory_floor_us\": " << jnum(r.memory_floor_us) << ", \"min_bytes\": " << jnum(r.min_bytes) << ", \"plan_ms\": "
         << jnum(r.plan_ms) << ", \"runner_up_kernel\": " << jstr(r.ru_kernel) << ", \"runner_up_predicted_us\": "
         << jnum(r.ru_predicted_us) << ", \"runner_up_us\": " << jnum(r.ru_us) << ", \"err_ours\": " << jnum(r.err_ours)
         << ", \"err_cublas\": " << jnum(r.err_cublas) << ", \"err_cublaslt\": " << jnum(r.err_lt)
         << ", \"err_runner_up\": " << jnum(r.err_ru) << ", \"nonfinite_ours\": " << r.nonfinite_ours
         << ", \"mismatch\": " << (r.mismatch ? "true" : "false") << ", \"input_sets\": " << r.sets
+        << ", \"best_kernel\": " << jstr(r.best_kernel) << ", \"best_us\": " << jnum(r.best_us) << ", \"candidates\": [";
+    for (size_t c = 0; c < r.candidates.size(); ++c)
+      out << (c ? ", " : "") << "{\"kernel\": " << jstr(r.candidates[c].first) << ", \"us\": " << jnum(r.candidates[c].second)
+          << "}";
+    out << "]"
         << ", \"launches_per_sample\": " << r.launches << ", \"timing\": " << jstr(r.timing) << ", \"error\": "
         << jstr(r.error) << ", \"notes\": " << jstr(r.notes) << "}";
   }
   out << "\n  ]\n}\n";
+  return out.str();
+}
+
+// Writes text to a file; false (with a message) when it cannot.
+bool write_file(const std::string& file, const std::string& text) {
+  std::ofstream out(file);
+  if (out) out << text;
+  if (!out) std::fprintf(stderr, "deepgemm-bench: cannot write %s\n", file.c_str());
+  return bool(out);
+}
+
+void write_json(const Bench& B, const std::string& file) { write_file(file, json_text(B)); }
+
+// --render: a saved bench.json into the HTML report, with no GPU. 0, or 2 for a file that cannot be
+// read or is not JSON.
+int render_report(const Options& o) {
+  std::ifstream in(o.render_file);
+  if (!in) usage_error("cannot read --render file '" + o.render_file + "'");
+  std::stringstream text;
+  text << in.rdbuf();
+  Json j;
+  std::string err;
+  if (!parse_json(text.str(), &j, &err) || !j.get("rows")) usage_error(o.render_file + ": not a bench.json (" + err + ")");
+  if (!write_file(o.html_file, report_html(text.str()))) return 1;
+  std::printf("deepgemm-bench: %s -> %s (%zu rows)\n", o.render_file.c_str(), o.html_file.c_str(), j.get("rows")->array.size());
+  return 0;
 }
 
 // ---- --profile: our kernel alone, for ncu and compute-sanitizer ---------------------------------
@@ -863,7 +1020,7 @@ int profile_one(Bench& B, const Shape& shape, ElemType type, const std::string& 
   check_int(fill_random(ops.bias.ptr, size_t(shape.n), type, 3, 1.0f, B.stream), "fill bias");
   DeviceBuffer d(size_t(shape.m) * shape.n * es);
   OurPlan ours;
-  make_plan(B.ctx, gs, nullptr, &ours);
+  make_plan(B.ctx, gs, B.opt.force_kernel.empty() ? nullptr : B.opt.force_kernel.c_str(), &ours);
   if (!ours.plan) {
     std::fprintf(stderr, "deepgemm-bench: %s\n", ours.error.c_str());
     return 1;
@@ -952,6 +1109,11 @@ int output_self_test() {
   const Json* rho = j.get("spearman_chosen");
   check(rho && std::fabs(rho->number - 1.0) < 1e-9, "spearman_chosen = 1 for rank-identical rows");
   check(j.get("device") && j.get("device")->string == "Test \"GPU\"", "device name");
+  std::string html = report_html("{\"rows\": [], \"notes\": \"</script><b>&\"}");
+  check(html.find("__DEEPGEMM_BENCH_JSON__") == std::string::npos, "the report holds the data");
+  check(html.find("\\u003c/script\\u003e\\u003cb\\u003e\\u0026") != std::string::npos &&
+            html.find("</script><b>") == std::string::npos,
+        "the data cannot close its script block");
   return failures;
 }
 
@@ -996,6 +1158,7 @@ int run(int argc, char** argv) {
                       : static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) % 1000000007u + 1;
   B.first_seed = B.seed;
   const uint64_t first_seed = B.seed;
+  if (!B.opt.render_file.empty()) return render_report(B.opt);
   std::vector<Shape> shapes = collect_shapes(B.opt);
 
   int devices = 0;
@@ -1030,6 +1193,9 @@ int run(int argc, char** argv) {
     std::fprintf(stderr, "deepgemm-bench: %s\n", B.cublas->error().c_str());
     return 1;
   }
+  B.copy_tbps = copy_bandwidth_tbps(B.stream);
+  std::printf("device-to-device copy: %.2f TB/s (bytes read + written, 1 GiB, median of 7): the HBM ceiling of the memory-bound rows\n",
+              B.copy_tbps);
   std::printf("deepgemm-bench: %s (%d SMs, L2 %d MB), libdeepgemm %s, %d reps, ~%.0f us per sample, %s, --seed %llu\n",
               B.prop.name, B.prop.multiProcessorCount, B.prop.l2CacheSize >> 20, dgemm_version_string(), B.opt.reps,
               B.opt.target_us, B.opt.use_graph ? "CUDA-graph replays" : "back-to-back launches",
@@ -1072,6 +1238,7 @@ int run(int argc, char** argv) {
   std::string summary = summary_text(B);
   if (B.shapes_not_run) summary += "time limit: " + std::to_string(B.shapes_not_run) + " shapes not run\n";
   if (!B.opt.json_file.empty()) write_json(B, B.opt.json_file);
+  if (!B.opt.html_file.empty()) write_file(B.opt.html_file, report_html(json_text(B)));
   if (!B.opt.summary_file.empty()) {
     std::ofstream out(B.opt.summary_file);
     out << summary;

@@ -7,17 +7,18 @@
 # device returns at most 8), and the last thing printed is a short table.
 #
 # Knobs (environment):
-#   GPU_CHECK_SM80=0           skip the sm80 section (perf vs cuBLAS, ncu, sanitizer of test_sm80_gemm)
-#   GPU_CHECK_SM80_PARTS="tiles perf ncu sanitizer"   which parts of the sm80 section run
 #   GPU_CHECK_AUTOTUNE=1       `deepgemm run` with and without --autotune on a few shapes (autotune.log;
 #                              GPU_CHECK_AUTOTUNE_SHAPES="M N K,M N K")
 #   GPU_CHECK_TORCH_STAGE=DIR  the Python binding with PyTorch CUDA tensors (tests/packaging/
 #                              gpu_torch_check.sh run DIR; DIR made here by its `stage` step) -> torch.log
 #   GPU_CHECK_TESTS=0          skip the GPU test executables
+#   GPU_CHECK_TEST_ARGS=...    extra Boost.Test arguments for every test executable (e.g. --run_test=...)
 #   GPU_CHECK_BENCH_ARGS=...   deepgemm-bench arguments (default: --set all --quick --runner-up)
 #   GPU_CHECK_BENCH=0          skip the benchmark
-#   GPU_CHECK_NCU=1            ncu metrics of our kernel on one shape (GPU_CHECK_NCU_SHAPE="M N K")
+#   GPU_CHECK_NCU=1            ncu metrics of our kernel on one shape (GPU_CHECK_NCU_SHAPE="M N K [FORCE]")
 #   GPU_CHECK_SANITIZER=1      compute-sanitizer memcheck + racecheck of our kernel on small shapes
+#                              (GPU_CHECK_SANITIZER_SHAPES="M N K [FORCE],..." FORCE: a family or
+#                              configuration name for --force-kernel)
 #   GPU_CHECK_TEST_TIMEOUT / GPU_CHECK_BENCH_TIMEOUT   seconds per test binary / for the benchmark
 #   GPU_CHECK_SAVE_CACHE=0     do not return the kernel cache as $OUT/kernel-cache.tar.gz (by default
 #                              it comes back, so `bench/stage.sh BUILD STAGE kernel-cache.tar.gz` can
@@ -60,7 +61,9 @@ if [[ ${GPU_CHECK_TESTS:-1} != 0 ]]; then
     name=$(basename "$t")
     echo "===== $name" >> "$OUT/tests.log"
     start=$SECONDS
-    timeout "${GPU_CHECK_TEST_TIMEOUT:-240}" "$t" --log_level=test_suite --report_level=short >> "$OUT/tests.log" 2>&1
+    # shellcheck disable=SC2086
+    timeout "${GPU_CHECK_TEST_TIMEOUT:-240}" "$t" --log_level=test_suite --report_level=short ${GPU_CHECK_TEST_ARGS:-} \
+      >> "$OUT/tests.log" 2>&1
     rc=$?
     case $rc in
       0) verdict=PASS ;; 77) verdict=SKIP ;; 124) verdict="TIMEOUT" ;; *) verdict="FAIL(rc=$rc)" ;;
@@ -84,42 +87,6 @@ if [[ ${GPU_CHECK_BENCH:-1} != 0 && -x $bench ]]; then
   summary+=("$(printf 'bench %-32s rc=%d (%d s), full table in bench.log / bench.json' "${bench_args[*]}" $rc $((SECONDS - start)))")
 fi
 
-# ---- sm80 family (issue 3): quick perf vs cuBLAS, ncu bank conflicts, compute-sanitizer ---------
-# Runs when tests/gpu/test_sm80_gemm was staged; everything goes to sm80.log. GPU_CHECK_SM80=0 skips.
-sm80=$stage/bin/test_sm80_gemm
-if [[ ${GPU_CHECK_SM80:-1} != 0 && -x $sm80 ]]; then
-  parts=" ${GPU_CHECK_SM80_PARTS:-tiles perf ncu sanitizer} "
-  {
-    # The per-tile table and the every-tile test also cover the not-yet-default configurations.
-    if [[ $parts == *" tiles "* ]]; then
-    echo "===== sm80 every menu tile, extended menu (DEEPGEMM_SM80_EXTENDED_MENU=1)"
-    DEEPGEMM_SM80_EXTENDED_MENU=1 timeout 120 "$sm80" --run_test=sm80_every_menu_tile_every_layout --log_level=message
-    echo "===== rc=$?"
-    fi
-    if [[ $parts == *" perf "* ]]; then
-    echo "===== sm80 perf vs cuBLAS (DGEMM_TEST_PERF)"
-    DEEPGEMM_SM80_EXTENDED_MENU=1 DGEMM_TEST_PERF=1 timeout 180 "$sm80" --run_test=sm80_perf_vs_cublas --log_level=message
-    fi
-    if [[ $parts == *" ncu "* ]]; then
-    echo "===== ncu bank conflicts, sm80 plan, 4096^3 bf16"
-    DGEMM_TEST_PROFILE="4096 4096 4096" timeout 120 ncu --clock-control none --profile-from-start off \
-      --metrics l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,sm__inst_executed_pipe_tensor.sum,launch__registers_per_thread \
-      "$sm80" --run_test=sm80_profile_once --log_level=message
-    fi
-    [[ $parts == *" sanitizer "* ]] && for tool in memcheck racecheck; do
-      for shape in "200 136 96"; do
-        echo "===== compute-sanitizer --tool $tool, sm80 plan $shape"
-        DGEMM_TEST_PROFILE="$shape" timeout 120 compute-sanitizer --tool "$tool" --error-exitcode 3 \
-          "$sm80" --run_test=sm80_profile_once --log_level=message
-        echo "===== rc=$?"
-      done
-    done
-  } > "$OUT/sm80.log" 2>&1
-  while IFS= read -r line; do summary+=("sm80  $line"); done < <(grep -E \
-    "^(4096x|1024x|1x4096|8192x|1000x|4095x|2048x|128x8192)|MISMATCH|bank_conflicts|ERROR SUMMARY|RACECHECK SUMMARY|===== rc=" "$OUT/sm80.log" \
-    | sed -E 's/ +/ /g')
-fi
-
 # ---- autotuning (issue 5): never slower than the planner's default by more than noise ----------
 tool=$stage/bin/deepgemm
 if [[ ${GPU_CHECK_AUTOTUNE:-0} != 0 && -x $tool ]]; then
@@ -128,10 +95,10 @@ if [[ ${GPU_CHECK_AUTOTUNE:-0} != 0 && -x $tool ]]; then
     read -r m n k <<< "$shape"
     for mode in default autotune; do
       flag=""; [[ $mode == autotune ]] && flag=--autotune
-      line=$(timeout 120 "$tool" run --m "$m" --n "$n" --k "$k" --dtype bf16 --trans-b --reps 50 --check none $flag 2>&1 \
-        | tee -a "$OUT/autotune.log" | grep -E '^device:' )
+      line=$(timeout 120 "$tool" run --m "$m" --n "$n" --k "$k" --dtype bf16 --trans-b --reps 50 --check none --explain \
+        $flag 2>&1 | tee -a "$OUT/autotune.log" | grep -E '^time ' )
       echo "$m x $n x $k $mode: $line" >> "$OUT/autotune.log"
-      summary+=("$(printf 'tune  %-16s %-8s %s' "${m}x${n}x${k}" "$mode" "$(echo "$line" | sed -E 's/.*time: ([0-9.]+ us).*  ([0-9.]+ TFLOP\/s)/\1 \2/')")")
+      summary+=("$(printf 'tune  %-16s %-8s %s' "${m}x${n}x${k}" "$mode" "$(echo "$line" | sed -E 's/^time +([0-9.]+ us).*  ([0-9.]+ TFLOP\/s)/\1 \2/')")")
     done
   done
 fi
@@ -151,32 +118,33 @@ if [[ -x $bench && ( ${GPU_CHECK_NCU:-0} != 0 || ${GPU_CHECK_SANITIZER:-0} != 0 
   : > "$OUT/profile.log"
 fi
 if [[ -x $bench && ${GPU_CHECK_NCU:-0} != 0 ]]; then
-  read -r m n k <<< "${GPU_CHECK_NCU_SHAPE:-4096 4096 4096}"
+  read -r m n k force <<< "${GPU_CHECK_NCU_SHAPE:-4096 4096 4096}"
   # --profile-from-start off: only the launches between cudaProfilerStart/Stop (ours) are profiled.
   # Sections have stable names across ncu versions (a metric name unknown to this ncu would fail the
   # whole command): speed of light (SM, tensor pipe, DRAM throughput), pipe utilisation, warp stall
-  # reasons, launch statistics; plus the two shared-memory bank-conflict counters of issue 3.
+  # reasons, launch statistics; plus the two shared-memory bank-conflict counters.
   metrics=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
-  for dt in bf16; do
-    echo "===== ncu $m x $n x $k $dt" >> "$OUT/profile.log"
-    timeout 180 ncu --clock-control none --profile-from-start off --section SpeedOfLight \
-      --section ComputeWorkloadAnalysis --section WarpStateStats --section LaunchStats --metrics "$metrics" \
-      "$bench" --profile --m "$m" --n "$n" --k "$k" --dtype "$dt" --layout tn >> "$OUT/profile.log" 2>&1
-    summary+=("ncu   $m x $n x $k $dt rc=$? (profile.log)")
-  done
+  echo "===== ncu $m x $n x $k ${force:-}" >> "$OUT/profile.log"
+  timeout 180 ncu --clock-control none --profile-from-start off --section SpeedOfLight \
+    --section ComputeWorkloadAnalysis --section WarpStateStats --section LaunchStats --metrics "$metrics" \
+    "$bench" --profile --m "$m" --n "$n" --k "$k" --dtype bf16 --layout tn ${force:+--force-kernel "$force"} \
+    >> "$OUT/profile.log" 2>&1
+  summary+=("ncu   $m x $n x $k ${force:-} rc=$? (profile.log)")
   # The few numbers a reader wants first, from the last ncu report.
   while IFS= read -r line; do summary+=("ncu   ${line}"); done < <(grep -E \
     "bank_conflicts|Compute \(SM\) Throughput|DRAM Throughput|Duration|Registers Per Thread" "$OUT/profile.log" \
     | sed -E 's/ +/ /g' | tail -n 8)
 fi
 if [[ -x $bench && ${GPU_CHECK_SANITIZER:-0} != 0 ]]; then
+  IFS=, read -r -a san_shapes <<< "${GPU_CHECK_SANITIZER_SHAPES:-256 256 256,129 65 127}"
   for tool in memcheck racecheck; do
-    for shape in "256 256 256" "129 65 127"; do
-      read -r m n k <<< "$shape"
-      echo "===== compute-sanitizer --tool $tool $m x $n x $k" >> "$OUT/profile.log"
+    for shape in "${san_shapes[@]}"; do
+      read -r m n k force <<< "$shape"
+      echo "===== compute-sanitizer --tool $tool $m x $n x $k ${force:-}" >> "$OUT/profile.log"
       timeout 180 compute-sanitizer --tool "$tool" --error-exitcode 3 \
-        "$bench" --profile --m "$m" --n "$n" --k "$k" --dtype bf16 --layout tn >> "$OUT/profile.log" 2>&1
-      summary+=("$(printf 'san   %-9s %-14s rc=%d' "$tool" "${m}x${n}x${k}" $?)")
+        "$bench" --profile --m "$m" --n "$n" --k "$k" --dtype bf16 --layout tn ${force:+--force-kernel "$force"} \
+        >> "$OUT/profile.log" 2>&1
+      summary+=("$(printf 'san   %-9s %-14s %-40s rc=%d' "$tool" "${m}x${n}x${k}" "${force:-}" $?)")
     done
   done
 fi

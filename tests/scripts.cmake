@@ -19,14 +19,25 @@ add_test(NAME packaging
   COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/packaging/run_all.sh ${PROJECT_BINARY_DIR} ${PROJECT_BINARY_DIR}/packaging)
 # With the bindings built, the Rust crates are also built against the stage (through pkg-config).
 set(_dgemm_packaging_env "CC=${CMAKE_C_COMPILER}" "PYTHON=${Python3_EXECUTABLE}")
-if(DGEMM_BUILD_BINDINGS)
-  # The same cache entries bindings/CMakeLists.txt requires (this file is read before it).
-  find_program(CARGO_EXECUTABLE cargo HINTS $ENV{HOME}/.cargo/bin)
-  find_program(BINDGEN_EXECUTABLE bindgen)
-  list(APPEND _dgemm_packaging_env DGEMM_PACKAGING_BINDINGS=1 "CARGO=${CARGO_EXECUTABLE}" "BINDGEN=${BINDGEN_EXECUTABLE}")
+# With a binding switched on, it is also consumed from the stage the way its users do.
+if(DGEMM_BUILD_BINDINGS OR DGEMM_BUILD_GO)
+  find_program(GO_EXECUTABLE go REQUIRED)  # the same cache entry bindings/CMakeLists.txt uses
+  list(APPEND _dgemm_packaging_env DGEMM_PACKAGING_GO=1 "GO=${GO_EXECUTABLE}")
+endif()
+if(DGEMM_BUILD_BINDINGS OR DGEMM_BUILD_RUST)
+  find_program(CARGO_EXECUTABLE cargo HINTS $ENV{HOME}/.cargo/bin REQUIRED)
+  list(APPEND _dgemm_packaging_env DGEMM_PACKAGING_RUST=1 "CARGO=${CARGO_EXECUTABLE}")
 endif()
 set_tests_properties(packaging PROPERTIES LABELS cpu TIMEOUT 600 ENVIRONMENT "${_dgemm_packaging_env}")
 # --- END packaging ---------------------------------------------------------------------------
+
+# --- The benchmark report: the committed example rendered (render.py, and deepgemm-bench --render
+# when the benchmark is built) and drawn by headless Chromium, whose screenshot must not be blank.
+add_test(NAME bench_report
+  COMMAND ${PROJECT_SOURCE_DIR}/bench/report/check_report.sh ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/bench-report
+          $<$<TARGET_EXISTS:deepgemm_bench>:$<TARGET_FILE:deepgemm_bench>>)
+set_tests_properties(bench_report PROPERTIES LABELS cpu SKIP_RETURN_CODE 77 TIMEOUT 300
+  ENVIRONMENT "PYTHON=${Python3_EXECUTABLE}")
 
 # --- ABI baseline: the DGEMM_1.0 functions and the types they reach, recorded with libabigail's
 # abidw in tests/abi and compared with abidiff (tests/scripts/check_abi_baseline.sh). abidw reads

@@ -3,41 +3,58 @@
 //	D = act(alpha * op(A) @ op(B) + beta * C + bias)
 //
 // planned once per shape (Context.NewPlan) and executed many times (Plan.Execute), on a CUDA GPU
-// or on the CPU reference backend. It wraps the SWIG-generated package internal/capi: handles
-// become types with Close, statuses become *Error values carrying the status and message.
+// or on the CPU reference backend. It calls deepgemm.h directly through cgo (this file is the
+// whole binding; cgo reads the installed header, so a changed declaration is a compile error, and
+// there is nothing to generate): handles become types with Close, statuses become *Error values
+// carrying the status and message.
+//
+// Build requirements: cgo and an installed libdeepgemm with its pkg-config file (`cmake --install`
+// puts deepgemm.pc in <prefix>/lib/pkgconfig; set PKG_CONFIG_PATH for a prefix pkg-config does not
+// search).
 //
 // Memory handed to the library is addressed through the Memory interface: DevicePtr for CUDA
 // memory allocated elsewhere, HostBuffer (C-allocated, so the Go garbage collector never moves
 // or frees it under the library) for the CPU backend.
 package deepgemm
 
+/*
+#cgo pkg-config: deepgemm
+#include <stdint.h>
+#include <stdlib.h>
+#include "deepgemm/deepgemm.h"
+
+// Addresses cross as uintptr on the Go side (device memory, C allocations): turning them back into
+// pointers here keeps Go's unsafe.Pointer rules out of it.
+static inline void *dgemm_go_ptr(uintptr_t p) { return (void *)p; }
+*/
+import "C"
+
 import (
 	"fmt"
 	"runtime"
 	"sync"
-
-	"deepgemm/internal/capi"
+	"unsafe"
 )
 
 // Status is a dgemm_status_t; the numbers are fixed forever by deepgemm.h.
 type Status int
 
 var (
-	StatusSuccess               = Status(capi.DGEMM_STATUS_SUCCESS)
-	StatusInvalidArgument       = Status(capi.DGEMM_STATUS_INVALID_ARGUMENT)
-	StatusNotSupported          = Status(capi.DGEMM_STATUS_NOT_SUPPORTED)
-	StatusOutOfMemory           = Status(capi.DGEMM_STATUS_OUT_OF_MEMORY)
-	StatusInsufficientWorkspace = Status(capi.DGEMM_STATUS_INSUFFICIENT_WORKSPACE)
-	StatusContextMismatch       = Status(capi.DGEMM_STATUS_CONTEXT_MISMATCH)
-	StatusNoDevice              = Status(capi.DGEMM_STATUS_NO_DEVICE)
-	StatusDeviceError           = Status(capi.DGEMM_STATUS_DEVICE_ERROR)
-	StatusCompileError          = Status(capi.DGEMM_STATUS_COMPILE_ERROR)
-	StatusArchFileError         = Status(capi.DGEMM_STATUS_ARCH_FILE_ERROR)
-	StatusInternalError         = Status(capi.DGEMM_STATUS_INTERNAL_ERROR)
+	StatusSuccess               = Status(C.DGEMM_STATUS_SUCCESS)
+	StatusInvalidArgument       = Status(C.DGEMM_STATUS_INVALID_ARGUMENT)
+	StatusNotSupported          = Status(C.DGEMM_STATUS_NOT_SUPPORTED)
+	StatusOutOfMemory           = Status(C.DGEMM_STATUS_OUT_OF_MEMORY)
+	StatusInsufficientWorkspace = Status(C.DGEMM_STATUS_INSUFFICIENT_WORKSPACE)
+	StatusContextMismatch       = Status(C.DGEMM_STATUS_CONTEXT_MISMATCH)
+	StatusNoDevice              = Status(C.DGEMM_STATUS_NO_DEVICE)
+	StatusDeviceError           = Status(C.DGEMM_STATUS_DEVICE_ERROR)
+	StatusCompileError          = Status(C.DGEMM_STATUS_COMPILE_ERROR)
+	StatusArchFileError         = Status(C.DGEMM_STATUS_ARCH_FILE_ERROR)
+	StatusInternalError         = Status(C.DGEMM_STATUS_INTERNAL_ERROR)
 )
 
 // String returns the library's name for the status ("DGEMM_STATUS_INVALID_ARGUMENT").
-func (s Status) String() string { return capi.Dgemm_status_string(capi.Enum_SS_dgemm_status_t(s)) }
+func (s Status) String() string { return C.GoString(C.dgemm_status_string(C.dgemm_status_t(s))) }
 
 // Error is a failed library call: its status and the library's message, which names the
 // offending argument and its value.
@@ -50,34 +67,34 @@ func (e *Error) Error() string { return e.Status.String() + ": " + e.Message }
 
 // check turns a status into an *Error. The message is thread-local in the library, so the
 // goroutine must stay on its OS thread between the call and the read: callers lock it.
-func check(status capi.Enum_SS_dgemm_status_t) error {
-	if status == capi.DGEMM_STATUS_SUCCESS {
+func check(status C.dgemm_status_t) error {
+	if status == C.DGEMM_STATUS_SUCCESS {
 		return nil
 	}
-	return &Error{Status: Status(status), Message: capi.Dgemm_last_error()}
+	return &Error{Status: Status(status), Message: C.GoString(C.dgemm_last_error())}
 }
 
 // call runs one library call and collects its status and message on one OS thread.
-func call(f func() capi.Enum_SS_dgemm_status_t) error {
+func call(f func() C.dgemm_status_t) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	return check(f())
 }
 
 // Version returns the loaded library's "MAJOR.MINOR.PATCH".
-func Version() string { return capi.Dgemm_version_string() }
+func Version() string { return C.GoString(C.dgemm_version_string()) }
 
 // DType is an element type.
 type DType int
 
 var (
-	F32    = DType(capi.DGEMM_DTYPE_F32)
-	F16    = DType(capi.DGEMM_DTYPE_F16)
-	BF16   = DType(capi.DGEMM_DTYPE_BF16)
-	F8E4M3 = DType(capi.DGEMM_DTYPE_F8_E4M3)
-	F8E5M2 = DType(capi.DGEMM_DTYPE_F8_E5M2)
-	I8     = DType(capi.DGEMM_DTYPE_I8)
-	I32    = DType(capi.DGEMM_DTYPE_I32)
+	F32    = DType(C.DGEMM_DTYPE_F32)
+	F16    = DType(C.DGEMM_DTYPE_F16)
+	BF16   = DType(C.DGEMM_DTYPE_BF16)
+	F8E4M3 = DType(C.DGEMM_DTYPE_F8_E4M3)
+	F8E5M2 = DType(C.DGEMM_DTYPE_F8_E5M2)
+	I8     = DType(C.DGEMM_DTYPE_I8)
+	I32    = DType(C.DGEMM_DTYPE_I32)
 )
 
 // Size is the element size in bytes.
@@ -95,30 +112,30 @@ func (t DType) Size() int {
 type Activation int
 
 var (
-	ActNone     = Activation(capi.DGEMM_ACT_NONE)
-	ActReLU     = Activation(capi.DGEMM_ACT_RELU)
-	ActGELUTanh = Activation(capi.DGEMM_ACT_GELU_TANH)
-	ActGELUErf  = Activation(capi.DGEMM_ACT_GELU_ERF)
-	ActSiLU     = Activation(capi.DGEMM_ACT_SILU)
+	ActNone     = Activation(C.DGEMM_ACT_NONE)
+	ActReLU     = Activation(C.DGEMM_ACT_RELU)
+	ActGELUTanh = Activation(C.DGEMM_ACT_GELU_TANH)
+	ActGELUErf  = Activation(C.DGEMM_ACT_GELU_ERF)
+	ActSiLU     = Activation(C.DGEMM_ACT_SILU)
 )
 
 // VectorMode says how a bias (or scale) vector is indexed.
 type VectorMode int
 
 var (
-	VectorNone      = VectorMode(capi.DGEMM_VECTOR_NONE)
-	VectorPerTensor = VectorMode(capi.DGEMM_VECTOR_PER_TENSOR)
-	VectorPerRow    = VectorMode(capi.DGEMM_VECTOR_PER_ROW)
-	VectorPerColumn = VectorMode(capi.DGEMM_VECTOR_PER_COLUMN)
+	VectorNone      = VectorMode(C.DGEMM_VECTOR_NONE)
+	VectorPerTensor = VectorMode(C.DGEMM_VECTOR_PER_TENSOR)
+	VectorPerRow    = VectorMode(C.DGEMM_VECTOR_PER_ROW)
+	VectorPerColumn = VectorMode(C.DGEMM_VECTOR_PER_COLUMN)
 )
 
 // DeviceKind selects where a context runs.
 type DeviceKind int
 
 var (
-	DeviceAuto = DeviceKind(capi.DGEMM_DEVICE_AUTO)
-	DeviceCUDA = DeviceKind(capi.DGEMM_DEVICE_CUDA)
-	DeviceCPU  = DeviceKind(capi.DGEMM_DEVICE_CPU)
+	DeviceAuto = DeviceKind(C.DGEMM_DEVICE_AUTO)
+	DeviceCUDA = DeviceKind(C.DGEMM_DEVICE_CUDA)
+	DeviceCPU  = DeviceKind(C.DGEMM_DEVICE_CPU)
 )
 
 // ---------------------------------------------------------------------------------------------
@@ -127,25 +144,24 @@ var (
 // after the plans made on it.
 type Context struct {
 	mu sync.Mutex
-	h  capi.Struct_SS_dgemm_context
+	h  C.dgemm_context_t
 }
 
 // NewContext creates a context: DeviceAuto (the first GPU, else the CPU), DeviceCUDA with a
 // device index, or DeviceCPU.
 func NewContext(kind DeviceKind, index int) (*Context, error) {
-	cell := capi.New_context_cell()
-	defer capi.Delete_context_cell(cell)
-	if err := call(func() capi.Enum_SS_dgemm_status_t {
-		return capi.Dgemm_context_create(capi.Enum_SS_dgemm_device_kind_t(kind), index, cell)
+	var h C.dgemm_context_t
+	if err := call(func() C.dgemm_status_t {
+		return C.dgemm_context_create(C.dgemm_device_kind_t(kind), C.int(index), &h)
 	}); err != nil {
 		return nil, err
 	}
-	c := &Context{h: capi.Context_cell_value(cell)}
+	c := &Context{h: h}
 	runtime.SetFinalizer(c, func(c *Context) { _ = c.Close() }) // a guard against leaks, not the way to free
 	return c, nil
 }
 
-func (c *Context) handle() (capi.Struct_SS_dgemm_context, error) {
+func (c *Context) handle() (C.dgemm_context_t, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.h == nil {
@@ -160,16 +176,14 @@ func (c *Context) Device() (DeviceKind, int, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	kind := capi.New_device_kind_cell()
-	defer capi.Delete_device_kind_cell(kind)
-	index := capi.New_int_cell()
-	defer capi.Delete_int_cell(index)
-	err = call(func() capi.Enum_SS_dgemm_status_t { return capi.Dgemm_context_device(h, kind, index) })
+	var kind C.dgemm_device_kind_t
+	var index C.int
+	err = call(func() C.dgemm_status_t { return C.dgemm_context_device(h, &kind, &index) })
 	runtime.KeepAlive(c)
 	if err != nil {
 		return 0, 0, err
 	}
-	return DeviceKind(capi.Device_kind_cell_value(kind)), capi.Int_cell_value(index), nil
+	return DeviceKind(kind), int(index), nil
 }
 
 // Close frees the context. It fails (and frees nothing) while plans made on it are open; closing
@@ -180,7 +194,7 @@ func (c *Context) Close() error {
 	if c.h == nil {
 		return nil
 	}
-	if err := call(func() capi.Enum_SS_dgemm_status_t { return capi.Dgemm_context_destroy(c.h) }); err != nil {
+	if err := call(func() C.dgemm_status_t { return C.dgemm_context_destroy(c.h) }); err != nil {
 		return err
 	}
 	c.h = nil
@@ -205,50 +219,39 @@ type Problem struct {
 // NewProblem returns the library's defaults (dgemm_problem_init) for an m x n x k GEMM whose
 // operands are all of type t (the compute type is I32 for I8, F32 otherwise).
 func NewProblem(m, n, k int64, t DType) Problem {
-	p := capi.NewDgemm_problem_t()
-	defer capi.DeleteDgemm_problem_t(p)
-	capi.Dgemm_problem_init(p)
+	var p C.dgemm_problem_t
+	C.dgemm_problem_init(&p)
 	out := Problem{M: m, N: n, K: k, AType: t, BType: t, CType: t, DType: t,
-		ComputeType: DType(p.GetCompute_type()), BatchCount: p.GetBatch_count()}
+		ComputeType: DType(p.compute_type), BatchCount: int64(p.batch_count)}
 	if t == I8 {
 		out.ComputeType, out.CType, out.DType = I32, I32, I32
 	}
 	return out
 }
 
-func (p *Problem) toC() capi.Dgemm_problem_t {
-	c := capi.NewDgemm_problem_t()
-	capi.Dgemm_problem_init(c)
-	c.SetM(p.M)
-	c.SetN(p.N)
-	c.SetK(p.K)
-	c.SetA_type(capi.Enum_SS_dgemm_dtype_t(p.AType))
-	c.SetB_type(capi.Enum_SS_dgemm_dtype_t(p.BType))
-	c.SetC_type(capi.Enum_SS_dgemm_dtype_t(p.CType))
-	c.SetD_type(capi.Enum_SS_dgemm_dtype_t(p.DType))
-	c.SetCompute_type(capi.Enum_SS_dgemm_dtype_t(p.ComputeType))
-	c.SetOp_a(op(p.TransA))
-	c.SetOp_b(op(p.TransB))
+func (p *Problem) toC() C.dgemm_problem_t {
+	var c C.dgemm_problem_t
+	C.dgemm_problem_init(&c)
+	c.m, c.n, c.k = C.int64_t(p.M), C.int64_t(p.N), C.int64_t(p.K)
+	c.a_type, c.b_type = C.dgemm_dtype_t(p.AType), C.dgemm_dtype_t(p.BType)
+	c.c_type, c.d_type = C.dgemm_dtype_t(p.CType), C.dgemm_dtype_t(p.DType)
+	c.compute_type = C.dgemm_dtype_t(p.ComputeType)
+	c.op_a, c.op_b = op(p.TransA), op(p.TransB)
 	if p.ColumnMajor {
-		c.SetOrder(capi.DGEMM_ORDER_COL_MAJOR)
+		c.order = C.DGEMM_ORDER_COL_MAJOR
 	}
-	c.SetLda(p.Lda)
-	c.SetLdb(p.Ldb)
-	c.SetLdc(p.Ldc)
-	c.SetLdd(p.Ldd)
-	c.SetBatch_count(p.BatchCount)
-	c.SetStride_a(p.StrideA)
-	c.SetStride_b(p.StrideB)
-	c.SetStride_c(p.StrideC)
-	c.SetStride_d(p.StrideD)
+	c.lda, c.ldb, c.ldc, c.ldd = C.int64_t(p.Lda), C.int64_t(p.Ldb), C.int64_t(p.Ldc), C.int64_t(p.Ldd)
+	c.batch_count = C.int64_t(p.BatchCount)
+	c.stride_a, c.stride_b = C.int64_t(p.StrideA), C.int64_t(p.StrideB)
+	c.stride_c, c.stride_d = C.int64_t(p.StrideC), C.int64_t(p.StrideD)
 	return c
 }
 
-func op(t bool) capi.Enum_SS_dgemm_op_t {
+func op(t bool) C.dgemm_op_t {
 	if t {
-		return capi.DGEMM_OP_T
+		return C.DGEMM_OP_T
 	}
-	return capi.DGEMM_OP_N
+	return C.DGEMM_OP_N
 }
 
 // Epilogue is what happens after the product, fixed at plan time.
@@ -282,11 +285,10 @@ func (e *Epilogue) scaleLength(p *Problem) int64 {
 
 // NewEpilogue returns the identity epilogue (dgemm_epilogue_init): alpha 1, beta 0, no bias.
 func NewEpilogue() Epilogue {
-	e := capi.NewDgemm_epilogue_t()
-	defer capi.DeleteDgemm_epilogue_t(e)
-	capi.Dgemm_epilogue_init(e)
-	return Epilogue{Alpha: e.GetAlpha(), Beta: e.GetBeta(), BiasMode: VectorMode(e.GetBias_mode()),
-		BiasType: DType(e.GetBias_type()), Activation: Activation(e.GetActivation())}
+	var e C.dgemm_epilogue_t
+	C.dgemm_epilogue_init(&e)
+	return Epilogue{Alpha: float32(e.alpha), Beta: float32(e.beta), BiasMode: VectorMode(e.bias_mode),
+		BiasType: DType(e.bias_type), Activation: Activation(e.activation)}
 }
 
 // PlanOptions are rarely needed knobs; the zero value is the default.
@@ -300,7 +302,7 @@ type PlanOptions struct {
 // with Execute.
 type Plan struct {
 	ctx       *Context // keeps the context open as long as the plan
-	h         capi.Struct_SS_dgemm_plan
+	h         C.dgemm_plan_t
 	problem   Problem
 	epilogue  Epilogue
 	workspace uint64
@@ -314,60 +316,55 @@ func (c *Context) NewPlan(p Problem, e *Epilogue, o *PlanOptions) (*Plan, error)
 		return nil, err
 	}
 	cp := p.toC()
-	defer capi.DeleteDgemm_problem_t(cp)
-	ce := capi.NewDgemm_epilogue_t()
-	defer capi.DeleteDgemm_epilogue_t(ce)
-	capi.Dgemm_epilogue_init(ce)
+	var ce C.dgemm_epilogue_t
+	C.dgemm_epilogue_init(&ce)
 	epi := NewEpilogue()
 	if e != nil {
 		epi = *e
-		ce.SetAlpha(e.Alpha)
-		ce.SetBeta(e.Beta)
-		ce.SetBias_mode(capi.Enum_SS_dgemm_vector_mode_t(e.BiasMode))
-		ce.SetBias_type(capi.Enum_SS_dgemm_dtype_t(e.BiasType))
-		ce.SetActivation(capi.Enum_SS_dgemm_activation_t(e.Activation))
-		ce.SetScale_mode(capi.Enum_SS_dgemm_vector_mode_t(e.ScaleMode))
-		flags := uint(0)
+		ce.alpha, ce.beta = C.float(e.Alpha), C.float(e.Beta)
+		ce.bias_mode = C.dgemm_vector_mode_t(e.BiasMode)
+		ce.bias_type = C.dgemm_dtype_t(e.BiasType)
+		ce.activation = C.dgemm_activation_t(e.Activation)
+		ce.scale_mode = C.dgemm_vector_mode_t(e.ScaleMode)
+		flags := C.uint32_t(0)
 		if !e.NoSaturate {
-			flags |= uint(capi.DGEMM_EPILOGUE_SATURATE)
+			flags |= C.DGEMM_EPILOGUE_SATURATE
 		}
 		if e.ZeroPoint {
-			flags |= uint(capi.DGEMM_EPILOGUE_ZERO_POINT)
+			flags |= C.DGEMM_EPILOGUE_ZERO_POINT
 		}
-		ce.SetFlags(flags)
+		ce.flags = flags
 	}
-	var co capi.Dgemm_plan_options_t = capi.SwigcptrDgemm_plan_options_t(0)
+	// The options and their strings live in C memory: they are read by the call only.
+	var co *C.dgemm_plan_options_t
 	if o != nil {
-		opts := capi.NewDgemm_plan_options_t()
-		defer capi.DeleteDgemm_plan_options_t(opts)
-		capi.Dgemm_plan_options_init(opts)
+		co = (*C.dgemm_plan_options_t)(C.calloc(1, C.sizeof_dgemm_plan_options_t))
+		defer C.free(unsafe.Pointer(co))
+		C.dgemm_plan_options_init(co)
 		if o.ForceKernel != "" {
-			opts.SetForce_kernel(o.ForceKernel)
+			co.force_kernel = C.CString(o.ForceKernel)
+			defer C.free(unsafe.Pointer(co.force_kernel))
 		}
 		if o.ArchFile != "" {
-			opts.SetArch_file(o.ArchFile)
+			co.arch_file = C.CString(o.ArchFile)
+			defer C.free(unsafe.Pointer(co.arch_file))
 		}
 		if o.Autotune {
-			opts.SetFlags(uint(capi.DGEMM_PLAN_AUTOTUNE))
+			co.flags = C.DGEMM_PLAN_AUTOTUNE
 		}
-		co = opts
 	}
-	cell := capi.New_plan_cell()
-	defer capi.Delete_plan_cell(cell)
-	if err := call(func() capi.Enum_SS_dgemm_status_t {
-		return capi.Dgemm_create_plan(ctxh, cp, ce, co, cell)
-	}); err != nil {
+	var h C.dgemm_plan_t
+	if err := call(func() C.dgemm_status_t { return C.dgemm_create_plan(ctxh, &cp, &ce, co, &h) }); err != nil {
 		return nil, err
 	}
 	runtime.KeepAlive(c)
-	plan := &Plan{ctx: c, h: capi.Plan_cell_value(cell), problem: p, epilogue: epi}
-	size := capi.New_size_cell()
-	defer capi.Delete_size_cell(size)
-	if err := call(func() capi.Enum_SS_dgemm_status_t { return capi.Dgemm_plan_workspace_size(plan.h, size) }); err != nil {
+	plan := &Plan{ctx: c, h: h, problem: p, epilogue: epi}
+	var size C.size_t
+	if err := call(func() C.dgemm_status_t { return C.dgemm_plan_workspace_size(plan.h, &size) }); err != nil {
 		_ = plan.Close()
 		return nil, err
 	}
-	plan.workspace = uint64(capi.Size_cell_value(size))
+	plan.workspace = uint64(size)
 	runtime.SetFinalizer(plan, func(p *Plan) { _ = p.Close() })
 	return plan, nil
 }
@@ -381,30 +378,17 @@ func (p *Plan) Describe() (string, error) {
 	if p.h == nil {
 		return "", &Error{Status: StatusInvalidArgument, Message: "deepgemm: the plan is closed"}
 	}
-	need := capi.New_size_cell()
-	defer capi.Delete_size_cell(need)
-	if err := call(func() capi.Enum_SS_dgemm_status_t { return capi.Dgemm_plan_describe(p.h, 0, 0, need) }); err != nil {
+	var need C.size_t
+	if err := call(func() C.dgemm_status_t { return C.dgemm_plan_describe(p.h, nil, 0, &need) }); err != nil {
 		return "", err
 	}
-	buf, err := NewHostBuffer(int(capi.Size_cell_value(need)))
-	if err != nil {
-		return "", err
-	}
-	defer buf.Close()
-	if err := call(func() capi.Enum_SS_dgemm_status_t {
-		return capi.Dgemm_plan_describe(p.h, buf.Address(), int64(buf.Size()), nil)
-	}); err != nil {
+	buf := (*C.char)(C.malloc(need))
+	defer C.free(unsafe.Pointer(buf))
+	if err := call(func() C.dgemm_status_t { return C.dgemm_plan_describe(p.h, buf, need, nil) }); err != nil {
 		return "", err
 	}
 	runtime.KeepAlive(p)
-	b := buf.Bytes()
-	for i, ch := range b {
-		if ch == 0 {
-			b = b[:i]
-			break
-		}
-	}
-	return string(b), nil
+	return C.GoString(buf), nil
 }
 
 // ExecArgs are the execute-time values; nil Execute args mean the plan's alpha/beta and no vectors.
@@ -464,37 +448,33 @@ func (p *Plan) Execute(a, b, c, d Memory, args *ExecArgs, workspace Memory, stre
 			return err
 		}
 	}
-	cargs := capi.NewDgemm_args_t()
-	defer capi.DeleteDgemm_args_t(cargs)
-	capi.Dgemm_args_init(cargs)
+	var cargs C.dgemm_args_t
+	C.dgemm_args_init(&cargs)
 	if args != nil {
 		if args.AlphaPtr != nil || args.BetaPtr != nil {
 			if args.Alpha != nil || args.Beta != nil || args.AlphaPtr == nil {
 				return &Error{Status: StatusInvalidArgument,
 					Message: "deepgemm: device scalars need AlphaPtr (and BetaPtr when C is read), without Alpha/Beta"}
 			}
-			cargs.SetScalar_mode(capi.DGEMM_SCALARS_DEVICE)
-			for _, x := range []struct {
-				name string
-				mem  Memory
-				set  func(uintptr)
-			}{{"alpha", args.AlphaPtr, cargs.SetAlpha_ptr}, {"beta", args.BetaPtr, cargs.SetBeta_ptr}} {
-				if x.mem != nil {
-					if err := checkSize(x.name, x.mem, 4); err != nil {
-						return err
-					}
-					x.set(x.mem.Address())
+			cargs.scalar_mode = C.DGEMM_SCALARS_DEVICE
+			if err := checkSize("alpha", args.AlphaPtr, 4); err != nil {
+				return err
+			}
+			cargs.alpha_ptr = (*C.float)(pointer(args.AlphaPtr))
+			if args.BetaPtr != nil {
+				if err := checkSize("beta", args.BetaPtr, 4); err != nil {
+					return err
 				}
+				cargs.beta_ptr = (*C.float)(pointer(args.BetaPtr))
 			}
 		} else if args.Alpha != nil || args.Beta != nil {
-			cargs.SetScalar_mode(capi.DGEMM_SCALARS_HOST)
-			cargs.SetAlpha(p.epilogue.Alpha)
-			cargs.SetBeta(p.epilogue.Beta)
+			cargs.scalar_mode = C.DGEMM_SCALARS_HOST
+			cargs.alpha, cargs.beta = C.float(p.epilogue.Alpha), C.float(p.epilogue.Beta)
 			if args.Alpha != nil {
-				cargs.SetAlpha(*args.Alpha)
+				cargs.alpha = C.float(*args.Alpha)
 			}
 			if args.Beta != nil {
-				cargs.SetBeta(*args.Beta)
+				cargs.beta = C.float(*args.Beta)
 			}
 		}
 		if args.Bias != nil {
@@ -502,24 +482,23 @@ func (p *Plan) Execute(a, b, c, d Memory, args *ExecArgs, workspace Memory, stre
 			if p.epilogue.BiasMode == VectorPerRow {
 				n = pr.M
 			}
-			if s, ok := args.Bias.(interface{ Size() int }); ok && s.Size() < int(n)*p.epilogue.BiasType.Size() {
-				return &Error{Status: StatusInvalidArgument,
-					Message: fmt.Sprintf("deepgemm: bias holds %d bytes, the plan reads %d", s.Size(), int(n)*p.epilogue.BiasType.Size())}
+			if err := checkSize("bias", args.Bias, int(n)*p.epilogue.BiasType.Size()); err != nil {
+				return err
 			}
-			cargs.SetBias(args.Bias.Address())
+			cargs.bias = pointer(args.Bias)
 		}
 		length := int(p.epilogue.scaleLength(pr))
 		if args.Scale != nil {
 			if err := checkSize("scale", args.Scale, 4*length); err != nil {
 				return err
 			}
-			cargs.SetScale(args.Scale.Address())
+			cargs.scale = (*C.float)(pointer(args.Scale))
 		}
 		if args.ZeroPoint != nil {
 			if err := checkSize("zero point", args.ZeroPoint, 4*length); err != nil {
 				return err
 			}
-			cargs.SetZero_point(args.ZeroPoint.Address())
+			cargs.zero_point = (*C.int32_t)(pointer(args.ZeroPoint))
 		}
 	}
 	if workspace == nil && p.workspace > 0 {
@@ -534,16 +513,18 @@ func (p *Plan) Execute(a, b, c, d Memory, args *ExecArgs, workspace Memory, stre
 			workspace = buf
 		}
 	}
-	ws, wsSize := uintptr(0), int64(0)
+	var ws unsafe.Pointer
+	wsSize := uint64(0)
 	if workspace != nil {
-		ws = workspace.Address()
-		wsSize = int64(p.workspace)
+		ws = pointer(workspace)
+		wsSize = p.workspace
 		if s, ok := workspace.(interface{ Size() int }); ok {
-			wsSize = int64(s.Size())
+			wsSize = uint64(s.Size())
 		}
 	}
-	err := call(func() capi.Enum_SS_dgemm_status_t {
-		return capi.Dgemm_execute(p.h, address(a), address(b), address(c), address(d), cargs, ws, wsSize, stream)
+	err := call(func() C.dgemm_status_t {
+		return C.dgemm_execute(p.h, pointer(a), pointer(b), pointer(c), pointer(d), &cargs, ws, C.size_t(wsSize),
+			C.dgemm_go_ptr(C.uintptr_t(stream)))
 	})
 	runtime.KeepAlive(p)
 	runtime.KeepAlive([]Memory{a, b, c, d, workspace})
@@ -553,11 +534,12 @@ func (p *Plan) Execute(a, b, c, d Memory, args *ExecArgs, workspace Memory, stre
 	return err
 }
 
-func address(m Memory) uintptr {
+// pointer is the C pointer of a Memory (nil for none).
+func pointer(m Memory) unsafe.Pointer {
 	if m == nil {
-		return 0
+		return nil
 	}
-	return m.Address()
+	return C.dgemm_go_ptr(C.uintptr_t(m.Address()))
 }
 
 // checkExtent refuses a HostBuffer smaller than what the plan will touch (device pointers carry
@@ -589,7 +571,7 @@ func (p *Plan) Close() error {
 	if p.h == nil {
 		return nil
 	}
-	err := call(func() capi.Enum_SS_dgemm_status_t { return capi.Dgemm_destroy_plan(p.h) })
+	err := call(func() C.dgemm_status_t { return C.dgemm_destroy_plan(p.h) })
 	p.h = nil
 	p.ctx = nil
 	runtime.SetFinalizer(p, nil)

@@ -1,6 +1,6 @@
 // Tests of the Go binding on the CPU backend: results against a float64 reference computed here
 // (relative Frobenius error), fresh random inputs, poisoned outputs, errors with status and
-// message, concurrent execution of one plan. Run: go generate ./... && go test ./...
+// message, concurrent execution of one plan. Run: go test ./... (with deepgemm.pc on PKG_CONFIG_PATH)
 package deepgemm
 
 import (

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"deepgemm"
+	deepgemm "github.com/deepgemm/deepgemm/bindings/go"
 )
 
 // y = gelu(x @ w^T + b) on the CPU backend, the weight stored n x k like a torch.nn.Linear's.

@@ -1,3 +1,3 @@
-module deepgemm
+module github.com/deepgemm/deepgemm/bindings/go
 
 go 1.19

@@ -241,8 +241,10 @@ typedef struct dgemm_plan_options_t {
     uint32_t flags;         /* DGEMM_PLAN_* bits; others must be zero */
     const char *arch_file;  /* optional YAML hardware description that overrides fields of the
                                detected device (NULL: the DEEPGEMM_ARCH environment variable, if set) */
-    const char *force_kernel; /* optional kernel family name to force ("cpu", "sm80", "sm90", ...);
-                                 NULL lets the planner choose */
+    const char *force_kernel; /* optional: a kernel family name to force ("cpu", "sm80", "sm90",
+                                 "small_m"), or one configuration by the name dgemm_plan_describe
+                                 shows ("sm90_128x256x64_s4_t384_c2_p"; this also reaches
+                                 configurations kept for measuring only); NULL lets the planner choose */
     uint64_t reserved[8];   /* must be zero */
 } dgemm_plan_options_t;
 

@@ -74,8 +74,29 @@ dgemm_status_t guarded(const char* function, Body&& body) noexcept {
 // (Epilogue::key keeps the bit patterns of alpha and beta).
 std::string plan_key(const GemmProblem& p, const Epilogue& e, const PlanRequest& r, const std::string& arch_file) {
   std::ostringstream os;
-  os << p.to_string() << "|" << e.key() << "|" << (r.force ? family_name(*r.force) : "auto") << "|" << arch_file;
+  os << p.to_string() << "|" << e.key() << "|" << r.key() << "|" << arch_file;
   return os.str();
+}
+
+// force_kernel: a family name ("sm90") or a configuration name as dgemm_plan_describe shows it
+// ("sm90_128x256x64_s4_t384_c2_p"), which also picks configurations kept for measuring.
+PlanRequest forced_request(const std::string& name) {
+  PlanRequest r;
+  Family f;
+  if (family_from_name(name, &f)) {
+    r.force = f;
+    return r;
+  }
+  // The longest family name followed by '_' that starts `name` ("small_m_..." is not "sm...").
+  for (std::size_t cut = name.size(); cut-- > 0;) {
+    if (name[cut] == '_' && family_from_name(name.substr(0, cut), &f) && f != Family::Cpu) {
+      r.force = f;
+      r.force_config = name;
+      return r;
+    }
+  }
+  fail(Status::InvalidArgument, "options->force_kernel = \"", name, "\": not a kernel family (", family_names(),
+       ") or configuration name (e.g. sm80_128x128x32_s4_t128_v1)");
 }
 
 void check_aligned(const void* ptr, DType t, const char* name) {
@@ -232,13 +253,7 @@ void create_plan(dgemm_context_t ctx, const dgemm_problem_t* problem, const dgem
     const dgemm_plan_options_t* options = &options_copy;
     if (options->flags & ~uint32_t(DGEMM_PLAN_AUTOTUNE))
       fail(Status::InvalidArgument, "options->flags = 0x", std::hex, options->flags, ": unknown bits");
-    if (options->force_kernel) {
-      Family f;
-      if (!family_from_name(options->force_kernel, &f))
-        fail(Status::InvalidArgument, "options->force_kernel = \"", options->force_kernel,
-             "\": not a kernel family (cpu, sm80, sm90, small_m)");
-      request.force = f;
-    }
+    if (options->force_kernel) request = forced_request(options->force_kernel);
     if (options->arch_file) arch_file = options->arch_file;
     autotune = (options->flags & DGEMM_PLAN_AUTOTUNE) != 0;
   }
@@ -268,7 +283,8 @@ void create_plan(dgemm_context_t ctx, const dgemm_problem_t* problem, const dgem
       }
     }
     auto fresh = std::make_shared<PlanEntry>();
-    fresh->executable = ctx->backend->prepare(p, e, decision.chosen.config);
+    fresh->executable = ctx->backend->prepare(p, e, decision.chosen.config,
+                                              decision.fallback ? &decision.fallback->config : nullptr);
     fresh->description = decision.to_json(p, e, hw);
     fresh->config = decision.chosen.config;
     std::lock_guard<std::mutex> lock(ctx->mutex);

@@ -12,7 +12,7 @@
 #include "core/lru_cache.hpp"
 #include "core/problem.hpp"
 #include "plan/arch_file.hpp"
-#include "plan/kernel_config.hpp"
+#include "core/kernel_config.hpp"
 
 namespace dgemm {
 

@@ -8,7 +8,7 @@
 
 #include "core/hardware.hpp"
 #include "core/problem.hpp"
-#include "plan/kernel_config.hpp"
+#include "core/kernel_config.hpp"
 
 namespace dgemm {
 
@@ -27,9 +27,11 @@ class Backend {
   virtual ~Backend() = default;
   virtual const char* name() const = 0;        // "cpu", "cuda"
   virtual const HardwareDesc& hardware() const = 0;
-  // Builds an executable for the planner's choice. Throws Error (NotSupported, CompileError, ...).
+  // Builds an executable for the planner's choice. `fallback` (may be null) is the planner's
+  // configuration for calls whose pointers `config` cannot take (PlanDecision::fallback).
+  // Throws Error (NotSupported, CompileError, ...).
   virtual std::unique_ptr<Executable> prepare(const GemmProblem& problem, const Epilogue& epilogue,
-                                              const KernelConfig& config) = 0;
+                                              const KernelConfig& config, const KernelConfig* fallback = nullptr) = 0;
 };
 
 class CandidateTimer;  // src/plan/autotune.hpp

@@ -191,10 +191,12 @@ CostEstimate estimate_cost(const GemmProblem& p, const Epilogue& e, const Hardwa
 
   // ---- work decomposition and wave quantization
   const long tiles_m = ceil_div(p.m, c.block_m), tiles_n = ceil_div(p.n, c.block_n);
-  const int split = std::max(1, c.split_k);
+  // K splits: through the workspace (split_k, a second launch reduces) or inside a cluster
+  // (cluster_k, reduced in distributed shared memory); either way each CTA does 1/split of K.
+  const int split = std::max(1, c.split_k) * std::max(1, c.cluster_k);
   const long out_tiles = tiles_m * tiles_n * std::max<int64_t>(1, p.batch_count);
   est.tiles = out_tiles * split;
-  const int cluster = std::max(1, c.cluster_m * c.cluster_n);
+  const int cluster = std::max(1, c.cluster_m) * std::max(1, c.cluster_k);
   const long slots = std::max(1L, long(hw.sm_count) / cluster * cluster) * est.blocks_per_sm;
   const long full_waves = ceil_div(est.tiles, slots);
   est.waves = double(est.tiles) / double(slots);
@@ -248,7 +250,7 @@ CostEstimate estimate_cost(const GemmProblem& p, const Epilogue& e, const Hardwa
   const double c_bytes = e.reads_c() ? double(p.m) * p.n * dtype_size(p.c_type) * batch : 0.0;
   // L2 -> SM: every tile reads its A and B panels; multicast in a cluster shares them.
   const double a_panel = double(c.block_m) * k_split * a_sz, b_panel = double(c.block_n) * k_split * b_sz;
-  est.l2_bytes = double(est.tiles) * (a_panel / std::max(1, c.cluster_n) + b_panel / std::max(1, c.cluster_m));
+  est.l2_bytes = double(est.tiles) * (a_panel + b_panel / std::max(1, c.cluster_m));
   // HBM: per wave of concurrent output tiles, the distinct panels it touches. Row order covers
   // few M rows and many N columns; a raster group of G rows covers G rows x (wave / G) columns.
   const double wave_tiles = double(std::min(out_tiles, slots));
@@ -267,7 +269,7 @@ CostEstimate estimate_cost(const GemmProblem& p, const Epilogue& e, const Hardwa
   if (a_bytes + b_bytes <= 0.5 * double(hw.l2_bytes)) operand_hbm = a_bytes + b_bytes;
   operand_hbm = std::clamp(operand_hbm, a_bytes + b_bytes, std::max(a_bytes + b_bytes, est.l2_bytes));
   double extra = 0;
-  if (split > 1) extra += 2.0 * double(split) * double(p.m) * p.n * 4.0 * batch;  // fp32 partials out + in
+  if (c.split_k > 1) extra += 2.0 * double(c.split_k) * double(p.m) * p.n * 4.0 * batch;  // fp32 partials out + in
   const double hbm_bw = hw.mem_bandwidth_gbs * 1e3 * kHbmEfficiency;  // bytes per us
   // Packing is a copy kernel before the GEMM (read + write the operand): serial, not overlapped.
   const double pack_bytes = (c.pack_a ? 2.0 * a_bytes : 0.0) + (c.pack_b ? 2.0 * b_bytes : 0.0);
@@ -277,7 +279,12 @@ CostEstimate estimate_cost(const GemmProblem& p, const Epilogue& e, const Hardwa
   est.hbm_us = hbm_bw > 0 ? est.hbm_bytes / hbm_bw : 0.0;
   est.l2_us = l2_bw > 0 ? est.l2_bytes / l2_bw : 0.0;
 
-  est.overhead_us = kLaunchUs + latency_us + pack_us + std::max(0.0, in.extra_fixed_us);
+  // A cluster's K split ends with the partial tiles crossing distributed shared memory into the
+  // leader (a few hundred ns per tile at tens of bytes per clock) and a second epilogue-sized wait.
+  const double cluster_reduce_us =
+      c.cluster_k > 1 ? double(busiest_tiles) * (0.3 + double(c.cluster_k - 1) * c.block_m * c.block_n * 4.0 /
+                                                           (32.0 * clock)) : 0.0;
+  est.overhead_us = kLaunchUs + latency_us + pack_us + cluster_reduce_us + std::max(0.0, in.extra_fixed_us);
   est.hbm_bytes += pack_bytes;
   const double body = std::max({est.sm_us, est.hbm_us, est.l2_us});
   est.predicted_us = body + est.overhead_us;

@@ -21,7 +21,7 @@
 #include "core/hardware.hpp"
 #include "core/problem.hpp"
 #include "plan/bank_sim.hpp"
-#include "plan/kernel_config.hpp"
+#include "core/kernel_config.hpp"
 
 namespace dgemm {
 

@@ -1,12 +1,21 @@
-// Registration of the kernel-family models. A new family adds its model here.
+// Registration of the kernel-family models: one line per family in core/families.def.
 #include "plan/families.hpp"
 
 namespace dgemm {
 
 const std::vector<const FamilyModel*>& family_models() {
-  static const std::vector<const FamilyModel*> models = {&cpu_family_model(), &sm80_family_model(),
-                                                             &sm90_family_model(), &small_m_family_model()};
+  static const std::vector<const FamilyModel*> models = {
+#define DGEMM_FAMILY(Enumerator, name, model, launcher) &model(),
+#include "core/families.def"
+#undef DGEMM_FAMILY
+  };
   return models;
+}
+
+const FamilyModel* family_model(Family family) {
+  for (const FamilyModel* m : family_models())
+    if (m->family() == family) return m;
+  return nullptr;
 }
 
 }  // namespace dgemm

@@ -1,4 +1,4 @@
-// The registry of kernel-family models the planner consults, in order.
+// The registry of kernel-family models the planner consults: core/families.def's model column.
 #pragma once
 
 #include <vector>
@@ -7,12 +7,14 @@
 
 namespace dgemm {
 
+// Every family's model, in the order of core/families.def.
 const std::vector<const FamilyModel*>& family_models();
+// The model of one family (never null for a registered family).
+const FamilyModel* family_model(Family family);
 
 // Each family's model (src/plan/family_<name>.cpp).
-const FamilyModel& cpu_family_model();
-const FamilyModel& sm80_family_model();
-const FamilyModel& sm90_family_model();
-const FamilyModel& small_m_family_model();
+#define DGEMM_FAMILY(Enumerator, name, model, launcher) const FamilyModel& model();
+#include "core/families.def"
+#undef DGEMM_FAMILY
 
 }  // namespace dgemm

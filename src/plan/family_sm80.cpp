@@ -2,9 +2,8 @@
 // menu, feasibility (sm_80+, f16/bf16 operands, f32 compute) and cost through the shared model
 // (roofline + wave quantization). Register counts are those ptxas reports for the kernels
 // (NVRTC 13.0, sm_80/sm_90a, tests/cpu/test_nvrtc_compile.cpp prints them), so occupancy is exact.
-#include <cstdlib>
-#include <cstring>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "plan/cost_model.hpp"
@@ -36,10 +35,10 @@ constexpr Sm80Tile kMenu[] = {
     {64, 128, 32, 4, 128, 168, 0.39},
     {64, 64, 32, 4, 128, 128, 0.32},
 };
-// Candidates kept for comparison on a device (DEEPGEMM_SM80_EXTENDED_MENU=1; bench/gpu-check.sh
-// sets it for its sm80 section, whose every-tile test and per-tile table cover them): the earlier
-// variant-0 defaults (128x256 s3 reached 324 TFLOP/s at 4096^3) and the variant-1 entries that
-// lost to the ones above. All compile without spills (test_nvrtc_compile).
+// Candidates kept for comparison on a device (measuring only: chosen only when force_kernel names
+// them; the sm80 GPU test's every-tile case covers them): the earlier variant-0 defaults (128x256
+// s3 reached 324 TFLOP/s at 4096^3) and the variant-1 entries that lost to the ones above. All
+// compile without spills (test_nvrtc_compile).
 constexpr Sm80Tile kExtendedMenu[] = {
     {128, 256, 32, 3, 256, 244, 0.53},
     {128, 128, 32, 4, 256, 168, 0.46},
@@ -54,11 +53,6 @@ constexpr Sm80Tile kExtendedMenu[] = {
     {128, 64, 32, 4, 128, 190, 0.45, 1, 1},
 };
 
-bool extended_menu() {
-  const char* env = std::getenv("DEEPGEMM_SM80_EXTENDED_MENU");
-  return env && *env && std::strcmp(env, "0") != 0;
-}
-
 class Sm80Family final : public FamilyModel {
  public:
   Family family() const override { return Family::Sm80; }
@@ -70,9 +64,10 @@ class Sm80Family final : public FamilyModel {
     else if (p.compute_type != DType::F32) why = "computes in f32 only (compute_type " + std::string(dtype_name(p.compute_type)) + ")";
     else if (p.a_type != p.b_type || (p.a_type != DType::F16 && p.a_type != DType::BF16))
       why = std::string("takes f16 or bf16 A and B (got ") + dtype_name(p.a_type) + ", " + dtype_name(p.b_type) + ")";
-    std::vector<Sm80Tile> menu(std::begin(kMenu), std::end(kMenu));
-    if (extended_menu()) menu.insert(menu.end(), std::begin(kExtendedMenu), std::end(kExtendedMenu));
-    for (const Sm80Tile& t : menu) {
+    std::vector<std::pair<Sm80Tile, bool>> menu;  // (tile, measuring only)
+    for (const Sm80Tile& t : kMenu) menu.emplace_back(t, false);
+    for (const Sm80Tile& t : kExtendedMenu) menu.emplace_back(t, true);
+    for (const auto& [t, measuring_only] : menu) {
       KernelConfig c;
       c.family = Family::Sm80;
       c.block_m = t.block_m;
@@ -112,7 +107,9 @@ class Sm80Family final : public FamilyModel {
       in.math = MathInstr::MmaSync;
       in.regs_per_thread = t.regs;
       in.math_efficiency = t.efficiency;
-      out.push_back(make_candidate(c, estimate_cost(p, e, hw, in)));
+      Candidate made = make_candidate(c, estimate_cost(p, e, hw, in));
+      made.measuring_only = measuring_only;
+      out.push_back(made);
     }
     return out;
   }

@@ -81,10 +81,12 @@ class SmallMFamily final : public FamilyModel {
         c.family = Family::SmallM;
         c.block_m = rows > 0 ? rows : int(kSmallMMaxRows);
         c.block_n = s.block_n;
-        c.stages = s.stages;
-        c.block_k = (bk ? 256 : 32) * s.stages;
+        c.loads_in_flight = s.stages;
         c.threads = 256;
         c.split_k = split;
+        // Column-major: the swapped view keeps the problem's rows as the kernel's (X stored transposed).
+        c.swap_ab = p.order == Order::ColMajor;
+        const int trip = (bk ? 256 : 32) * s.stages;  // K one CTA covers per trip
         Candidate cand;
         cand.config = c;
         if (!why.empty()) {
@@ -93,10 +95,10 @@ class SmallMFamily final : public FamilyModel {
           out.push_back(cand);
           break;  // one reason per shape is enough
         }
-        if (split > 1 && p.k < int64_t(split) * c.block_k) {
+        if (split > 1 && p.k < int64_t(split) * trip) {
           cand.feasible = false;
-          cand.reject_reason = "split_k " + std::to_string(split) + " needs k >= " + std::to_string(split * c.block_k) +
-                               " (one trip of " + std::to_string(c.block_k) + " per split)";
+          cand.reject_reason = "split_k " + std::to_string(split) + " needs k >= " + std::to_string(split * trip) +
+                               " (one trip of " + std::to_string(trip) + " per split)";
           out.push_back(cand);
           continue;
         }
@@ -146,7 +148,7 @@ class SmallMFamily final : public FamilyModel {
     est.hbm_us = hbm_bw > 0 ? est.hbm_bytes / hbm_bw : 0.0;
 
     // Bytes one CTA keeps in flight: each thread's kUnroll 16-byte loads per column group.
-    const double in_flight = double(c.threads) * c.stages * 16.0 * (bk ? c.block_n / 8 : 1);
+    const double in_flight = double(c.threads) * c.loads_in_flight * 16.0 * (bk ? c.block_n / 8 : 1);
     const double cta_bytes = double(c.block_n) * k_split * esz;
     est.latency_us = double(busiest) * cta_bytes / (double(resident) * in_flight / kLoadLatencyUs);
     const double sm_flops_per_us =

@@ -1,11 +1,11 @@
-// What the small-M family's planner model and its launcher (src/backend/cuda/small_m_gemm.cpp)
-// must agree on: which thread mapping a problem gets, the row bucket a plan compiles for, and how
-// a KernelConfig encodes the kernel's compile-time choices (src/kernels/small_m/small_m_gemm.cuh):
+// The small-M family's planner helpers: which thread mapping a problem gets and the row bucket a
+// plan compiles for. A KernelConfig encodes the kernel's compile-time choices
+// (src/kernels/small_m/small_m_gemm.cuh) as:
 //   block_m = rows the kernel holds accumulators for (1, 2, 4, 8, 16; the plan's m <= block_m)
 //   block_n = columns per CTA (B K-major: 8 warps x columns per warp; B N-major: 64)
-//   stages  = weight loads in flight per thread and column (the kernel's kUnroll)
-//   block_k = K one CTA trip covers (K-major: 256 x stages; N-major: 32 x stages)
-//   split_k = CTAs per column block along K (> 1: f32 partials + a reduction kernel)
+//   loads_in_flight = weight loads in flight per thread and column (the kernel's kUnroll)
+//   split_k = CTAs per column block along K (> 1: f32 partials + the shared reduction kernel)
+//   swap_ab = column-major problem (the kernel view whose rows are M, stored transposed)
 #pragma once
 
 #include <cstdint>

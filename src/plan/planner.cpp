@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "core/error.hpp"
+#include "core/kernel_view.hpp"
 #include "plan/families.hpp"
 
 namespace dgemm {
@@ -52,7 +53,13 @@ Candidate make_candidate(const KernelConfig& config, const CostEstimate& estimat
   return c;
 }
 
-bool uses_tma(const KernelConfig& c) { return c.family == Family::Sm90; }
+bool needs_pointer_fallback(const FamilyModel& model, const KernelConfig& config) {
+  return model.uses_tma(config) && !(config.pack_a && config.pack_b);
+}
+
+std::string PlanRequest::key() const {
+  return std::string(force ? family_name(*force) : "auto") + "|" + force_config;
+}
 
 Roofline problem_roofline(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw) {
   Roofline r;
@@ -84,19 +91,19 @@ std::string hardware_key(const HardwareDesc& hw) {
 
 namespace {
 
-// Bytes between consecutive rows (or columns) of a stored operand, and between batch entries.
-bool tma_aligned(int64_t ld, int64_t stride, int64_t batch, DType t) {
-  const int64_t esz = int64_t(dtype_size(t));
-  if ((ld * esz) % 16 != 0) return false;
-  return batch <= 1 || (stride * esz) % 16 == 0;
-}
-
 // The planner's checks on top of the families': a candidate a family calls feasible is still
 // rejected when it breaks a limit of the machine. A family's bug must not become a launch failure.
-void planner_checks(Candidate& c, const GemmProblem& p, const HardwareDesc& hw) {
+void planner_checks(Candidate& c, const FamilyModel& model, const GemmProblem& problem, const HardwareDesc& hw,
+                    const PlanRequest& request) {
   if (!c.feasible) return;
+  const GemmProblem p = canonical_operands(problem);  // what a TMA kernel describes (kernel_view.hpp)
   std::ostringstream why;
-  if (!hw.can_run_kernels) {
+  const bool tma = model.uses_tma(c.config);
+  if (!request.force_config.empty() && c.config.name() != request.force_config) {
+    why << "not the forced configuration " << request.force_config;
+  } else if (c.measuring_only && request.force_config.empty()) {
+    why << "kept for measuring only (choose it with force_kernel = \"" << c.config.name() << "\")";
+  } else if (!hw.can_run_kernels) {
     why << hw.name << " is a planning-only description (can_run_kernels: false)";
   } else if (c.has_cost && c.cost.smem_bytes > hw.smem_per_block_optin) {
     why << "planner check: " << c.cost.smem_bytes << " B shared memory per block > smem_per_block_optin "
@@ -106,10 +113,10 @@ void planner_checks(Candidate& c, const GemmProblem& p, const HardwareDesc& hw) 
         << hw.max_regs_per_thread;
   } else if (c.config.threads > hw.max_threads_per_block) {
     why << "planner check: " << c.config.threads << " threads > max_threads_per_block " << hw.max_threads_per_block;
-  } else if (uses_tma(c.config) && !c.config.pack_a && !tma_aligned(p.lda, p.stride_a, p.batch_count, p.a_type)) {
+  } else if (tma && !c.config.pack_a && !rows_aligned(p.lda, p.stride_a, p.batch_count, p.a_type, 16)) {
     why << "TMA needs 16-byte-aligned strides of A (lda = " << p.lda << " x " << dtype_size(p.a_type)
         << " B) unless A is packed";
-  } else if (uses_tma(c.config) && !c.config.pack_b && !tma_aligned(p.ldb, p.stride_b, p.batch_count, p.b_type)) {
+  } else if (tma && !c.config.pack_b && !rows_aligned(p.ldb, p.stride_b, p.batch_count, p.b_type, 16)) {
     why << "TMA needs 16-byte-aligned strides of B (ldb = " << p.ldb << " x " << dtype_size(p.b_type)
         << " B) unless B is packed";
   } else if (!(c.predicted_us >= 0.0) || !std::isfinite(c.predicted_us)) {
@@ -149,7 +156,7 @@ CandidateSet evaluate_candidates(const GemmProblem& p, const Epilogue& e, const 
   for (const FamilyModel* model : models) {
     if (request.force && model->family() != *request.force) continue;
     for (Candidate& c : model->enumerate(p, e, hw)) {
-      planner_checks(c, p, hw);
+      planner_checks(c, *model, p, hw, request);
       (c.feasible ? set.feasible : set.rejected).push_back(std::move(c));
     }
   }
@@ -189,6 +196,27 @@ PlanDecision choose_kernel_from(const GemmProblem& p, const Epilogue& e, const H
   PlanDecision d;
   d.considered = int(set.feasible.size() + set.rejected.size());
   d.chosen = set.feasible.front();
+  const FamilyModel* chosen_model = nullptr;
+  for (const FamilyModel* m : models)
+    if (m->family() == d.chosen.config.family) chosen_model = m;
+  if (chosen_model && needs_pointer_fallback(*chosen_model, d.chosen.config)) {
+    // The best plan of a family that takes any pointer (whatever family the request forced).
+    std::vector<const FamilyModel*> any_pointer;
+    for (const FamilyModel* m : models)
+      if (m->family() != Family::Cpu && m->family() != d.chosen.config.family) any_pointer.push_back(m);
+    PlanRequest plain;
+    CandidateSet fb = evaluate_candidates(p, e, hw, plain, any_pointer);
+    for (const Candidate& c : fb.feasible) {
+      const FamilyModel* m = nullptr;
+      for (const FamilyModel* x : any_pointer)
+        if (x->family() == c.config.family) m = x;
+      if (m && !m->uses_tma(c.config)) {
+        d.fallback = c;
+        break;
+      }
+    }
+    // (None found: calls whose pointers break the rule fail with INVALID_ARGUMENT at execute.)
+  }
   constexpr std::size_t kShown = 4;
   for (std::size_t i = 1; i < set.feasible.size() && d.runners_up.size() < kShown; ++i)
     d.runners_up.push_back(set.feasible[i]);
@@ -198,6 +226,7 @@ PlanDecision choose_kernel_from(const GemmProblem& p, const Epilogue& e, const H
     if (c.has_cost && c.feasible && c.notes.empty()) c.notes = c.cost.notes();
   };
   explain(d.chosen);
+  if (d.fallback) explain(*d.fallback);
   for (Candidate& c : d.runners_up) explain(c);
   d.plan_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
   return d;
@@ -206,8 +235,7 @@ PlanDecision choose_kernel_from(const GemmProblem& p, const Epilogue& e, const H
 PlanDecision choose_kernel(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw,
                            const PlanRequest& request) {
   if (!request.use_cache) return choose_kernel_from(p, e, hw, request, family_models());
-  const std::string key = p.to_string() + "|" + e.key() + "|" +
-                          (request.force ? family_name(*request.force) : "auto") + "|" + hardware_key(hw);
+  const std::string key = p.to_string() + "|" + e.key() + "|" + request.key() + "|" + hardware_key(hw);
   {
     std::lock_guard<std::mutex> lock(g_cache_mutex);
     auto it = g_cache.find(key);
@@ -263,6 +291,7 @@ std::string PlanDecision::to_json(const GemmProblem& p, const Epilogue& e, const
   os << ",\"considered\":" << considered << ",\"plan_us\":" << plan_us
      << ",\"from_cache\":" << (from_cache ? "true" : "false") << ",\"chosen\":";
   os << candidate_to_json(chosen);
+  if (fallback) os << ",\"fallback\":" << candidate_to_json(*fallback);
   os << ",\"runners_up\":[";
   for (std::size_t i = 0; i < runners_up.size(); ++i) {
     if (i) os << ",";

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "core/hardware.hpp"
+#include "core/kernel_config.hpp"
 #include "core/problem.hpp"
 #include "plan/cost_model.hpp"
-#include "plan/kernel_config.hpp"
 
 namespace dgemm {
 
@@ -22,6 +22,9 @@ struct Candidate {
   std::string notes;           // short explanation of the estimate (bound, waves, conflicts, ...)
   bool has_cost = false;       // `cost` holds the shared cost model's terms (GPU families)
   CostEstimate cost;
+  // A configuration kept for measuring against the default menu (on a device, by name): never
+  // chosen unless PlanRequest::force_config names it.
+  bool measuring_only = false;
 };
 
 // A candidate from the shared cost model's estimate: feasible with predicted_us (the planner writes
@@ -38,15 +41,34 @@ class FamilyModel {
   // not (with reject_reason). An empty list means the family does not apply at all.
   virtual std::vector<Candidate> enumerate(const GemmProblem& p, const Epilogue& e,
                                            const HardwareDesc& hw) const = 0;
+  // Whether the configuration loads A and B with TMA: its operands then need 16-byte aligned rows
+  // (checked by the planner) and base pointers (checked at execute; a plan with such a
+  // configuration carries a fallback configuration that takes any pointer, unless it packs both).
+  virtual bool uses_tma(const KernelConfig& config) const {
+    (void)config;
+    return false;
+  }
 };
+
+// Whether a plan with `config` (of `model`'s family) needs a fallback for unaligned base pointers.
+bool needs_pointer_fallback(const FamilyModel& model, const KernelConfig& config);
 
 struct PlanRequest {
   std::optional<Family> force;  // only this family may be chosen
+  // Only the configuration of this name (KernelConfig::name()) may be chosen, measuring-only ones
+  // included: how a device run times one configuration against another through the public API
+  // (dgemm_plan_options_t::force_kernel takes a family or a configuration name).
+  std::string force_config;
   bool use_cache = true;        // reuse this process's decision for the same problem, epilogue, hardware
+  // The key of everything in the request that can change a decision.
+  std::string key() const;
 };
 
 struct PlanDecision {
   Candidate chosen;
+  // For a chosen configuration that needs 16-byte aligned base pointers (TMA): the best candidate
+  // of a family that takes any pointer, run at execute when the call's pointers break the rule.
+  std::optional<Candidate> fallback;
   std::vector<Candidate> runners_up;  // best other feasible candidates, cheapest first
   std::vector<Candidate> rejected;    // a few infeasible ones with their reasons (distinct reasons first)
   int considered = 0;                 // candidates evaluated
@@ -85,8 +107,6 @@ struct Roofline {
 };
 Roofline problem_roofline(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw);
 
-// Whether a configuration loads operands with TMA (needs 16-byte-aligned strides and base).
-bool uses_tma(const KernelConfig& c);
 
 // The per-process decision cache (choose_kernel with use_cache): entries and a reset for tests.
 std::size_t plan_cache_size();

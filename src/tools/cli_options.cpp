@@ -198,10 +198,10 @@ GemmOptions parse_gemm_options(const Flags& f) {
   std::string act = f.get("act", "none");
   if (act == "none") e.activation = DGEMM_ACT_NONE;
   else if (act == "relu") e.activation = DGEMM_ACT_RELU;
-  else if (act == "gelu_tanh" || act == "gelu") e.activation = DGEMM_ACT_GELU_TANH;
-  else if (act == "gelu_erf") e.activation = DGEMM_ACT_GELU_ERF;
+  else if (act == "gelu_tanh") e.activation = DGEMM_ACT_GELU_TANH;
+  else if (act == "gelu_erf" || act == "gelu") e.activation = DGEMM_ACT_GELU_ERF;  // torch's gelu: erf
   else if (act == "silu") e.activation = DGEMM_ACT_SILU;
-  else throw std::invalid_argument("--act = '" + act + "': expected none, relu, gelu_tanh, gelu_erf or silu");
+  else throw std::invalid_argument("--act = '" + act + "': expected none, relu, gelu (= gelu_erf), gelu_tanh or silu");
   e.scale_mode = parse_vector_mode("scale", f.get("scale", "none"), true);
   if (f.get_bool("zero-point")) e.flags |= DGEMM_EPILOGUE_ZERO_POINT;
   if (f.get_bool("no-saturate")) e.flags &= ~DGEMM_EPILOGUE_SATURATE;
@@ -219,7 +219,7 @@ const char* gemm_options_help() {
          "  --batch B                    packed strided batches\n"
          "  --alpha X --beta X           scalars (beta != 0 reads C)\n"
          "  --bias none|row|col          bias vector per row (m) or per column (n); --bias-dtype T\n"
-         "  --act none|relu|gelu_tanh|gelu_erf|silu\n"
+         "  --act none|relu|gelu|gelu_tanh|silu  (gelu = gelu_erf, torch's default)\n"
          "  --scale none|tensor|row|col  output scale; --zero-point (i8 out); --no-saturate (fp8 out)\n";
 }
 

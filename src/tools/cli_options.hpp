@@ -13,16 +13,9 @@
 
 namespace dgemm::tools {
 
-// Exit status of every subcommand: the command ran and failed (a check above its threshold, a
-// library or device error, nothing could be done), a bad command line (the message names the
-// flag and its value), and host memory exhausted (e.g. operands too large for this machine).
-constexpr int kExitFailure = 1;
-constexpr int kExitUsage = 2;
-constexpr int kExitOutOfMemory = 3;
-
 // "--name value", "--name=value" and bare "--flag" arguments. Unknown names are errors, reported
 // by `check_all_used`; so is a flag given twice. Every bad value throws std::invalid_argument
-// naming the flag and the value (main turns it into kExitUsage).
+// naming the flag and the value (main turns it into kExitUsage, commands.hpp).
 class Flags {
  public:
   Flags(int argc, char** argv);

@@ -20,8 +20,7 @@
 
 #ifdef DGEMM_WITH_CUDA
 #include "backend/cuda/jit.hpp"
-#include "backend/cuda/sm80_gemm.hpp"
-#include "backend/cuda/sm90_gemm.hpp"
+#include "backend/cuda/launcher.hpp"
 #endif
 
 namespace dgemm::tools {
@@ -33,7 +32,7 @@ void print_help() {
       "  --output  where to write the source ('-' = standard output)\n"
       "  --arch    machine to plan for (default auto: the first GPU, else a100)\n"
       "  --target  nvcc/NVRTC architecture of the source (default: the machine's, e.g. sm_80, sm_90a)\n"
-      "  --force   only this family may be chosen (sm80, sm90, small_m)\n"
+      "  --force   only this family (sm80, sm90, small_m) or configuration (as `deepgemm plan` names it)\n"
       "The file compiles with: nvcc -std=c++17 -c -x cu -gencode=arch=compute_80,code=sm_80 FILE.cuh\n"
       "%s",
       gemm_options_help());
@@ -82,30 +81,21 @@ std::string self_contained(const std::string& source) {
 std::string generate(const GemmProblem& p, const Epilogue& e, const KernelConfig& c, const std::string& target,
                      std::string* kernels, std::string* why) {
 #ifdef DGEMM_WITH_CUDA
-  if (c.family == Family::Sm80) {
-    *kernels = std::string(cuda::kSm80VectorKernel) + " (16-byte-aligned operands and strides), " +
-               cuda::kSm80ScalarKernel + " (any alignment); " + std::to_string(c.threads) + " threads, " +
-               std::to_string(cuda::sm80_smem_bytes(c)) + " B dynamic shared memory, parameter DgemmParams";
-    return self_contained(cuda::sm80_compile_request(p, e, c, target).source);
+  const cuda::Launcher* launcher = cuda::launcher_for(c.family);
+  if (!launcher) {
+    *why = std::string("the ") + family_name(c.family) + " family has no kernel source";
+    return "";
   }
-  if (c.family == Family::Sm90) {
-    if (target != "sm_90a") {
-      *why = "the sm90 family needs --target sm_90a (wgmma, setmaxnreg), not " + target;
-      return "";
-    }
-    *kernels = std::string(cuda::kSm90Kernel) + "; " + std::to_string(cuda::kSm90Threads) + " threads, " +
-               std::to_string(cuda::sm90_smem_bytes(c)) + " B dynamic shared memory, persistent grid of at most " +
-               "one block per SM, cluster " + std::to_string(c.cluster_m) + "x" + std::to_string(c.cluster_n) +
-               "; A and B through TMA tensor maps (cuTensorMapEncodeTiled, 128B swizzle, box " +
-               std::to_string(cuda::kSm90BlockK) + " elements of K)";
-    return self_contained(cuda::sm90_compile_request(p, e, c, target).source);
-  }
-  *why = std::string("the ") + family_name(c.family) + " family has no source generator yet";
+  *why = launcher->target_problem(target);
+  if (!why->empty()) return "";
+  *kernels = launcher->describe(p, c);
+  // The main module (a fallback, if the plan has one, is a plan of its own: `--force` it).
+  return self_contained(launcher->compile_requests(p, e, c, target).front().source);
 #else
   (void)p, (void)e, (void)c, (void)target, (void)kernels;
   *why = "this deepgemm was built without CUDA support (DGEMM_WITH_CUDA)";
-#endif
   return "";
+#endif
 }
 
 std::string target_for(const HardwareDesc& hw) {
@@ -132,9 +122,13 @@ int cmd_gen(int argc, char** argv) {
   if (f.has("force")) {
     Family fam;
     const std::string name = f.get("force", "");
-    if (!family_from_name(name, &fam) || fam == Family::Cpu)
-      throw std::invalid_argument("--force = '" + name + "': expected sm80, sm90 or small_m");
-    request.force = fam;
+    if (family_from_name(name, &fam) && fam != Family::Cpu) {
+      request.force = fam;
+    } else if (name.find('_') != std::string::npos && name.rfind("cpu", 0) != 0) {
+      request.force_config = name;  // a configuration name: the planner keeps only that one
+    } else {
+      throw std::invalid_argument("--force = '" + name + "': expected sm80, sm90, small_m or a configuration name");
+    }
   }
   GemmOptions opt = parse_gemm_options(f);
   f.check_all_used();

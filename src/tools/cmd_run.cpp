@@ -1,7 +1,8 @@
 // `deepgemm run`: plans and executes one GEMM through the public C API (on the GPU when there is
-// one, else on the CPU backend), then prints the plan, the time, TFLOP/s and the relative error
-// against the CPU oracle (a second plan on a CPU context). Large problems are checked on a random
-// sample of rows, gathered into a smaller problem of the same kind.
+// one, else on the CPU backend), then prints a short summary (device, kernel, time, TFLOP/s, the
+// relative error against the CPU oracle, PASS/FAIL), the plan's JSON first with --explain, or one
+// JSON object with all of it with --json. The oracle is a second plan on a CPU context; large
+// problems are checked on a random sample of rows, gathered into a smaller problem of the same kind.
 #include <algorithm>
 #include <climits>
 #include <chrono>
@@ -14,10 +15,12 @@
 #include <vector>
 
 #include "api/convert.hpp"
+#include "core/error.hpp"
 #include "core/float_convert.hpp"
 #include "deepgemm/deepgemm.h"
 #include "tools/cli_options.hpp"
 #include "tools/commands.hpp"
+#include "tools/json_lookup.hpp"
 
 #ifdef DGEMM_WITH_CUDA
 #include <cuda_runtime.h>
@@ -26,10 +29,12 @@
 namespace dgemm::tools {
 namespace {
 
-// Throws with the library's status and message when a call fails.
+// Throws the library's status and message when a call fails (main() turns the status into the
+// exit code).
 void check(dgemm_status_t st, const char* what) {
   if (st != DGEMM_STATUS_SUCCESS) {
-    throw std::runtime_error(std::string(what) + " failed: " + dgemm_status_string(st) + ": " + dgemm_last_error());
+    throw Error(static_cast<Status>(st), std::string(what) + " failed: " + dgemm_status_string(st) + ": " +
+                                             dgemm_last_error());
   }
 }
 
@@ -103,19 +108,71 @@ double threshold_for(const GemmProblem& p) {
   return 0;
 }
 
+// What one run measured, for the summary and the JSON.
+struct RunReport {
+  std::string plan_json, device;
+  double plan_ms = 0, median_us = 0, tflops = 0;
+  int samples = 0;
+  bool checked = false;
+  double error = 0, threshold = 0;
+  int64_t rows_checked = 0, rows = 0;
+  bool passed() const { return !checked || error <= threshold; }
+};
+
+std::string field(const std::string& json, const char* path) { return json_lookup(json, path).value_or("?"); }
+
+void print_summary(const RunReport& r) {
+  const std::string& j = r.plan_json;
+  std::printf("problem   %s\n", field(j, "problem").c_str());
+  std::printf("epilogue  %s\n", field(j, "epilogue").c_str());
+  if (r.device == "cpu") {
+    std::printf("device    CPU reference backend\n");
+  } else {
+    std::printf("device    %s (%s)\n", field(j, "hardware").c_str(), r.device.c_str());
+  }
+  std::string predicted = field(j, "chosen.predicted_us");
+  std::printf("kernel    %s (family %s; predicted %s us; planned in %.1f ms)\n", field(j, "chosen.config.name").c_str(),
+              field(j, "family").c_str(), predicted.c_str(), r.plan_ms);
+  std::printf("time      %.2f us (median of %d)  %.2f TFLOP/s\n", r.median_us, r.samples, r.tflops);
+  if (r.checked) {
+    std::printf("error     %.2e relative Frobenius vs the CPU oracle, %lld of %lld rows (threshold %.1e)\n", r.error,
+                static_cast<long long>(r.rows_checked), static_cast<long long>(r.rows), r.threshold);
+    std::printf("result    %s\n", r.passed() ? "PASS" : "FAIL");
+  } else {
+    std::printf("result    not checked (--check none or an empty output)\n");
+  }
+}
+
+void print_json(const RunReport& r) {
+  std::printf("{\"plan\": %s,\n \"plan_ms\": %.3f, \"device\": \"%s\", \"median_us\": %.3f, \"samples\": %d, "
+              "\"tflops\": %.4f,\n \"check\": ",
+              r.plan_json.c_str(), r.plan_ms, r.device.c_str(), r.median_us, r.samples, r.tflops);
+  if (r.checked) {
+    std::printf("{\"relative_error\": %.6e, \"threshold\": %.1e, \"rows_checked\": %lld, \"rows\": %lld}",
+                r.error, r.threshold, static_cast<long long>(r.rows_checked), static_cast<long long>(r.rows));
+  } else {
+    std::printf("null");
+  }
+  std::printf(",\n \"result\": \"%s\"}\n", !r.checked ? "unchecked" : r.passed() ? "PASS" : "FAIL");
+}
+
 }  // namespace
 
 int cmd_run(int argc, char** argv) {
   Flags f(argc, argv);
   if (f.get_bool("help")) {
-    std::printf("usage: deepgemm run [flags]\n%s"
+    std::printf("usage: deepgemm run [flags]\n"
+                "Plans and runs one GEMM, checks it against the CPU oracle and prints a short summary.\n%s"
                 "  --device auto|cpu|cuda[:N]   where to run (default auto: first GPU, else CPU)\n"
                 "  --reps R --warmup W          timed and untimed executions (default 20, 3)\n"
                 "  --check auto|full|sample|none  oracle comparison (auto: sample rows when large)\n"
                 "  --seed S                     random inputs\n"
                 "  --force-kernel NAME          cpu, sm80, sm90, small_m\n"
-                "  --autotune                   time the planner's best few candidates, keep the fastest\n",
-                gemm_options_help());
+                "  --autotune                   time the planner's best few candidates, keep the fastest\n"
+                "  --explain                    print the plan's JSON (the choice, runners-up, rejections) first\n"
+                "  --json                       print one JSON object (plan, time, check) instead of the summary\n"
+                "%s",
+                gemm_options_help(), exit_codes_help());
     return 0;
   }
   GemmOptions opt = parse_gemm_options(f);
@@ -126,6 +183,8 @@ int cmd_run(int argc, char** argv) {
   const uint64_t seed = uint64_t(f.get_int("seed", 1, 0));
   const std::string force = f.get("force-kernel", "");
   const bool autotune = f.get_bool("autotune");
+  const bool explain = f.get_bool("explain");
+  const bool as_json = f.get_bool("json");
   f.check_all_used();
 
   dgemm_device_kind_t kind = DGEMM_DEVICE_AUTO;
@@ -151,7 +210,7 @@ int cmd_run(int argc, char** argv) {
   std::string desc(desc_size, '\0');
   dgemm_plan_describe(plan, desc.data(), desc.size(), nullptr);
   desc.resize(desc_size ? desc_size - 1 : 0);
-  std::printf("plan (%.1f ms): %s\n", plan_ms, desc.c_str());
+  if (explain && !as_json) std::printf("%s\n", desc.c_str());
 
   // The same validation the library did, to size the buffers from resolved leading dimensions.
   GemmProblem p = api::convert_problem(&opt.problem);
@@ -248,9 +307,14 @@ int cmd_run(int argc, char** argv) {
   std::sort(times_us.begin(), times_us.end());
   double median_us = times_us[times_us.size() / 2];
   double tflops = p.flops() / (median_us * 1e-6) / 1e12;
-  std::printf("device: %s  time: %.2f us (median of %zu)  %.2f TFLOP/s\n", on_gpu ? "cuda" : "cpu", median_us,
-              times_us.size(), tflops);
 
+  RunReport report;
+  report.plan_json = desc;
+  report.plan_ms = plan_ms;
+  report.median_us = median_us;
+  report.samples = int(times_us.size());
+  report.tflops = tflops;
+  report.device = on_gpu ? "cuda:" + std::to_string(index) : "cpu";
   int rc = 0;
   if (check_mode != "none" && !p.empty_output()) {
     // Oracle problem: the chosen rows of op(A) (all rows when small) in the same order, op N,
@@ -333,12 +397,17 @@ int cmd_run(int argc, char** argv) {
           "dgemm_execute(oracle)");
     dgemm_destroy_plan(ref_plan);
     dgemm_context_destroy(cpu);
-    double err = relative_error(p, h.d, rows, rq, rd);
-    double tol = threshold_for(p);
-    bool ok = err <= tol;
-    std::printf("check: relative Frobenius error %.3e vs CPU oracle over %zu of %lld rows (threshold %.1e): %s\n", err,
-                rows.size(), static_cast<long long>(p.m), tol, ok ? "PASS" : "FAIL");
-    rc = ok ? 0 : 1;
+    report.checked = true;
+    report.error = relative_error(p, h.d, rows, rq, rd);
+    report.threshold = threshold_for(p);
+    report.rows_checked = int64_t(rows.size());
+    report.rows = p.m;
+    rc = report.error <= report.threshold ? kExitOk : kExitCheckFailed;
+  }
+  if (as_json) {
+    print_json(report);
+  } else {
+    print_summary(report);
   }
   dgemm_destroy_plan(plan);
   dgemm_context_destroy(ctx);

@@ -1,7 +1,9 @@
 // `deepgemm warm`: compiles, ahead of time and without a GPU, the kernels that plans for a machine
 // would use, into the kernel cache ($DEEPGEMM_CACHE_DIR, default ~/.cache/deepgemm). A service can
 // warm its cache before it takes traffic, and a device run can carry a filled cache instead of
-// compiling on the device. Plans are made exactly as dgemm_create_plan makes them.
+// compiling on the device. Plans are made exactly as dgemm_create_plan makes them. Progress
+// (kernels compiled / total, elapsed) goes to stderr; stdout gets the summary, or with --json one
+// JSON object.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -26,7 +29,7 @@
 
 #ifdef DGEMM_WITH_CUDA
 #include "backend/cuda/jit.hpp"
-#include "backend/cuda/plan_kernels.hpp"
+#include "backend/cuda/launcher.hpp"
 #endif
 
 namespace dgemm::tools {
@@ -96,8 +99,11 @@ void print_help() {
       "                  problem the flags below describe\n"
       "  --runners-up N  also compile the best N other candidates (default 1), e.g. for autotuning\n"
       "  --threads T     parallel compiles (default: the machine's cores)\n"
-      "%s",
-      gemm_options_help());
+      "  --json          print one JSON object (counts, seconds, the cache folder, each kernel) instead\n"
+      "                  of the summary line\n"
+      "  --quiet         no progress on stderr\n"
+      "%s%s",
+      gemm_options_help(), exit_codes_help());
 }
 
 }  // namespace
@@ -115,6 +121,8 @@ int cmd_warm(int argc, char** argv) {
   const int runners_up = int(f.get_int("runners-up", 1, 0, 64));
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const int threads = int(f.get_int("threads", cores, 1, 1024));
+  const bool as_json = f.get_bool("json");
+  const bool quiet = f.get_bool("quiet");
   std::vector<GemmOptions> problems;
   if (shapes.empty()) {
     problems.push_back(parse_gemm_options(f));
@@ -125,36 +133,38 @@ int cmd_warm(int argc, char** argv) {
 
 #ifndef DGEMM_WITH_CUDA
   (void)arch_spec;
+  (void)as_json;
+  (void)quiet;
   std::fprintf(stderr, "deepgemm warm: this build has no CUDA support: there are no kernels to compile\n");
-  return 1;
+  return kExitUnsupported;
 #else
   std::string note;
   const HardwareDesc hw = resolve_arch(arch_spec, &note);
-  if (!note.empty()) std::printf("%s\n", note.c_str());
+  if (!note.empty()) std::fprintf(as_json ? stderr : stdout, "%s\n", note.c_str());
   if (hw.vendor != Vendor::Nvidia || !hw.can_run_kernels) {
     std::fprintf(stderr, "deepgemm warm: %s has no kernels to compile\n", hw.name.c_str());
-    return 1;
+    return kExitUnsupported;
   }
   std::string why;
   if (!jit::nvrtc_available(&why)) {
     std::fprintf(stderr, "deepgemm warm: NVRTC cannot be loaded: %s\n", why.c_str());
-    return 1;
+    return kExitUnsupported;
   }
   const std::string arch = jit::arch_for_cc(hw.cc_major, hw.cc_minor);
   // Warming is only worth anything when the kernels land on disk.
   if (jit::cache_dir().empty()) {
     std::fprintf(stderr, "deepgemm warm: the disk cache is off (DEEPGEMM_CACHE_DIR=off, or no HOME): nothing to fill\n");
-    return 1;
+    return kExitError;
   }
   if (const std::string why = jit::cache_dir_problem(); !why.empty()) {
     std::fprintf(stderr, "deepgemm warm: the kernel cache folder cannot be used: %s\n", why.c_str());
-    return 1;
+    return kExitError;
   }
   // Before minutes of compiling: can anything be written there at all?
   const std::string probe = jit::cache_dir() + "/.warm-probe";
   if (!write_file_atomically(probe, "")) {
     std::fprintf(stderr, "deepgemm warm: cannot write to the kernel cache folder %s\n", jit::cache_dir().c_str());
-    return 1;
+    return kExitError;
   }
   unlink(probe.c_str());
 
@@ -169,39 +179,80 @@ int cmd_warm(int argc, char** argv) {
       const PlanDecision d = choose_kernel(p, e, hw, PlanRequest{});
       std::vector<KernelConfig> configs{d.chosen.config};
       for (int i = 0; i < runners_up && i < int(d.runners_up.size()); ++i) configs.push_back(d.runners_up[i].config);
-      for (const KernelConfig& c : configs) {
-        for (jit::CompileRequest& r : cuda::plan_compile_requests(p, e, c, arch)) {
+      for (std::size_t i = 0; i < configs.size(); ++i) {
+        // The chosen plan also prepares its fallback (pointers TMA cannot take).
+        const KernelConfig* fallback = i == 0 && d.fallback ? &d.fallback->config : nullptr;
+        for (jit::CompileRequest& r : cuda::plan_compile_requests(p, e, configs[i], fallback, arch)) {
           if (keys.insert(jit::cache_key(r)).second) requests.push_back(std::move(r));
         }
       }
       ++plans;
     } catch (const std::exception& ex) {
       ++unplannable;
-      std::printf("skipped: %s\n", ex.what());
+      std::fprintf(as_json ? stderr : stdout, "skipped: %s\n", ex.what());
     }
   }
 
   const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   std::atomic<std::size_t> next{0};
-  std::atomic<int> failed{0};
+  std::vector<double> seconds(requests.size(), 0.0);
+  std::vector<std::string> errors(requests.size());
+  std::mutex progress_mutex;
+  std::size_t done = 0;
+  // On a terminal one line that updates in place; in a log one line per kernel.
+  const bool tty = isatty(fileno(stderr));
+  auto progress = [&](std::size_t i) {
+    std::lock_guard<std::mutex> lock(progress_mutex);
+    ++done;
+    if (quiet) return;
+    if (tty) {
+      std::fprintf(stderr, "\rwarm: %zu / %zu kernels compiled, %.1f s elapsed%s", done, requests.size(), elapsed(),
+                   done == requests.size() ? "\n" : "");
+    } else {
+      std::fprintf(stderr, "warm: [%zu/%zu] %.1f s elapsed: %s (%.2f s)%s\n", done, requests.size(), elapsed(),
+                   requests[i].name.c_str(), seconds[i], errors[i].empty() ? "" : " FAILED");
+    }
+    std::fflush(stderr);
+  };
   std::vector<std::thread> pool;
   for (int t = 0; t < threads && t < int(requests.size()); ++t) {
     pool.emplace_back([&] {
       for (std::size_t i; (i = next.fetch_add(1)) < requests.size();) {
+        const auto start = std::chrono::steady_clock::now();
         try {
           jit::compile(requests[i]);
         } catch (const std::exception& ex) {
-          ++failed;
-          std::fprintf(stderr, "compile failed: %s: %s\n", requests[i].name.c_str(), ex.what());
+          errors[i] = ex.what();
         }
+        seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        progress(i);
       }
     });
   }
   for (std::thread& t : pool) t.join();
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("warm: %zu kernels for %s (%s) from %d plans in %.1f s into %s%s\n", requests.size(), hw.name.c_str(),
-              arch.c_str(), plans, s, jit::cache_dir().c_str(),
-              unplannable ? (" (" + std::to_string(unplannable) + " problems not plannable)").c_str() : "");
+  const double total_s = elapsed();
+  int failed = 0;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (errors[i].empty()) continue;
+    ++failed;
+    std::fprintf(stderr, "compile failed: %s: %s\n", requests[i].name.c_str(), errors[i].c_str());
+  }
+  if (as_json) {
+    std::printf("{\"hardware\": \"%s\", \"arch\": \"%s\", \"plans\": %d, \"unplannable\": %d, \"kernels\": %zu, "
+                "\"failed\": %d, \"seconds\": %.3f, \"cache_dir\": \"%s\",\n \"compiled\": [",
+                json_escape(hw.name).c_str(), arch.c_str(), plans, unplannable, requests.size(), failed, total_s,
+                json_escape(jit::cache_dir()).c_str());
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      std::printf("%s\n  {\"name\": \"%s\", \"seconds\": %.3f, \"error\": \"%s\"}", i ? "," : "",
+                  json_escape(requests[i].name).c_str(), seconds[i], json_escape(errors[i]).c_str());
+    }
+    std::printf("]}\n");
+  } else {
+    std::printf("warm: %zu kernels for %s (%s) from %d plans in %.1f s into %s%s\n", requests.size(), hw.name.c_str(),
+                arch.c_str(), plans, total_s, jit::cache_dir().c_str(),
+                unplannable ? (" (" + std::to_string(unplannable) + " problems not plannable)").c_str() : "");
+  }
   // Success means every kernel is now in the disk cache (compile() writes it best effort).
   int missing = 0;
   for (const jit::CompileRequest& r : requests) {
@@ -213,8 +264,11 @@ int cmd_warm(int argc, char** argv) {
     std::fprintf(stderr, "deepgemm warm: %d of %zu kernels could not be written to %s (is it writable?)\n", missing,
                  requests.size(), jit::cache_dir().c_str());
   }
-  if (plans == 0) std::fprintf(stderr, "deepgemm warm: none of the %zu problems could be planned\n", problems.size());
-  return failed || missing || plans == 0 ? 1 : 0;
+  if (plans == 0) {
+    std::fprintf(stderr, "deepgemm warm: none of the %zu problems could be planned\n", problems.size());
+    return kExitUnsupported;
+  }
+  return failed || missing ? kExitError : kExitOk;
 #endif
 }
 

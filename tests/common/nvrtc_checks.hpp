@@ -1,10 +1,12 @@
 // Helpers shared by the NVRTC compile tests (tests/cpu/test_*_compile.cpp, label cpu: they need
-// NVRTC, not a GPU): a private kernel-cache folder, the NVRTC availability check, cuobjdump on a
-// compiled cubin, and the ptxas-log spill check. Include only under DGEMM_WITH_CUDA.
+// NVRTC, not a GPU): a private kernel-cache folder, the NVRTC requirement (exit 77 = skipped
+// without it), cuobjdump on a compiled cubin, and the ptxas-log spill check. Include only under
+// DGEMM_WITH_CUDA; a build without CUDA uses common/skip.hpp's DGEMM_SKIP_WITHOUT_CUDA instead.
 #pragma once
 
 #include <boost/test/unit_test.hpp>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -28,13 +30,25 @@ struct CacheDirFixture {
   }
 };
 
-// False (and a SKIPPED message) when NVRTC cannot be loaded: the caller returns early.
-inline bool have_nvrtc() {
-  std::string why;
-  if (dgemm::jit::nvrtc_available(&why)) return true;
-  BOOST_TEST_MESSAGE("SKIPPED: NVRTC cannot be loaded: " << why);
-  return false;
-}
+// Global fixture of every NVRTC compile test: without NVRTC there is nothing to check, so the
+// executable exits 77, which CTest reports as skipped (SKIP_RETURN_CODE), never as passed.
+// The probe runs in a child process, so that this process has not loaded NVRTC when its tests
+// start (one test checks what happens when NVRTC cannot be loaded).
+struct RequireNvrtc {
+  RequireNvrtc() {
+    const pid_t pid = fork();
+    if (pid == 0) {
+      std::string why;
+      _exit(dgemm::jit::nvrtc_available(&why) ? 0 : 1);
+    }
+    int status = 0;
+    if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0) return;
+    std::string why;
+    dgemm::jit::nvrtc_available(&why);
+    std::printf("SKIPPED: NVRTC cannot be loaded: %s\n", why.c_str());
+    std::exit(77);
+  }
+};
 
 // $CUDA_HOME/bin/cuobjdump or /usr/local/cuda/bin/cuobjdump, "" when neither is there.
 inline std::string find_cuobjdump() {

@@ -9,6 +9,9 @@ namespace dgemm_test {
 
 // DESIGN.md "shapes that must always pass", in each of M, N and K.
 inline const std::vector<int64_t> kEdgeSizes = {1, 7, 15, 16, 17, 63, 64, 65, 127, 128, 129, 1000, 4093};
+// Decode-sized M (small-M and skinny swap-AB tiles): around every bucket edge of 8 ... 256.
+inline const std::vector<int64_t> kSkinnyMs = {1,  2,  3,  7,   8,   9,   15,  16,  17,  31,
+                                               33, 63, 64, 65, 127, 128, 129, 255, 256, 257};
 
 // The two other dimensions while one of M, N, K sweeps kEdgeSizes: small, odd, different.
 inline constexpr int64_t kSweepOtherM = 5;

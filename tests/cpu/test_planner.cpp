@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "plan/arch_file.hpp"
 #include "plan/families.hpp"
+#include "core/tma_rules.hpp"
 #include "plan/planner.hpp"
 
 using namespace dgemm;
@@ -21,6 +22,21 @@ using namespace dgemm;
 namespace {
 
 HardwareDesc arch(const std::string& name) { return apply_arch_file(cpu_hardware(), name); }
+
+GemmProblem problem(DType t, Op op_a, Op op_b, Order order = Order::RowMajor, int64_t m = 4096, int64_t n = 4096,
+                    int64_t k = 4096) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.a_type = p.b_type = t;
+  p.c_type = p.d_type = t;
+  p.op_a = op_a;
+  p.op_b = op_b;
+  p.order = order;
+  p.resolve_and_validate();
+  return p;
+}
 
 GemmProblem problem(int64_t m, int64_t n, int64_t k, int64_t lda = 0, int64_t ldb = 0) {
   GemmProblem p;
@@ -38,6 +54,7 @@ GemmProblem problem(int64_t m, int64_t n, int64_t k, int64_t lda = 0, int64_t ld
 class SynthTmaFamily final : public FamilyModel {
  public:
   Family family() const override { return Family::Sm90; }
+  bool uses_tma(const KernelConfig&) const override { return true; }
   std::vector<Candidate> enumerate(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw) const override {
     std::vector<Candidate> out;
     for (int bm : {64, 128, 256})
@@ -194,9 +211,9 @@ BOOST_AUTO_TEST_CASE(unaligned_leading_dimension_never_takes_tma_unpacked) {
   // lda = 4097 bf16 = 8194 bytes: not a multiple of 16.
   GemmProblem p = problem(4096, 4096, 4096, 4097, 0);
   PlanDecision d = choose_kernel_from(p, Epilogue{}, hw, PlanRequest{}, {&kSynthTma});
-  BOOST_TEST(uses_tma(d.chosen.config));
+  BOOST_TEST(family_model(d.chosen.config.family)->uses_tma(d.chosen.config));
   BOOST_TEST(d.chosen.config.pack_a);
-  for (const Candidate& c : d.runners_up) BOOST_TEST(!(uses_tma(c.config) && !c.config.pack_a));
+  for (const Candidate& c : d.runners_up) BOOST_TEST(!(family_model(c.config.family)->uses_tma(c.config) && !c.config.pack_a));
   bool saw_reason = false;
   for (const Candidate& c : d.rejected) saw_reason |= c.reject_reason.find("16-byte-aligned strides of A") != std::string::npos;
   BOOST_TEST(saw_reason);
@@ -215,8 +232,8 @@ BOOST_AUTO_TEST_CASE(unaligned_leading_dimension_never_takes_tma_unpacked) {
       r.use_cache = false;
       PlanDecision e = choose_kernel(q, Epilogue{}, h, r);
       BOOST_TEST_CONTEXT(machine << " " << q.to_string() << " -> " << e.chosen.config.name()) {
-        BOOST_TEST(!(uses_tma(e.chosen.config) && !e.chosen.config.pack_a && (q.lda * 2) % 16 != 0));
-        BOOST_TEST(!(uses_tma(e.chosen.config) && !e.chosen.config.pack_b && (q.ldb * 2) % 16 != 0));
+        BOOST_TEST(!(family_model(e.chosen.config.family)->uses_tma(e.chosen.config) && !e.chosen.config.pack_a && (q.lda * 2) % 16 != 0));
+        BOOST_TEST(!(family_model(e.chosen.config.family)->uses_tma(e.chosen.config) && !e.chosen.config.pack_b && (q.ldb * 2) % 16 != 0));
       }
     }
   }
@@ -243,25 +260,13 @@ BOOST_AUTO_TEST_CASE(mi300x_plans_nothing_runnable) {
   BOOST_TEST(set.why_none.find("planning-only") != std::string::npos);
 }
 
-BOOST_AUTO_TEST_CASE(m1_picks_the_small_m_family_once_it_exists) {
-  bool have_small_m = false;
-  for (const FamilyModel* f : family_models()) have_small_m |= f->family() == Family::SmallM;
-  if (!have_small_m) {
-    BOOST_TEST_MESSAGE("no small-M family registered yet: nothing to check");
-    return;
-  }
-  for (const char* machine : {"a100", "h200"}) {
-    PlanRequest r;
-    r.use_cache = false;
-    PlanDecision d = choose_kernel(problem(1, 4096, 4096), Epilogue{}, arch(machine), r);
-    BOOST_TEST((d.chosen.config.family == Family::SmallM), machine << ": " << d.chosen.config.name());
-  }
-}
-
 // Decode shapes: every B layout and order at M = 1 (the weights stored N x K or K x N) picks the
-// small-M family on A100 and H200; M above its 16 rows gets a reason naming m, never a plan.
-BOOST_AUTO_TEST_CASE(decode_shapes_pick_small_m_in_every_layout_and_m17_is_rejected) {
+// SIMT small-M family on A100 and a tensor-core skinny tile of the sm90 family on H200 (swap-AB
+// for row-major problems, whose M is then wgmma's N; the natural view for column-major ones);
+// M above small-M's 16 rows gets a reason naming m, never a plan.
+BOOST_AUTO_TEST_CASE(decode_shapes_pick_small_m_on_a100_and_skinny_sm90_on_h200) {
   for (const char* machine : {"a100", "h200"}) {
+    const bool hopper = std::string(machine) == "h200";
     for (Order order : {Order::RowMajor, Order::ColMajor})
       for (Op op_b : {Op::N, Op::T})
         for (int64_t n : {int64_t(4096), int64_t(14336)}) {
@@ -275,8 +280,16 @@ BOOST_AUTO_TEST_CASE(decode_shapes_pick_small_m_in_every_layout_and_m17_is_rejec
           PlanRequest r;
           r.use_cache = false;
           PlanDecision d = choose_kernel(p, Epilogue{}, arch(machine), r);
-          BOOST_TEST((d.chosen.config.family == Family::SmallM), machine << " " << p.to_string() << ": "
-                                                                        << d.chosen.config.name());
+          const KernelConfig& c = d.chosen.config;
+          if (hopper) {
+            BOOST_TEST((c.family == Family::Sm90), machine << " " << p.to_string() << ": " << c.name());
+            BOOST_TEST(c.swap_ab == (order == Order::RowMajor), machine << " " << p.to_string() << ": " << c.name());
+            BOOST_TEST(c.block_n <= 64, machine << " " << p.to_string() << ": " << c.name());
+            // TMA needs 16-byte aligned pointers: the plan carries a fallback that takes any.
+            BOOST_TEST((d.fallback && d.fallback->config.family != Family::Sm90), p.to_string());
+          } else {
+            BOOST_TEST((c.family == Family::SmallM), machine << " " << p.to_string() << ": " << c.name());
+          }
         }
     PlanRequest r;
     r.use_cache = false;
@@ -287,6 +300,32 @@ BOOST_AUTO_TEST_CASE(decode_shapes_pick_small_m_in_every_layout_and_m17_is_rejec
     } catch (const Error& e) {
       BOOST_TEST(std::string(e.what()).find("m = 17") != std::string::npos, e.what());
     }
+  }
+}
+
+// force_config keeps exactly the named configuration, including ones kept for measuring only,
+// and says so when the name is not among the candidates.
+BOOST_AUTO_TEST_CASE(force_config_picks_one_configuration_by_name) {
+  const HardwareDesc hw = arch("h200");
+  const GemmProblem p = problem(512, 512, 512);
+  PlanRequest plain;
+  plain.use_cache = false;
+  const PlanDecision d = choose_kernel(p, Epilogue{}, hw, plain);
+  BOOST_REQUIRE(!d.runners_up.empty());
+  PlanRequest r;
+  r.use_cache = false;
+  r.force_config = d.runners_up.back().config.name();
+  BOOST_TEST(choose_kernel(p, Epilogue{}, hw, r).chosen.config.name() == r.force_config);
+  r.force_config = "sm80_128x256x32_s3_t256";  // measuring only: never chosen unless named
+  for (const Candidate& c : d.runners_up) BOOST_TEST(c.config.name() != r.force_config);
+  BOOST_TEST(d.chosen.config.name() != r.force_config);
+  BOOST_TEST(choose_kernel(p, Epilogue{}, hw, r).chosen.config.name() == r.force_config);
+  r.force_config = "sm90_1x1x64_s1_t1";
+  try {
+    choose_kernel(p, Epilogue{}, hw, r);
+    BOOST_FAIL("an unknown configuration was planned");
+  } catch (const Error& e) {
+    BOOST_TEST(std::string(e.what()).find("not the forced configuration sm90_1x1x64_s1_t1") != std::string::npos, e.what());
   }
 }
 
@@ -406,3 +445,70 @@ BOOST_AUTO_TEST_CASE(every_edge_shape_and_layout_gets_a_gpu_plan_on_every_nvidia
   }
   BOOST_TEST(plans == 4 * 11 * 3 * 3 * 8);
 }
+
+// The sm90 family's model on the built-in H200 description: chosen for TMA-friendly problems, K
+// split for few tiles, packing where rows break TMA's rule, rejected with a reason elsewhere.
+BOOST_AUTO_TEST_CASE(sm90_planner_model_feasibility_and_choice) {
+  // The planner's choices on the built-in H200 description (the machine the targets are for).
+  const HardwareDesc hw = apply_arch_file(HardwareDesc{}, "h200");
+  Epilogue e;
+  // Chosen for a big aligned problem on Hopper.
+  PlanDecision d = choose_kernel(problem(DType::BF16, Op::N, Op::T), e, hw, PlanRequest{});
+  BOOST_CHECK_MESSAGE(d.chosen.config.family == Family::Sm90, "4096^3 bf16 on Hopper chose " << d.chosen.config.name());
+  BOOST_CHECK_MESSAGE(d.fallback && d.fallback->config.family == Family::Sm80,
+                      "4096^3: the fallback for unaligned pointers is sm80, not " << (d.fallback ? d.fallback->config.name() : "none"));
+  // Mid-sized problems get work units that fill the SMs (not 32 tiles of 128x256 on 132 SMs).
+  PlanDecision mid = choose_kernel(problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 1024, 1024, 4096), e, hw,
+                                   PlanRequest{});
+  BOOST_CHECK_MESSAGE(mid.chosen.config.family == Family::Sm90, "1024x1024x4096 chose " << mid.chosen.config.name());
+  const KernelConfig& mc = mid.chosen.config;
+  BOOST_CHECK_MESSAGE(((1024 + mc.block_m - 1) / mc.block_m) * ((1024 + mc.block_n - 1) / mc.block_n) * mc.cluster_k >= 100,
+                      "1024x1024x4096 chose " << mc.name());
+  // Big problems never split K; one with few tiles and a long K does (inside a cluster).
+  BOOST_CHECK_EQUAL(d.chosen.config.cluster_k, 1);
+  PlanDecision narrow = choose_kernel(problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 200, 150, 4096), e, hw,
+                                      PlanRequest{});
+  BOOST_CHECK_MESSAGE(narrow.chosen.config.cluster_k > 1, "200x150x4096 chose " << narrow.chosen.config.name());
+  // K = 4093 in bf16 (row-major A with op N): lda * 2 bytes is not a multiple of 16. The sm90
+  // candidates pack the operands that break the rule into the workspace; the planner weighs the
+  // copy against the sm80 family and, for a problem this big, packs.
+  GemmProblem odd = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 4095, 4097, 4093);
+  for (const Candidate& c : sm90_family_model().enumerate(odd, e, hw)) {
+    BOOST_CHECK_MESSAGE(c.feasible, c.config.name() << ": " << c.reject_reason);
+    BOOST_CHECK(c.config.pack_a && c.config.pack_b);
+  }
+  PlanDecision packed = choose_kernel(odd, e, hw, PlanRequest{});
+  BOOST_CHECK_MESSAGE(packed.chosen.config.family == Family::Sm90 && packed.chosen.config.pack_a,
+                      "4095x4097x4093 chose " << packed.chosen.config.name());
+  // Only the operand that breaks the rule is packed (NN: A has lda = 4093, B has ldb = 4104).
+  GemmProblem odd_a = problem(DType::BF16, Op::N, Op::N, Order::RowMajor, 4095, 4097, 4093);
+  odd_a.ldb = 4104;
+  for (const Candidate& c : sm90_family_model().enumerate(odd_a, e, hw))
+    if (c.feasible) BOOST_CHECK(c.config.pack_a && !c.config.pack_b);
+  // The packed copy's layout: rows padded to 8 elements, one copy for a broadcast batch.
+  const PackLayout la = pack_layout(odd, 0);
+  BOOST_CHECK_EQUAL(la.inner, 4093);
+  BOOST_CHECK_EQUAL(la.outer, 4095);
+  BOOST_CHECK_EQUAL(la.dst_ld, 4096);
+  GemmProblem bcast = problem(DType::F16, Op::T, Op::N, Order::ColMajor, 100, 60, 33);
+  bcast.batch_count = 3;
+  bcast.lda = 33;
+  bcast.stride_a = 0;
+  bcast.ldb = 33;
+  bcast.stride_b = 33 * 60 + 1;
+  const PackLayout lb = pack_layout(bcast, 0), lb2 = pack_layout(bcast, 1);
+  BOOST_CHECK(tma_operand_needs_pack(bcast, 0) && tma_operand_needs_pack(bcast, 1));
+  BOOST_CHECK(lb.batch == 1 && lb.dst_stride == 0 && lb.inner == 33 && lb.outer == 100 && lb.dst_ld == 40);
+  BOOST_CHECK(lb2.batch == 3 && lb2.inner == 33 && lb2.outer == 60 && lb2.dst_stride == 60 * 40);
+  BOOST_CHECK(tma_layout_problem(packed_problem(bcast, true, true)).empty());
+  // Not Hopper, not 16-bit operands: rejected with a reason.
+  HardwareDesc ampere = hw;
+  ampere.cc_major = 8;
+  ampere.has_tma = ampere.has_wgmma = false;
+  for (const Candidate& c : sm90_family_model().enumerate(problem(DType::BF16, Op::N, Op::T), e, ampere))
+    BOOST_CHECK(!c.feasible && c.reject_reason.find("sm_90a") != std::string::npos);
+  GemmProblem f32 = problem(DType::F32, Op::N, Op::T);
+  for (const Candidate& c : sm90_family_model().enumerate(f32, e, hw))
+    BOOST_CHECK(!c.feasible && c.reject_reason.find("f16 or bf16") != std::string::npos);
+}
+

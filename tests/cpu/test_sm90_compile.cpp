@@ -1,17 +1,22 @@
-// sm90 family without a GPU (label cpu): every default planner variant compiles with NVRTC for
-// sm_90a, ptxas keeps the setmaxnreg register split (no C7508 warning) with no spills and no stack,
-// and, where cuobjdump is installed, the SASS has HGMMA and no local memory (LDL/STL). Also the
-// planner model: chosen on Hopper for TMA-friendly problems, rejected with a reason otherwise.
+// sm90 family without a GPU (label cpu; exit 77 = skipped without NVRTC): every configuration the
+// planner offers by default compiles with NVRTC for sm_90a (the square menu, the K-split and
+// skinny swap-AB tiles, both operand types and all four operand majors, a full epilogue in both
+// output orders), ptxas keeps the setmaxnreg register split of the 384-thread kernels (no C7508
+// warning) with no spills and no stack, and, where cuobjdump is installed, the SASS has HGMMA and
+// TMA loads and no local memory (LDL/STL). The generated wgmma atoms match their generator.
 #include <boost/test/unit_test.hpp>
 
 #if DGEMM_WITH_CUDA
 
-#include <unistd.h>
-
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <mutex>
 #include <regex>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backend/cuda/jit.hpp"
@@ -19,77 +24,48 @@
 #include "common/nvrtc_checks.hpp"
 #include "plan/arch_file.hpp"
 #include "plan/families.hpp"
-#include "plan/family_sm90.hpp"
 #include "plan/planner.hpp"
 
 namespace {
 
 using namespace dgemm;
 using dgemm_test::find_cuobjdump;
-using dgemm_test::have_nvrtc;
 
 using dgemm_test::CacheDirFixture;
+using dgemm_test::RequireNvrtc;
+BOOST_TEST_GLOBAL_FIXTURE(RequireNvrtc);
 BOOST_TEST_GLOBAL_FIXTURE(CacheDirFixture);
-
-// A Hopper (H100/H200-like) planning description.
-HardwareDesc hopper() {
-  HardwareDesc hw;
-  hw.name = "test-hopper";
-  hw.vendor = Vendor::Nvidia;
-  hw.cc_major = 9;
-  hw.cc_minor = 0;
-  hw.sm_count = 132;
-  hw.smem_per_sm = 233472;
-  hw.smem_per_block_optin = 232448;
-  hw.l2_bytes = 50 << 20;
-  hw.mem_bandwidth_gbs = 4800;
-  hw.clock_mhz = 1755;
-  hw.peak_tflops_bf16 = hw.peak_tflops_f16 = 989;
-  hw.has_tma = hw.has_wgmma = true;
-  hw.can_run_kernels = true;
-  return hw;
-}
 
 std::size_t count(const std::string& text, const std::regex& re) {
   return std::size_t(std::distance(std::sregex_iterator(text.begin(), text.end(), re), std::sregex_iterator()));
 }
 
-// Checks one compiled variant; returns "regs" as ptxas reports them.
-std::string check_code(const std::string& what, const jit::CompiledCode& code) {
+// Checks one compiled variant (a "" result); otherwise what is wrong. Registers as ptxas reports them
+// go to *regs.
+std::string check_code(const KernelConfig& c, const jit::CompiledCode& code, std::string* regs) {
   const std::string& log = code.log;
+  std::ostringstream bad;
   std::smatch m;
-  BOOST_CHECK_MESSAGE(std::regex_search(log, m, std::regex(R"((\d+) bytes spill stores, (\d+) bytes spill loads)")) &&
-                          m[1] == "0" && m[2] == "0",
-                      what << ": spills or no ptxas statistics:\n" << log);
-  BOOST_CHECK_MESSAGE(std::regex_search(log, m, std::regex(R"((\d+) bytes stack frame)")) && m[1] == "0",
-                      what << ": stack frame:\n" << log);
+  if (!(std::regex_search(log, m, std::regex(R"((\d+) bytes spill stores, (\d+) bytes spill loads)")) && m[1] == "0" &&
+        m[2] == "0"))
+    bad << "spills or no ptxas statistics; ";
+  if (!(std::regex_search(log, m, std::regex(R"((\d+) bytes stack frame)")) && m[1] == "0")) bad << "stack frame; ";
   // setmaxnreg is honoured only with a register cap at entry; ptxas says so when it is not.
-  BOOST_CHECK_MESSAGE(log.find("C7508") == std::string::npos && log.find("setmaxnreg") == std::string::npos,
-                      what << ": ptxas ignored setmaxnreg:\n" << log);
-  BOOST_CHECK_MESSAGE(log.find("serialized") == std::string::npos, what << ": ptxas serialized wgmma:\n" << log);
-  std::string regs = std::regex_search(log, m, std::regex(R"(Used (\d+) registers)")) ? m[1].str() : "?";
-  // 384 threads x 168 = 64512 of 65536 registers: the cap __launch_bounds__(384, 1) gives.
-  BOOST_CHECK_MESSAGE(regs == "168", what << ": expected 168 registers at entry, ptxas used " << regs);
-
+  if (log.find("C7508") != std::string::npos || log.find("setmaxnreg") != std::string::npos)
+    bad << "ptxas ignored setmaxnreg; ";
+  if (log.find("serialized") != std::string::npos) bad << "ptxas serialized wgmma; ";
+  *regs = std::regex_search(log, m, std::regex(R"(Used (\d+) registers)")) ? m[1].str() : "?";
+  // 384 threads x 168 = 64512 of 65536 registers: the cap __launch_bounds__(384, 1) gives; the
+  // 256-thread kernels (one consumer warpgroup) may use up to 255.
+  if (c.threads == 384 && *regs != "168") bad << "expected 168 registers at entry, ptxas used " << *regs << "; ";
   static const std::string cuobjdump = find_cuobjdump();
   if (!cuobjdump.empty()) {
     const std::string sass = dgemm_test::cuobjdump_cubin(cuobjdump, "-sass", code, "/tmp/dgemm_sm90_cubin_XXXXXX");
-    BOOST_CHECK_MESSAGE(count(sass, std::regex(R"(\bHGMMA\b)")) > 0, what << ": no HGMMA in the SASS");
-    BOOST_CHECK_MESSAGE(count(sass, std::regex(R"(\b(LDL|STL)\b)")) == 0, what << ": local memory (LDL/STL) in the SASS");
-    BOOST_CHECK_MESSAGE(count(sass, std::regex(R"(\bUTMALDG\b)")) > 0, what << ": no TMA load (UTMALDG) in the SASS");
+    if (count(sass, std::regex(R"(\bHGMMA\b)")) == 0) bad << "no HGMMA in the SASS; ";
+    if (count(sass, std::regex(R"(\b(LDL|STL)\b)")) != 0) bad << "local memory (LDL/STL) in the SASS; ";
+    if (count(sass, std::regex(R"(\bUTMALDG\b)")) == 0) bad << "no TMA load (UTMALDG) in the SASS; ";
   }
-  return regs;
-}
-
-// Kernels in a module's ptxas log, each checked for 0/0 spill bytes (the whole log on failure).
-int spill_free_kernels(const std::string& log) {
-  const std::regex spill(R"((\d+) bytes spill stores, (\d+) bytes spill loads)");
-  int kernels = 0;
-  for (auto it = std::sregex_iterator(log.begin(), log.end(), spill); it != std::sregex_iterator(); ++it) {
-    ++kernels;
-    BOOST_CHECK_MESSAGE((*it)[1] == "0" && (*it)[2] == "0", "spills:\n" << log);
-  }
-  return kernels;
+  return bad.str();
 }
 
 GemmProblem problem(DType t, Op op_a, Op op_b, Order order = Order::RowMajor, int64_t m = 4096, int64_t n = 4096,
@@ -107,145 +83,128 @@ GemmProblem problem(DType t, Op op_a, Op op_b, Order order = Order::RowMajor, in
   return p;
 }
 
+struct Job {
+  GemmProblem p;
+  Epilogue e;
+  KernelConfig c;
+};
+
+// Compiles the jobs on two threads (CI has two cores) and checks each.
+void compile_all(const std::vector<Job>& jobs) {
+  const std::string arch = jit::arch_for_cc(9, 0);
+  std::atomic<std::size_t> next{0};
+  std::mutex mu;
+  std::vector<std::string> failures, lines;
+  auto worker = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < jobs.size();) {
+      const Job& j = jobs[i];
+      std::string line, bad;
+      try {
+        jit::CompileRequest r = cuda::sm90_compile_request(j.p, j.e, j.c, arch);
+        auto code = jit::compile(r);
+        std::string regs;
+        bad = check_code(j.c, *code, &regs);
+        line = r.name + " regs " + regs + " (" + std::to_string(code->cubin.size()) + " B cubin)";
+        if (!bad.empty()) bad = r.name + ": " + bad + "\n" + code->log;
+      } catch (const std::exception& ex) {
+        bad = j.c.name() + ": " + ex.what();
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      if (!line.empty()) lines.push_back(line);
+      if (!bad.empty()) failures.push_back(bad);
+    }
+  };
+  std::thread t1(worker), t2(worker);
+  t1.join();
+  t2.join();
+  for (const std::string& l : lines) BOOST_TEST_MESSAGE(arch << " " << l);
+  for (const std::string& f : failures) BOOST_ERROR(f);
+  BOOST_CHECK_EQUAL(lines.size(), jobs.size());
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(sm90_default_menu_compiles_for_sm90a_with_hgmma_and_no_spills) {
-  if (!have_nvrtc()) return;
   BOOST_TEST_MESSAGE("cuobjdump: " << (find_cuobjdump().empty() ? "not found (ptxas log only)" : find_cuobjdump()));
-  const HardwareDesc hw = hopper();
-  const std::string arch = jit::arch_for_cc(9, 0);
-  int compiled = 0;
-  // Every tile of the menu on the TN bf16 problem; the four operand majors and f16 on two tiles.
-  auto compile = [&](const GemmProblem& p, const Epilogue& e, const KernelConfig& c) {
-    jit::CompileRequest r = cuda::sm90_compile_request(p, e, c, arch);
-    auto code = jit::compile(r);
-    std::string regs = check_code(r.name, *code);
-    BOOST_TEST_MESSAGE(arch << " " << r.name << " regs " << regs << " (" << code->cubin.size() << " B cubin)");
-    ++compiled;
-  };
-  GemmProblem tn = problem(DType::BF16, Op::N, Op::T);
-  Epilogue plain;
+  const HardwareDesc hw = apply_arch_file(HardwareDesc{}, "h200");
+  std::vector<Job> jobs;
+  // Every square tile of the menu (K splits included) on the TN bf16 problem.
+  const GemmProblem tn = problem(DType::BF16, Op::N, Op::T);
+  const Epilogue plain;
   std::vector<Candidate> menu = sm90_family_model().enumerate(tn, plain, hw);
   BOOST_REQUIRE(!menu.empty());
   for (const Candidate& c : menu) {
     BOOST_CHECK_MESSAGE(c.feasible, c.config.name() << " rejected: " << c.reject_reason);
-    compile(tn, plain, c.config);
+    if (c.feasible) jobs.push_back({tn, plain, c.config});
   }
+  // The four operand majors and f16 on 128x256 with a cluster of 2.
+  const KernelConfig big = menu[0].config;
+  BOOST_REQUIRE(big.block_m == 128 && big.block_n == 256 && big.cluster_m == 2);
   for (Op op_a : {Op::N, Op::T})
     for (Op op_b : {Op::N, Op::T})
-      for (DType t : {DType::BF16, DType::F16}) {
-        if (op_a == Op::N && op_b == Op::T && t == DType::BF16) continue;
-        GemmProblem p = problem(t, op_a, op_b);
-        compile(p, plain, menu[0].config);  // 128x256, cluster 2
-      }
-  // A full epilogue (C, per-column bias, GELU) and a column-major problem.
+      for (DType t : {DType::BF16, DType::F16})
+        if (!(op_a == Op::N && op_b == Op::T && t == DType::BF16)) jobs.push_back({problem(t, op_a, op_b), plain, big});
+  // A full epilogue (C, per-column bias, GELU) in a column-major problem.
   Epilogue full;
   full.alpha = 1.5f;
   full.beta = 0.5f;
   full.bias_mode = VectorMode::PerColumn;
   full.activation = Activation::GeluTanh;
-  compile(problem(DType::BF16, Op::N, Op::T, Order::ColMajor), full, menu[1].config);
-  BOOST_CHECK_EQUAL(compiled, int(menu.size()) + 7 + 1);
+  jobs.push_back({problem(DType::BF16, Op::N, Op::T, Order::ColMajor), full, menu[1].config});
+  // Skinny tiles: each BLOCK_N bucket of a decode-sized M (swap-AB), both BLOCK_M, every K split
+  // on one bucket, an MN-major activation operand, and the full epilogue stored transposed.
+  int skinny = 0;
+  for (int64_t m : {1, 9, 17, 40, 100, 150, 256}) {
+    const GemmProblem decode = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, m, 4096, 4096);
+    for (const Candidate& c : sm90_family_model().enumerate(decode, plain, hw)) {
+      if (!c.feasible || !c.config.swap_ab) continue;
+      const bool all_splits = m == 9;
+      if (!all_splits && !(c.config.block_m == 128 && c.config.cluster_k == 4) &&
+          !(m == 1 && c.config.block_m == 64 && c.config.cluster_k == 1))
+        continue;
+      jobs.push_back({decode, m == 40 ? full : plain, c.config});
+      ++skinny;
+    }
+  }
+  BOOST_CHECK_GE(skinny, 10);
+  {
+    const GemmProblem decode_t = problem(DType::F16, Op::T, Op::N, Order::RowMajor, 64, 4096, 4096);
+    int n = 0;
+    for (const Candidate& c : sm90_family_model().enumerate(decode_t, full, hw))
+      if (c.feasible && c.config.swap_ab && c.config.block_m == 128 && n++ < 2) jobs.push_back({decode_t, full, c.config});
+    BOOST_CHECK_EQUAL(n >= 2, true);
+  }
+  compile_all(jobs);
 }
 
 // A packed plan's module holds the GEMM and the pack kernel; both compile without spills.
 BOOST_AUTO_TEST_CASE(sm90_packed_variant_compiles_with_the_pack_kernel) {
-  if (!have_nvrtc()) return;
   GemmProblem odd = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 4095, 4097, 4093);
-  std::vector<Candidate> menu = sm90_family_model().enumerate(odd, Epilogue{}, hopper());
+  std::vector<Candidate> menu = sm90_family_model().enumerate(odd, Epilogue{}, apply_arch_file(HardwareDesc{}, "h200"));
   BOOST_REQUIRE(!menu.empty() && menu[0].feasible && menu[0].config.pack_a);
   jit::CompileRequest r = cuda::sm90_compile_request(odd, Epilogue{}, menu[0].config, jit::arch_for_cc(9, 0));
   BOOST_CHECK(r.source.find("DGEMM_DEFINE_PACK_KERNEL") != std::string::npos);
   auto code = jit::compile(r);
-  BOOST_CHECK_MESSAGE(code->log.find("dgemm_sm90_pack") != std::string::npos, code->log);
-  BOOST_CHECK_EQUAL(spill_free_kernels(code->log), 2);
+  BOOST_CHECK_MESSAGE(code->log.find(cuda::kSm90PackKernel) != std::string::npos, code->log);
+  BOOST_CHECK_EQUAL(dgemm_test::check_spill_lines(r.name, code->log), 2);
 }
 
-// A split-K plan's module holds the GEMM (partials to the workspace) and the reduce + epilogue
-// kernel; both compile without spills, with a full epilogue.
-BOOST_AUTO_TEST_CASE(sm90_split_k_variant_compiles_with_the_reduce_kernel) {
-  if (!have_nvrtc()) return;
-  GemmProblem p = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 1024, 1024, 4096);
-  Epilogue full;
-  full.beta = 0.5f;
-  full.bias_mode = VectorMode::PerColumn;
-  full.activation = Activation::GeluTanh;
-  setenv("DEEPGEMM_SM90_SPLIT_K", "1", 1);  // opt-in candidates
-  PlanDecision d = choose_kernel(p, full, apply_arch_file(HardwareDesc{}, "h200"), PlanRequest{});
-  unsetenv("DEEPGEMM_SM90_SPLIT_K");
-  BOOST_REQUIRE_MESSAGE(d.chosen.config.split_k > 1, d.chosen.config.name());
-  jit::CompileRequest r = cuda::sm90_compile_request(p, full, d.chosen.config, jit::arch_for_cc(9, 0));
-  auto code = jit::compile(r);
-  BOOST_CHECK_MESSAGE(code->log.find("dgemm_sm90_split_reduce") != std::string::npos, code->log);
-  BOOST_CHECK_EQUAL(spill_free_kernels(code->log), 2);
-}
-
-BOOST_AUTO_TEST_CASE(sm90_planner_model_feasibility_and_choice) {
-  // The planner's choices on the built-in H200 description (the machine the targets are for).
-  const HardwareDesc hw = apply_arch_file(HardwareDesc{}, "h200");
-  Epilogue e;
-  // Chosen for a big aligned problem on Hopper.
-  PlanDecision d = choose_kernel(problem(DType::BF16, Op::N, Op::T), e, hw, PlanRequest{});
-  BOOST_CHECK_MESSAGE(d.chosen.config.family == Family::Sm90, "4096^3 bf16 on Hopper chose " << d.chosen.config.name());
-  // Mid-sized problems get a tile that fills the SMs (not 32 tiles of 128x256 on 132 SMs).
-  PlanDecision mid = choose_kernel(problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 1024, 1024, 4096), e, hw,
-                                   PlanRequest{});
-  BOOST_CHECK_MESSAGE(mid.chosen.config.family == Family::Sm90, "1024x1024x4096 chose " << mid.chosen.config.name());
-  const KernelConfig& mc = mid.chosen.config;
-  BOOST_CHECK_MESSAGE(((1024 + mc.block_m - 1) / mc.block_m) * ((1024 + mc.block_n - 1) / mc.block_n) * mc.split_k >= 100,
-                      "1024x1024x4096 chose " << mc.name());
-  // Split-K is opt-in (DEEPGEMM_SM90_SPLIT_K=1, measured slower so far). Then big problems
-  // still never split K; one with few tiles and a long K does.
-  BOOST_CHECK_EQUAL(d.chosen.config.split_k, 1);
-  setenv("DEEPGEMM_SM90_SPLIT_K", "1", 1);
-  BOOST_CHECK_EQUAL(choose_kernel(problem(DType::BF16, Op::N, Op::T), e, hw, PlanRequest{}).chosen.config.split_k, 1);
-  PlanDecision narrow = choose_kernel(problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 200, 150, 4096), e, hw,
-                                      PlanRequest{});
-  BOOST_CHECK_MESSAGE(narrow.chosen.config.split_k > 1, "200x150x4096 chose " << narrow.chosen.config.name());
-  unsetenv("DEEPGEMM_SM90_SPLIT_K");
-  // K = 4093 in bf16 (row-major A with op N): lda * 2 bytes is not a multiple of 16. The sm90
-  // candidates pack the operands that break the rule into the workspace; the planner weighs the
-  // copy against the sm80 family and, for a problem this big, packs.
-  GemmProblem odd = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 4095, 4097, 4093);
-  for (const Candidate& c : sm90_family_model().enumerate(odd, e, hw)) {
-    BOOST_CHECK_MESSAGE(c.feasible, c.config.name() << ": " << c.reject_reason);
-    BOOST_CHECK(c.config.pack_a && c.config.pack_b);
-  }
-  PlanDecision packed = choose_kernel(odd, e, hw, PlanRequest{});
-  BOOST_CHECK_MESSAGE(packed.chosen.config.family == Family::Sm90 && packed.chosen.config.pack_a,
-                      "4095x4097x4093 chose " << packed.chosen.config.name());
-  // Only the operand that breaks the rule is packed (NN: A has lda = 4093, B has ldb = 4104).
-  GemmProblem odd_a = problem(DType::BF16, Op::N, Op::N, Order::RowMajor, 4095, 4097, 4093);
-  odd_a.ldb = 4104;
-  for (const Candidate& c : sm90_family_model().enumerate(odd_a, e, hw))
-    if (c.feasible) BOOST_CHECK(c.config.pack_a && !c.config.pack_b);
-  // The packed copy's layout: rows padded to 8 elements, one copy for a broadcast batch.
-  const Sm90PackLayout la = sm90_pack_layout(odd, 0);
-  BOOST_CHECK_EQUAL(la.inner, 4093);
-  BOOST_CHECK_EQUAL(la.outer, 4095);
-  BOOST_CHECK_EQUAL(la.dst_ld, 4096);
-  GemmProblem bcast = problem(DType::F16, Op::T, Op::N, Order::ColMajor, 100, 60, 33);
-  bcast.batch_count = 3;
-  bcast.lda = 33;
-  bcast.stride_a = 0;
-  bcast.ldb = 33;
-  bcast.stride_b = 33 * 60 + 1;
-  const Sm90PackLayout lb = sm90_pack_layout(bcast, 0), lb2 = sm90_pack_layout(bcast, 1);
-  BOOST_CHECK(sm90_operand_needs_pack(bcast, 0) && sm90_operand_needs_pack(bcast, 1));
-  BOOST_CHECK(lb.batch == 1 && lb.dst_stride == 0 && lb.inner == 33 && lb.outer == 100 && lb.dst_ld == 40);
-  BOOST_CHECK(lb2.batch == 3 && lb2.inner == 33 && lb2.outer == 60 && lb2.dst_stride == 60 * 40);
-  BOOST_CHECK(sm90_tma_layout_problem(sm90_packed_problem(bcast, true, true)).empty());
-  // Not Hopper, not 16-bit operands: rejected with a reason.
-  HardwareDesc ampere = hw;
-  ampere.cc_major = 8;
-  ampere.has_tma = ampere.has_wgmma = false;
-  for (const Candidate& c : sm90_family_model().enumerate(problem(DType::BF16, Op::N, Op::T), e, ampere))
-    BOOST_CHECK(!c.feasible && c.reject_reason.find("sm_90a") != std::string::npos);
-  GemmProblem f32 = problem(DType::F32, Op::N, Op::T);
-  for (const Candidate& c : sm90_family_model().enumerate(f32, e, hw))
-    BOOST_CHECK(!c.feasible && c.reject_reason.find("f16 or bf16") != std::string::npos);
+// The wgmma atoms are generated from one definition: the committed header is what the generator
+// writes today.
+BOOST_AUTO_TEST_CASE(sm90_wgmma_atoms_match_their_generator) {
+  const char* root = std::getenv("DEEPGEMM_TEST_SOURCE_DIR");
+  BOOST_REQUIRE_MESSAGE(root, "DEEPGEMM_TEST_SOURCE_DIR is not set (run through CTest)");
+  const std::string dir = std::string(root) + "/src/kernels/sm90/";
+  const std::string generated = dgemm_test::run_tool("python3 " + dir + "gen_wgmma_atoms.py");
+  std::ifstream in(dir + "wgmma_atoms.cuh", std::ios::binary);
+  std::stringstream committed;
+  committed << in.rdbuf();
+  BOOST_REQUIRE_MESSAGE(!generated.empty(), "python3 " << dir << "gen_wgmma_atoms.py printed nothing");
+  BOOST_CHECK_MESSAGE(generated == committed.str(),
+                      "src/kernels/sm90/wgmma_atoms.cuh differs from its generator's output: regenerate it");
 }
 
 #else
-BOOST_AUTO_TEST_CASE(sm90_compile_needs_cuda_build) { BOOST_TEST_MESSAGE("built without CUDA: nothing to test"); }
+#include "common/skip.hpp"
+DGEMM_SKIP_WITHOUT_CUDA()
 #endif

@@ -24,6 +24,8 @@ namespace {
 using namespace dgemm;
 
 using dgemm_test::CacheDirFixture;
+using dgemm_test::RequireNvrtc;
+BOOST_TEST_GLOBAL_FIXTURE(RequireNvrtc);
 BOOST_TEST_GLOBAL_FIXTURE(CacheDirFixture);
 
 HardwareDesc gpu(int major, int minor) {
@@ -62,7 +64,6 @@ std::vector<int> check_log(const std::string& what, const jit::CompiledCode& cod
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(every_default_small_m_variant_compiles_without_spills) {
-  if (!dgemm_test::have_nvrtc()) return;
   int variant = 0;
   for (int cc : {80, 90}) {
     const HardwareDesc hw = gpu(cc / 10, cc % 10);
@@ -119,5 +120,6 @@ BOOST_AUTO_TEST_CASE(every_default_small_m_variant_compiles_without_spills) {
 }
 
 #else
-BOOST_AUTO_TEST_CASE(small_m_compile_needs_cuda) { BOOST_TEST_MESSAGE("built without CUDA: nothing to compile"); }
+#include "common/skip.hpp"
+DGEMM_SKIP_WITHOUT_CUDA()
 #endif

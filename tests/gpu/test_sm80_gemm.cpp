@@ -403,13 +403,15 @@ BOOST_AUTO_TEST_CASE(sm80_two_threads_one_plan) {
   dgemm_destroy_plan(plan);
 }
 
-BOOST_AUTO_TEST_CASE(sm80_wrong_current_device_is_refused) {
+// Needs two devices (Boost.Test reports it skipped with one).
+boost::test_tools::assertion_result two_devices(boost::unit_test::test_unit_id) {
   int n = 0;
   cudaGetDeviceCount(&n);
-  if (n < 2) {
-    BOOST_TEST_MESSAGE("one device: the CONTEXT_MISMATCH path needs two");
-    return;
-  }
+  boost::test_tools::assertion_result r(n >= 2);
+  r.message() << "the CONTEXT_MISMATCH path needs two devices, this machine has " << n;
+  return r;
+}
+BOOST_AUTO_TEST_CASE(sm80_wrong_current_device_is_refused, *boost::unit_test::precondition(two_devices)) {
   Case cs = medium_case();
   dgemm_plan_t plan = nullptr;
   BOOST_REQUIRE(make_plan(cs, &plan) == DGEMM_STATUS_SUCCESS);
@@ -421,180 +423,6 @@ BOOST_AUTO_TEST_CASE(sm80_wrong_current_device_is_refused) {
   dgemm_destroy_plan(plan);
 }
 
-// ---- opt-in measurements (bench/gpu-check.sh turns them on) ------------------------------------
-namespace {
-// Microseconds per call of `iters` back-to-back calls of f on s, timed between two events.
-double mean_us(cudaStream_t s, int iters, const std::function<void()>& f) {
-  cudaEvent_t a, b;
-  cudaEventCreate(&a);
-  cudaEventCreate(&b);
-  cudaEventRecord(a, s);
-  for (int i = 0; i < iters; ++i) f();
-  cudaEventRecord(b, s);
-  cudaEventSynchronize(b);
-  float ms = 0;
-  cudaEventElapsedTime(&ms, a, b);
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  return 1e3 * ms / iters;
-}
-
-Case perf_case(int64_t m, int64_t n, int64_t k, DType t) {
-  // "TN" as cuBLAS users say it: column-major A^T B, i.e. both operands K-contiguous.
-  Case c = make_case(m, n, k, t, t, Op::T, Op::N, Order::ColMajor, "perf");
-  c.p.resolve_and_validate();
-  return c;
-}
-}  // namespace
-
-// DGEMM_TEST_PROFILE="M N K": one execute of the sm80 plan inside cudaProfilerStart/Stop, for
-// `ncu --profile-from-start off` and compute-sanitizer.
-BOOST_AUTO_TEST_CASE(sm80_profile_once) {
-  const char* env = std::getenv("DGEMM_TEST_PROFILE");
-  if (!env) return;
-  long long m = 0, n = 0, k = 0;
-  BOOST_REQUIRE(std::sscanf(env, "%lld %lld %lld", &m, &n, &k) == 3);
-  Case cs = perf_case(m, n, k, DType::BF16);
-  dgemm_plan_t plan = nullptr;
-  BOOST_REQUIRE_MESSAGE(make_plan(cs, &plan) == DGEMM_STATUS_SUCCESS, dgemm_last_error());
-  std::mt19937 rng(1);
-  Operands ops(cs, rng);
-  CUDA_OK(cudaDeviceSynchronize());
-  cudaProfilerStart();
-  BOOST_CHECK_EQUAL(ops.execute(plan, cs, nullptr), DGEMM_STATUS_SUCCESS);
-  CUDA_OK(cudaDeviceSynchronize());
-  cudaProfilerStop();
-  char desc[4096];
-  dgemm_plan_describe(plan, desc, sizeof desc, nullptr);
-  BOOST_TEST_MESSAGE("profiled plan: " << std::string(desc).substr(0, 600));
-  dgemm_destroy_plan(plan);
-}
-
-// DGEMM_TEST_PERF=1: the sm80 plan against cublasGemmEx on the same inputs, interleaved,
-// back-to-back launches between events, median of repetitions (a quick check; the full
-// benchmark is deepgemm-bench).
-BOOST_AUTO_TEST_CASE(sm80_perf_vs_cublas) {
-  if (!std::getenv("DGEMM_TEST_PERF")) return;
-  cublasHandle_t h;
-  BOOST_REQUIRE(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS);
-  cudaStream_t s;
-  CUDA_OK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-  cublasSetStream(h, s);
-  struct Shape { int64_t m, n, k; };
-  const Shape shapes[] = {{4096, 4096, 4096}, {1024, 1024, 4096}, {1, 4096, 4096}, {8192, 8192, 8192},
-                          {1000, 1000, 1000}, {4095, 4097, 4093}};
-  std::printf("\n%-22s %-5s %-28s %10s %9s %10s %9s %6s\n", "shape (m x n x k)", "dtype", "sm80 tile", "ours_us",
-              "TFLOP/s", "cublas_us", "TFLOP/s", "ratio");
-  for (DType t : {DType::BF16, DType::F16}) {
-    for (const Shape& sh : shapes) {
-      Case cs = perf_case(sh.m, sh.n, sh.k, t);
-      dgemm_plan_t plan = nullptr;
-      if (make_plan(cs, &plan) != DGEMM_STATUS_SUCCESS) {
-        std::printf("plan failed: %s\n", dgemm_last_error());
-        continue;
-      }
-      char desc[2048];
-      dgemm_plan_describe(plan, desc, sizeof desc, nullptr);
-      std::string d(desc);
-      std::string tile = "?";
-      if (auto p = d.find("\"name\":\""); p != std::string::npos) tile = d.substr(p + 8, d.find('"', p + 8) - p - 8);
-      std::mt19937 rng(2);
-      Operands ops(cs, rng);
-      const float one = 1.0f, zero = 0.0f;
-      const cudaDataType ct = t == DType::BF16 ? CUDA_R_16BF : CUDA_R_16F;
-      auto ours = [&] { ops.execute(plan, cs, s); };
-      auto theirs = [&] {
-        cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(sh.m), int(sh.n), int(sh.k), &one, ops.da->at(0), ct,
-                     int(cs.p.lda), ops.db->at(0), ct, int(cs.p.ldb), &zero, ops.dd->at(kGuard), ct, int(cs.p.ldd),
-                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-      };
-      const double flops = cs.p.flops();
-      const int iters = flops > 1e11 ? 10 : flops > 1e10 ? 50 : 200;
-      auto time_us = [&](const std::function<void()>& f) { return mean_us(s, iters, f); };
-      ours();
-      theirs();  // warm-up
-      CUDA_OK(cudaStreamSynchronize(s));
-      std::vector<double> to, tc;
-      for (int r = 0; r < 7; ++r) {
-        to.push_back(time_us(ours));
-        tc.push_back(time_us(theirs));
-      }
-      std::sort(to.begin(), to.end());
-      std::sort(tc.begin(), tc.end());
-      const double o = to[to.size() / 2], c = tc[tc.size() / 2];
-      char shape[64];
-      std::snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)sh.m, (long long)sh.n, (long long)sh.k);
-      std::printf("%-22s %-5s %-28s %10.1f %9.1f %10.1f %9.1f %6.2f\n", shape, dtype_name(t), tile.c_str(), o,
-                  flops / o / 1e6, c, flops / c / 1e6, c / o);
-      dgemm_destroy_plan(plan);
-    }
-  }
-  // Every menu tile on the target shapes (bf16), to calibrate the planner's per-tile efficiency.
-  std::string why;
-  std::unique_ptr<Backend> backend = make_cuda_backend(0, &why);
-  BOOST_REQUIRE_MESSAGE(backend, why);
-  std::printf("\n%-22s %-28s %10s %9s %10s %6s %8s %9s\n", "shape (m x n x k)", "sm80 tile (forced)", "ours_us",
-              "TFLOP/s", "cublas_us", "ratio", "pred_us", "err");
-  const Shape tile_shapes[] = {{4096, 4096, 4096}, {1024, 1024, 4096}, {8192, 8192, 8192}, {2048, 2048, 2048}, {128, 8192, 8192}};
-  for (const Shape& sh : tile_shapes) {
-    Case cs = perf_case(sh.m, sh.n, sh.k, DType::BF16);
-    std::mt19937 rng(3);
-    Operands ops(cs, rng);
-    const float one = 1.0f, zero = 0.0f;
-    DevBuf ref(ops.d_init.size());
-    auto theirs = [&] {
-      cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, int(sh.m), int(sh.n), int(sh.k), &one, ops.da->at(0), CUDA_R_16BF,
-                   int(cs.p.lda), ops.db->at(0), CUDA_R_16BF, int(cs.p.ldb), &zero, ref.at(kGuard), CUDA_R_16BF,
-                   int(cs.p.ldd), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-    };
-    const double flops = cs.p.flops();
-    const int iters = flops > 1e11 ? 10 : flops > 1e10 ? 50 : 200;
-    auto time_us = [&](const std::function<void()>& f) { return mean_us(s, iters, f); };
-    theirs();
-    CUDA_OK(cudaStreamSynchronize(s));
-    std::vector<unsigned char> cub(ops.d_init.size());
-    cudaMemcpy(cub.data(), ref.base, cub.size(), cudaMemcpyDeviceToHost);
-    for (const Candidate& c : sm80_family_model().enumerate(cs.p, cs.e, backend->hardware())) {
-      if (!c.feasible) continue;
-      std::unique_ptr<Executable> exe;
-      try {
-        exe = backend->prepare(cs.p, cs.e, c.config);
-      } catch (const std::exception& ex) {
-        std::printf("%s: %s\n", c.config.name().c_str(), ex.what());
-        continue;
-      }
-      ExecArgs x;
-      x.a = ops.da->at(0);
-      x.b = ops.db->at(0);
-      x.d = ops.dd->at(kGuard);
-      x.stream = s;
-      x.workspace_size = exe->workspace_size();
-      x.workspace = ops.workspace_for(x.workspace_size);
-      auto ours = [&] { exe->run(x); };
-      ours();
-      CUDA_OK(cudaStreamSynchronize(s));
-      std::string err = compare(cs, ops.fetch_d(), cub, kGuard, "cuBLAS");
-      std::vector<double> to, tc;
-      for (int r = 0; r < 5; ++r) {
-        to.push_back(time_us(ours));
-        tc.push_back(time_us(theirs));
-      }
-      std::sort(to.begin(), to.end());
-      std::sort(tc.begin(), tc.end());
-      const double o = to[to.size() / 2], cb = tc[tc.size() / 2];
-      char shape[64];
-      std::snprintf(shape, sizeof shape, "%lldx%lldx%lld", (long long)sh.m, (long long)sh.n, (long long)sh.k);
-      std::printf("%-22s %-28s %10.1f %9.1f %10.1f %6.2f %8.1f %9s\n", shape, c.config.name().c_str(), o,
-                  flops / o / 1e6, cb, cb / o, c.predicted_us, err.empty() ? "ok" : "MISMATCH");
-      if (!err.empty()) std::printf("   %s\n", err.c_str());
-      BOOST_CHECK_MESSAGE(err.empty(), c.config.name() << " " << repro(cs) << ": " << err);
-    }
-  }
-  std::fflush(stdout);
-  cublasDestroy(h);
-  cudaStreamDestroy(s);
-}
-
 namespace {
 
 void prefill_cache(const char* arch_name) {
@@ -602,18 +430,11 @@ void prefill_cache(const char* arch_name) {
   const std::string arch = jit::arch_for_cc(hw.cc_major, hw.cc_minor);
   std::vector<Case> cases = sweep();
   cases.push_back(medium_case());
-  for (DType t : {DType::BF16, DType::F16})
-    for (int64_t mnk : {int64_t(4096), int64_t(1000)}) cases.push_back(perf_case(mnk, mnk, mnk, t));
   PrefillSet requests;
   std::vector<std::pair<Case, KernelConfig>> forced;
   for (const Case& c : menu_cases())
     for (const Candidate& cand : sm80_family_model().enumerate(c.p, c.e, hw))
       if (cand.feasible) forced.push_back({c, cand.config});
-  {
-    Case c = perf_case(4096, 4096, 4096, DType::BF16);
-    for (const Candidate& cand : sm80_family_model().enumerate(c.p, c.e, hw))
-      if (cand.feasible) forced.push_back({c, cand.config});
-  }
   for (auto& [c, cfg] : forced) requests.add(cuda::sm80_compile_request(c.p, c.e, cfg, arch));
   for (const Case& c : cases) {
     PlanRequest r;

@@ -7,8 +7,10 @@
 // transposes in both orders, f16/bf16 in and f32/f16/bf16 out, fused epilogues, batches, padded
 // leading dimensions, unaligned pointers (which run the sm80 fallback the plan prepared), and
 // leading dimensions / batch strides that break TMA's 16-byte rule (operands packed into the workspace),
-// and split-K (opt-in candidates, enabled by the fixture below). DGEMM_TEST_PREFILL=h200 without a
-// GPU compiles the sweep's and the benchmark rows' kernels into $DEEPGEMM_CACHE_DIR instead.
+// K split inside a cluster, and the skinny swap-AB tiles of decode-sized M (every M of issue 10's
+// list, odd N and K, per-row and per-column bias under swap, batches, both orders); every skinny
+// and K-split configuration of the menu is also run by name. DGEMM_TEST_PREFILL=h200 without a GPU
+// compiles the sweep's and the benchmark rows' kernels into $DEEPGEMM_CACHE_DIR instead.
 // Every failure prints a one-line repro.
 #include <boost/test/unit_test.hpp>
 
@@ -28,11 +30,11 @@
 #include <tuple>
 #include <vector>
 
-#include "backend/cuda/sm80_gemm.hpp"
-#include "backend/cuda/sm90_gemm.hpp"
+#include "backend/cuda/launcher.hpp"
 #include "common/gpu_harness.hpp"
 #include "common/shapes.hpp"
 #include "plan/arch_file.hpp"
+#include "plan/families.hpp"
 #include "plan/planner.hpp"
 
 namespace {
@@ -60,20 +62,24 @@ struct SkipWithoutGpu {
     // DGEMM_TEST_PREFILL=<built-in arch, e.g. h200> without a GPU compiles the kernels this test's
     // sweep and the benchmark's rows will most likely use into $DEEPGEMM_CACHE_DIR.
     dgemm_test::skip_without_gpu(prefill_cache);
-    // Split-K candidates are opt-in (measured slower so far); the sweep's split cases need them.
-    setenv("DEEPGEMM_SM90_SPLIT_K", "1", 1);
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess || prop.major != 9) {
+      std::printf("not a Hopper GPU (cc %d.%d): the sm90 family has nothing to run, skipped\n", prop.major, prop.minor);
+      std::exit(77);
+    }
   }
 };
 BOOST_TEST_GLOBAL_FIXTURE(SkipWithoutGpu);
 
-bool is_hopper() {
-  cudaDeviceProp prop{};
-  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) return false;
-  if (prop.major != 9) BOOST_TEST_MESSAGE("not a Hopper GPU (cc " << prop.major << "." << prop.minor << "): sm90 cases skipped");
-  return prop.major == 9;
-}
 
-dgemm_status_t make_plan(const Case& c, dgemm_plan_t* plan) { return dgemm_test::make_plan_forced(c.p, c.e, "sm90", plan); }
+// The case's forced configuration (tag "config:<name>") or the family.
+std::string forced(const Case& c) {
+  const std::string prefix = "config:";
+  return c.tag.rfind(prefix, 0) == 0 ? c.tag.substr(prefix.size()) : std::string("sm90");
+}
+dgemm_status_t make_plan(const Case& c, dgemm_plan_t* plan) {
+  return dgemm_test::make_plan_forced(c.p, c.e, forced(c).c_str(), plan);
+}
 
 std::string run_case(const Case& cs, dgemm_plan_t plan, std::mt19937& rng) {
   const GemmProblem& p = cs.p;
@@ -289,15 +295,15 @@ std::vector<Case> sweep() {
     c.vs_cublas = true;
     cases.push_back(c);
   }
-  // Split-K (candidates enabled by the fixture): few tiles and a long K (the planner splits K in 2 or 4; partials in the workspace,
-  // a second kernel reduces and runs the epilogue), with epilogues, both orders, batches, packing.
+  // K split inside a cluster: few tiles and a long K, with epilogues, both orders, batches, packing
+  // (whatever the planner picks here; every K-split configuration also runs by name below).
   for (Order o : orders)
     for (Op ob : ops) {
-      Case c = make_case(200, 150, 4096, DType::BF16, DType::BF16, Op::N, ob, o, "splitk");
+      Case c = make_case(200, 150, 4096, DType::BF16, DType::BF16, Op::N, ob, o, "ksplit");
       cases.push_back(c);
     }
   {
-    Case c = make_case(130, 260, 4096, DType::F16, DType::F32, Op::T, Op::N, Order::ColMajor, "splitk-epilogue");
+    Case c = make_case(130, 260, 4096, DType::F16, DType::F32, Op::T, Op::N, Order::ColMajor, "ksplit-epilogue");
     c.e.alpha = 0.5f;
     c.e.beta = 1.5f;
     c.e.bias_mode = VectorMode::PerRow;
@@ -306,14 +312,7 @@ std::vector<Case> sweep() {
     cases.push_back(c);
   }
   {
-    Case c = make_case(190, 100, 3000, DType::BF16, DType::BF16, Op::N, Op::T, Order::RowMajor, "splitk-gelu");
-    c.e.bias_mode = VectorMode::PerColumn;
-    c.e.bias_type = DType::BF16;
-    c.e.activation = Activation::GeluTanh;
-    cases.push_back(c);
-  }
-  {
-    Case c = make_case(150, 70, 4096, DType::F16, DType::F16, Op::N, Op::T, Order::RowMajor, "splitk-batch");
+    Case c = make_case(150, 70, 4096, DType::F16, DType::F16, Op::N, Op::T, Order::RowMajor, "ksplit-batch");
     GemmProblem& p = c.p;
     p.batch_count = 3;
     p.stride_a = int64_t(span(p, p.a_rows(), p.a_cols(), p.lda, 0)) + 64;
@@ -322,9 +321,57 @@ std::vector<Case> sweep() {
     cases.push_back(c);
   }
   {
-    Case c = make_case(200, 150, 4093, DType::BF16, DType::BF16, Op::N, Op::T, Order::RowMajor, "splitk-packed");
+    Case c = make_case(200, 150, 4093, DType::BF16, DType::BF16, Op::N, Op::T, Order::RowMajor, "ksplit-packed");
     c.p.resolve_and_validate();
     cases.push_back(c);
+  }
+  // Decode-sized M (swap-AB skinny tiles): every M of the list, odd N and K, all transposes and
+  // both orders, against the oracle.
+  for (int64_t m : dgemm_test::kSkinnyMs)
+    for (Op oa : ops)
+      for (Op ob : ops)
+        for (Order o : orders) {
+          if ((oa != ob || o == Order::ColMajor) && m % 2 == 0 && m != 64) continue;  // keep the sweep quick
+          cases.push_back(make_case(m, 1031, 1000, DType::BF16, DType::BF16, oa, ob, o, "skinny"));
+        }
+  // Epilogues under swap: per-row and per-column bias (they trade places), C, activations, output
+  // types; a batch with a broadcast weight.
+  for (const Epi& x : epis)
+    for (Order o : orders)
+      for (int64_t m : {1, 17, 100}) {
+        Case c = make_case(m, 777, 520, DType::BF16, x.d, Op::N, Op::T, o, "skinny-epilogue");
+        c.e.alpha = x.alpha;
+        c.e.beta = x.beta;
+        c.e.bias_mode = x.bias;
+        c.e.bias_type = DType::F32;
+        c.e.activation = x.act;
+        cases.push_back(c);
+      }
+  for (int bcast : {0, 1}) {
+    Case c = make_case(9, 600, 330, DType::F16, DType::F16, Op::N, Op::T, Order::RowMajor, "skinny-batch");
+    GemmProblem& p = c.p;
+    p.batch_count = 3;
+    p.stride_a = int64_t(span(p, p.a_rows(), p.a_cols(), p.lda, 0)) + 8;
+    p.stride_b = bcast ? 0 : int64_t(span(p, p.b_rows(), p.b_cols(), p.ldb, 0)) + 8;
+    p.stride_d = int64_t(span(p, p.m, p.n, p.ldd, 0)) + 3;
+    cases.push_back(c);
+  }
+  // Every skinny, BLOCK_M 64 and K-split configuration the planner offers, by name.
+  {
+    const HardwareDesc hw = apply_arch_file(HardwareDesc{}, "h200");
+    for (auto [m, n, k] : {std::tuple{5, 1000, 777}, std::tuple{120, 700, 1500}, std::tuple{300, 200, 3000}})
+      for (Order o : orders) {
+        Case base = make_case(m, n, k, DType::BF16, DType::F32, Op::N, Op::T, o, "");
+        base.e.bias_mode = VectorMode::PerColumn;
+        base.e.bias_type = DType::BF16;
+        for (const Candidate& cand : sm90_family_model().enumerate(base.p, base.e, hw)) {
+          const KernelConfig& cfg = cand.config;
+          if (!cand.feasible || (!cfg.swap_ab && cfg.cluster_k == 1 && cfg.block_m != 64)) continue;
+          Case c = base;
+          c.tag = "config:" + cfg.name();
+          cases.push_back(c);
+        }
+      }
   }
   // Big shapes against cuBLAS: every tile of the menu gets used somewhere here.
   for (auto [m, n, k] : {std::tuple{4096, 4096, 4096}, std::tuple{1024, 1024, 4096}, std::tuple{4095, 4097, 4088},
@@ -340,7 +387,6 @@ std::vector<Case> sweep() {
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(sm90_sweep_vs_oracle) {
-  if (!is_hopper()) return;
   BOOST_REQUIRE(context() != nullptr);
   std::mt19937 rng(90);
   int failed = 0;
@@ -364,7 +410,6 @@ BOOST_AUTO_TEST_CASE(sm90_sweep_vs_oracle) {
 }
 
 BOOST_AUTO_TEST_CASE(sm90_packs_tma_unfriendly_leading_dimensions) {
-  if (!is_hopper()) return;
   BOOST_REQUIRE(context() != nullptr);
   // K = 4093 bf16 with row-major A (op N): lda = 4093 elements is not a multiple of 16 bytes, so
   // the plan packs A and B (rows padded to 4096) and asks for a workspace; too small a one is refused.
@@ -386,7 +431,6 @@ BOOST_AUTO_TEST_CASE(sm90_packs_tma_unfriendly_leading_dimensions) {
 // Execute ordered on a user stream after other work, captured into a CUDA graph and replayed, and
 // from two threads on one plan (the launch builds its tensor maps on each caller's stack).
 BOOST_AUTO_TEST_CASE(sm90_stream_graph_and_threads) {
-  if (!is_hopper()) return;
   BOOST_REQUIRE(context() != nullptr);
   Case cs = make_case(1000, 700, 520, DType::BF16, DType::F32, Op::N, Op::T, Order::RowMajor, "graph");
   cs.e.beta = 0.5f;
@@ -487,22 +531,28 @@ namespace {
 // `force_sm90`), the sm80 kernel an sm90 plan prepares for unaligned pointers, and, for the
 // benchmark's runner-up column, the best candidate of the other family.
 void add_requests(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw, const std::string& arch,
-                  bool force_sm90, PrefillSet& out) {
-  auto add = [&](const KernelConfig& c) {
-    if (c.family == Family::Sm90) out.add(cuda::sm90_compile_request(p, e, c, arch));
-    if (c.family == Family::Sm80) out.add(cuda::sm80_compile_request(p, e, c, arch));
-    if (c.family == Family::Sm90 && !(c.pack_a && c.pack_b))
-      out.add(cuda::sm80_compile_request(p, e, cuda::sm90_fallback_config(), arch));
+                  const std::string& force, PrefillSet& out) {
+  auto add = [&](const PlanDecision& d) {
+    for (jit::CompileRequest& r : cuda::plan_compile_requests(p, e, d.chosen.config,
+                                                              d.fallback ? &d.fallback->config : nullptr, arch))
+      out.add(std::move(r));
   };
   try {
     PlanRequest r;
-    if (force_sm90) r.force = Family::Sm90;
+    Family f;
+    if (force.empty()) {
+    } else if (family_from_name(force, &f)) {
+      r.force = f;
+    } else {
+      r.force = Family::Sm90;
+      r.force_config = force;
+    }
     const PlanDecision d = choose_kernel(p, e, hw, r);
-    add(d.chosen.config);
-    if (!force_sm90) {
+    add(d);
+    if (force.empty()) {
       PlanRequest other;
       other.force = d.chosen.config.family == Family::Sm90 ? Family::Sm80 : Family::Sm90;
-      add(choose_kernel(p, e, hw, other).chosen.config);
+      add(choose_kernel(p, e, hw, other));
     }
   } catch (const std::exception&) {
     // not plannable on this machine (e.g. sm90 forced on a problem it rejects): nothing to compile
@@ -513,9 +563,7 @@ void prefill_cache(const char* arch_name) {
   const HardwareDesc hw = apply_arch_file(HardwareDesc{}, arch_name);
   const std::string arch = jit::arch_for_cc(hw.cc_major, hw.cc_minor);
   PrefillSet all;  // each kernel once, in first-come order
-  setenv("DEEPGEMM_SM90_SPLIT_K", "1", 1);  // as the fixture sets it for the sweep
-  for (const Case& c : sweep()) add_requests(c.p, c.e, hw, arch, true, all);
-  unsetenv("DEEPGEMM_SM90_SPLIT_K");  // the benchmark plans with the defaults
+  for (const Case& c : sweep()) add_requests(c.p, c.e, hw, arch, forced(c), all);
   // deepgemm-bench rows (row-major, A op N, B op T (tn) or N (nn), tight leading dimensions, a
   // per-column bias of D's type + GELU for bias_gelu rows).
   const int64_t shapes[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {1024, 1024, 4096}, {1000, 1000, 1000},
@@ -533,7 +581,7 @@ void prefill_cache(const char* arch_name) {
             c.e.bias_type = t;
             c.e.activation = Activation::GeluTanh;
           }
-          add_requests(c.p, c.e, hw, arch, false, all);
+          add_requests(c.p, c.e, hw, arch, "", all);
         }
   all.compile(arch_name, arch, 2);
 }

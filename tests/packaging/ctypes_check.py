@@ -1,4 +1,4 @@
-"""ctypes_check.py - loads libdeepgemm.so.1 from Python with ctypes, without the SWIG module or any
+"""ctypes_check.py - loads libdeepgemm.so.1 from Python with ctypes alone, without the deepgemm package or any
 build step, the way a runtime that only has a C FFI would: checks the versioned entry points, the
 status strings, and that a bad argument gives a status plus a message naming the argument.
 

@@ -12,10 +12,17 @@ What it checks, each case on fresh random inputs with a poisoned (NaN) output:
   - objects exposing only DLPack (bf16) or only __cuda_array_interface__ (f16), as CuPy/JAX
     arrays would;
   - Context/Plan: plan once, execute on several inputs (plan.execute with torch tensors);
-  - CUDA-graph capture of matmul, replayed on new inputs.
+  - CUDA-graph capture of matmul, replayed on new inputs;
+  - deepgemm.linear (issue 15): F.linear's shapes on (4, 512, H) and (32, 1, H) bf16 activations,
+    one GEMM with the leading dimensions folded into M (the plan cache is checked), timed against
+    F.linear (it ran 15-19x slower when a batch was planned as B small GEMMs: failing below 0.25x);
+    matmul of a 3-D activation against a shared weight folded the same way;
+  - the custom operator torch.ops.deepgemm.linear: torch.library.opcheck on CUDA tensors,
+    torch.compile(fullgraph=True) of a small MLP through deepgemm.linear (no graph break) against
+    eager, and CUDA-graph capture + replay of deepgemm.linear.
 
-Usage (the package built by bindings/python/build_module.sh, libdeepgemm with CUDA support):
-    PYTHONPATH=<out-dir> python3 tests/packaging/gpu_torch_check.py
+Usage (the wheel installed by tests/packaging/gpu_torch_check.sh run, libdeepgemm with CUDA support):
+    PYTHONPATH=<site> python3 tests/packaging/gpu_torch_check.py
 """
 import sys
 import time
@@ -176,6 +183,111 @@ def main():
         return err < 1e-2, f"replayed on new inputs: rel err {err:.2e}"
 
     record("CUDA graph capture + replay", graph_capture)
+
+    # ---- issue 15: linear (leading dimensions folded into M), the custom op, compile, graphs -----
+    def timed(fn, reps=50):
+        for _ in range(3):
+            fn()
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(reps):
+            fn()
+        stop.record()
+        torch.cuda.synchronize()
+        return start.elapsed_time(stop) * 1e3 / reps  # us
+
+    def folded_plans(m, n, k):
+        ctx = deepgemm._api._context_for(f"cuda:{torch.cuda.current_device()}")
+        return [key for key in ctx._cache if key[:3] == (m, n, k) and key[13] == 1]
+
+    def linear_case(lead, hidden, out_features):
+        def run():
+            x = torch.randn(*lead, hidden, device="cuda", dtype=torch.bfloat16)
+            w = torch.randn(out_features, hidden, device="cuda", dtype=torch.bfloat16) / hidden**0.5
+            b = torch.randn(out_features, device="cuda", dtype=torch.bfloat16)
+            y = deepgemm.linear(x, w, b, activation="gelu")
+            torch.cuda.synchronize()
+            ref = F.gelu(F.linear(x.double(), w.double(), b.double()))
+            err = rel(y, ref)
+            m = x.numel() // hidden
+            one_gemm = bool(folded_plans(m, out_features, hidden))
+            ours = timed(lambda: deepgemm.linear(x, w, b, activation="gelu"))
+            theirs = timed(lambda: F.gelu(F.linear(x, w, b)))
+            ratio = theirs / ours
+            ok = err < 1e-2 and y.shape == (*lead, out_features) and one_gemm and ratio > 0.25
+            return ok, (f"rel err {err:.2e}; one GEMM with M = {m}: {one_gemm}; {ours:.1f} us vs torch "
+                        f"F.gelu(F.linear) {theirs:.1f} us (torch time / ours = {ratio:.2f})")
+        return run
+
+    record("linear (4, 512, 4096) -> 4096 bf16 bias+gelu, folded", linear_case((4, 512), 4096, 4096))
+    record("linear (32, 1, 4096) -> 11008 bf16 bias+gelu, folded", linear_case((32, 1), 4096, 11008))
+
+    def matmul_folded():
+        x = torch.randn(4, 256, 1024, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(2048, 1024, device="cuda", dtype=torch.bfloat16) / 32
+        y = deepgemm.matmul(x, w, trans_b=True)
+        torch.cuda.synchronize()
+        err = rel(y, x.double() @ w.double().T)
+        one_gemm = bool(folded_plans(1024, 2048, 1024))
+        return err < 1e-2 and one_gemm, f"rel err {err:.2e}; one GEMM with M = 1024: {one_gemm}"
+
+    record("matmul (4, 256, 1024) @ w.T folded into one GEMM", matmul_folded)
+
+    def opcheck():
+        if not hasattr(torch.library, "opcheck"):
+            return False, "torch.library.opcheck missing"
+        op = deepgemm.register_torch_ops()
+        x = torch.randn(3, 5, 256, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(128, 256, device="cuda", dtype=torch.bfloat16) / 16
+        b = torch.randn(128, device="cuda", dtype=torch.bfloat16)
+        torch.library.opcheck(op, (x, w, b, "gelu"))
+        torch.library.opcheck(op, (x, w, None, "none"))
+        return True, "schema, fake tensor and dispatch checks passed"
+
+    record("torch.library.opcheck(torch.ops.deepgemm.linear)", opcheck)
+
+    class MLP(torch.nn.Module):
+        def __init__(self, hidden):
+            super().__init__()
+            self.up = torch.nn.Linear(hidden, 4 * hidden, dtype=torch.bfloat16, device="cuda")
+            self.down = torch.nn.Linear(4 * hidden, hidden, dtype=torch.bfloat16, device="cuda")
+
+        def forward(self, x):
+            h = deepgemm.linear(x, self.up.weight, self.up.bias, activation="gelu")
+            return deepgemm.linear(h, self.down.weight, self.down.bias) + x
+
+    def compiled():
+        torch._dynamo.reset()
+        model = MLP(512)
+        x = torch.randn(2, 64, 512, device="cuda", dtype=torch.bfloat16)
+        with torch.no_grad():
+            eager = model(x)
+            fast = torch.compile(model, fullgraph=True)(x)
+        torch.cuda.synchronize()
+        diff = rel(fast, eager.double())
+        return diff < 1e-2, f"fullgraph compile (no graph break); compiled vs eager rel diff {diff:.2e}"
+
+    record("torch.compile(fullgraph=True) of an MLP using deepgemm.linear", compiled)
+
+    def linear_graph():
+        x = torch.randn(8, 16, 1024, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(2048, 1024, device="cuda", dtype=torch.bfloat16) / 32
+        b = torch.randn(2048, device="cuda", dtype=torch.bfloat16)
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            deepgemm.linear(x, w, b, activation="gelu")  # plan outside the capture
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            y = deepgemm.linear(x, w, b, activation="gelu")
+        x.copy_(torch.randn_like(x))
+        g.replay()
+        torch.cuda.synchronize()
+        err = rel(y, F.gelu(F.linear(x.double(), w.double(), b.double())))
+        return err < 1e-2, f"replayed on new inputs: rel err {err:.2e}"
+
+    record("CUDA graph capture + replay of deepgemm.linear", linear_graph)
 
     print("\n| case | result | detail |\n|---|---|---|")
     for case, ok, detail in results:

@@ -10,6 +10,7 @@ import sys
 from typing import NamedTuple, Optional, Tuple
 
 from . import capi
+from ._errors import argument_error, dtype_error
 
 # Element types the library knows, by the names NumPy/ml_dtypes and PyTorch give them.
 DTYPE_CODES = {
@@ -31,7 +32,7 @@ def dtype_name(dtype) -> str:
         for name, code in DTYPE_CODES.items():
             if code == dtype:
                 return name
-        raise ValueError(f"dtype code {dtype} is not a dgemm_dtype_t")
+        raise argument_error(f"dtype code {dtype} is not a dgemm_dtype_t")
     name = getattr(dtype, "name", None)  # numpy.dtype, ml_dtypes
     if not isinstance(name, str):
         name = str(dtype)
@@ -44,7 +45,7 @@ def dtype_name(dtype) -> str:
         except Exception:
             pass
     if name not in DTYPE_CODES:
-        raise TypeError(f"dtype {dtype!r} is not supported by DeepGEMM (supported: {', '.join(DTYPE_CODES)})")
+        raise dtype_error(f"dtype {dtype!r} is not supported by DeepGEMM (supported: {', '.join(DTYPE_CODES)})", supported=False)
     return name
 
 
@@ -105,13 +106,13 @@ def _from_dlpack(obj, stream_hint: Optional[int]) -> View:
         device = "cpu"
         capsule = obj.__dlpack__()
     else:
-        raise TypeError(f"DLPack device type {device_type} is neither CPU nor CUDA")
+        raise dtype_error(f"DLPack device type {device_type} is neither CPU nor CUDA", supported=False)
     # The capsule is not consumed (not renamed): its destructor releases the producer's memory
     # reference when the capsule, kept in View.owner, goes away.
     t = _DLTensor.from_address(_capsule_get_pointer(capsule, b"dltensor"))
     key = (t.dtype.code, t.dtype.bits)
     if key not in _DL_DTYPES or t.dtype.lanes != 1:
-        raise TypeError(f"DLPack dtype (code {t.dtype.code}, bits {t.dtype.bits}, lanes {t.dtype.lanes}) not supported")
+        raise dtype_error(f"DLPack dtype (code {t.dtype.code}, bits {t.dtype.bits}, lanes {t.dtype.lanes}) not supported", supported=False)
     name = _DL_DTYPES[key]
     shape = tuple(t.shape[i] for i in range(t.ndim))
     if t.strides:
@@ -136,7 +137,7 @@ _TYPESTR = {"<f4": "float32", "<f2": "float16", "|i1": "int8", "<i4": "int32", "
 def _from_cai(obj, cai: dict) -> View:
     typestr = cai["typestr"]
     if typestr not in _TYPESTR:
-        raise TypeError(f"__cuda_array_interface__ typestr {typestr!r} not supported")
+        raise dtype_error(f"__cuda_array_interface__ typestr {typestr!r} not supported", supported=False)
     name = _TYPESTR[typestr]
     shape = tuple(cai["shape"])
     if cai.get("strides") is None:
@@ -144,7 +145,7 @@ def _from_cai(obj, cai: dict) -> View:
     else:
         item = ITEMSIZE[name]
         if any(s % item for s in cai["strides"]):
-            raise ValueError("strides are not multiples of the element size")
+            raise argument_error("strides are not multiples of the element size")
         strides = tuple(s // item for s in cai["strides"])
     # CAI v3: 'stream' is the stream the data is ready on (1 = legacy default, 2 = per-thread
     # default, None = no synchronization needed); we enqueue our work on it.
@@ -187,7 +188,7 @@ def as_view(obj) -> View:
         name = dtype_name(obj.dtype)
         item = obj.dtype.itemsize
         if any(s % item for s in obj.strides):
-            raise ValueError("array strides are not multiples of its element size")
+            raise argument_error("array strides are not multiples of its element size")
         return View(obj.__array_interface__["data"][0], obj.shape, tuple(s // item for s in obj.strides), name,
                     "cpu", None, obj)
     torch = sys.modules.get("torch")
@@ -197,7 +198,7 @@ def as_view(obj) -> View:
         name = dtype_name(obj.dtype)
         device = "cpu" if obj.device.type == "cpu" else f"cuda:{obj.device.index or 0}"
         if obj.device.type not in ("cpu", "cuda"):
-            raise TypeError(f"torch device {obj.device} is neither CPU nor CUDA")
+            raise dtype_error(f"torch device {obj.device} is neither CPU nor CUDA", supported=False)
         return View(obj.data_ptr(), tuple(obj.shape), tuple(obj.stride()), name, device, _torch_stream(obj), obj)
     cai = None
     try:
@@ -214,11 +215,11 @@ def as_view(obj) -> View:
         try:
             import numpy  # noqa: F811  lists and scalars need NumPy
         except ImportError:
-            raise TypeError(f"cannot use a {type(obj).__name__} as a matrix (install numpy)") from None
+            raise dtype_error(f"cannot use a {type(obj).__name__} as a matrix (install numpy)", supported=False) from None
     if hasattr(obj, "__array_interface__") or isinstance(obj, (list, tuple)):
         return as_view(numpy.asarray(obj))
-    raise TypeError(f"cannot use a {type(obj).__name__} as a matrix: expected a NumPy array or an object with "
-                    "__cuda_array_interface__ or __dlpack__")
+    raise dtype_error(f"cannot use a {type(obj).__name__} as a matrix: expected a NumPy array or an object with "
+                      "__cuda_array_interface__ or __dlpack__", supported=False)
 
 
 def matrix_layout(view: View):
@@ -245,5 +246,5 @@ def batch_stride(view: View, batch: int) -> int:
     if len(view.shape) == 2 or view.shape[0] == 1:
         return 0
     if view.shape[0] != batch:
-        raise ValueError(f"batch of {view.shape[0]} where {batch} was expected")
+        raise argument_error(f"batch of {view.shape[0]} where {batch} was expected")
     return view.strides[0]

@@ -438,26 +438,26 @@ def test_device_and_host_scalars_per_call():
     a, b, c = rand(m, k), rand(k, n), rand(m, n)
     with deepgemm.Context("cpu") as ctx, ctx.plan(m, n, k, "float32", alpha=3.0, beta=1.0) as plan:
         d = np.full((m, n), np.nan, dtype=np.float32)
-        plan.execute(a, b, d, c)
+        plan.execute(a, b, d, c=c)
         assert rel_error(d, reference(a, b, alpha=3.0, beta=1.0, c=c)) < TOLERANCE["float32"]
         alpha, beta = np.array([-0.5], dtype=np.float32), np.array([2.0], dtype=np.float32)
         d[:] = np.nan
-        plan.execute(a, b, d, c, alpha=alpha, beta=beta)
+        plan.execute(a, b, d, c=c, alpha=alpha, beta=beta)
         assert rel_error(d, reference(a, b, alpha=-0.5, beta=2.0, c=c)) < TOLERANCE["float32"]
         alpha[0], beta[0] = 1.25, -1.0  # the pointers are read at each call
         d[:] = np.nan
-        plan.execute(a, b, d, c, alpha=alpha, beta=beta)
+        plan.execute(a, b, d, c=c, alpha=alpha, beta=beta)
         assert rel_error(d, reference(a, b, alpha=1.25, beta=-1.0, c=c)) < TOLERANCE["float32"]
         d[:] = np.nan
-        plan.execute(a, b, d, c, alpha=0.25, beta=0.5)
+        plan.execute(a, b, d, c=c, alpha=0.25, beta=0.5)
         assert rel_error(d, reference(a, b, alpha=0.25, beta=0.5, c=c)) < TOLERANCE["float32"]
         d[:] = np.nan
-        plan.execute(a, b, d, c, alpha=2, beta=np.float32(-0.5))  # numbers of any kind are host values
+        plan.execute(a, b, d, c=c, alpha=2, beta=np.float32(-0.5))  # numbers of any kind are host values
         assert rel_error(d, reference(a, b, alpha=2.0, beta=-0.5, c=c)) < TOLERANCE["float32"]
         with pytest.raises(ValueError, match="device scalars"):
-            plan.execute(a, b, d, c, alpha=alpha, beta=0.5)
+            plan.execute(a, b, d, c=c, alpha=alpha, beta=0.5)
         with pytest.raises(deepgemm.Error) as info:
-            plan.execute(a, b, d, c, alpha=np.ones(2, dtype=np.float32), beta=beta)
+            plan.execute(a, b, d, c=c, alpha=np.ones(2, dtype=np.float32), beta=beta)
         assert info.value.status == deepgemm.Status.INVALID_ARGUMENT
 
 

@@ -27,7 +27,7 @@ class CpuBackend final : public Backend {
   CpuBackend() : hw_(cpu_hardware()) {}
   const char* name() const override { return "cpu"; }
   const HardwareDesc& hardware() const override { return hw_; }
-  std::unique_ptr<Executable> prepare(const GemmProblem& p, const Epilogue& e, const KernelConfig& config) override {
+  std::unique_ptr<Executable> prepare(const GemmProblem& p, const Epilogue& e, const KernelConfig& config, const KernelConfig*) override {
     if (config.family != Family::Cpu)
       fail(Status::NotSupported, "the CPU backend cannot run kernel family ", family_name(config.family));
     return std::make_unique<CpuExecutable>(p, e);

@@ -1,9 +1,9 @@
 // The CUDA backend: device query into a HardwareDesc, module loading through the runtime's
-// library API, the epilogue configuration for JIT preludes, and dispatch of a plan's kernel
-// family to its launcher. See cuda_backend.hpp for the device policy of execute.
+// library API, and dispatch of a plan's configuration to its family's launcher (launcher.hpp).
+// See cuda_backend.hpp for the device policy of execute.
 #include "backend/cuda/cuda_backend.hpp"
-#include "backend/cuda/sm90_gemm.hpp"
-#include "backend/cuda/small_m_gemm.hpp"
+
+#include "backend/cuda/launcher.hpp"
 
 #include <sstream>
 
@@ -48,41 +48,6 @@ cudaKernel_t Module::kernel(const char* name, int dynamic_smem, cudaFuncAttribut
   cudaFuncAttributes local{};
   check(cudaFuncGetAttributes(attrs ? attrs : &local, reinterpret_cast<const void*>(k)), "cudaFuncGetAttributes");
   return k;
-}
-
-const char* device_type_name(DType t) {
-  switch (t) {
-    case DType::F32: return "float";
-    case DType::F16: return "dg::f16";
-    case DType::BF16: return "dg::bf16";
-    case DType::F8E4M3: return "dg::e4m3";
-    case DType::F8E5M2: return "dg::e5m2";
-    case DType::I8: return "signed char";
-    case DType::I32: return "int";
-  }
-  return "?";
-}
-
-std::string epilogue_struct(const std::string& struct_name, const GemmProblem& p, const Epilogue& e, bool transposed) {
-  auto swap_mode = [&](VectorMode m) {
-    if (!transposed) return m;
-    if (m == VectorMode::PerRow) return VectorMode::PerColumn;
-    if (m == VectorMode::PerColumn) return VectorMode::PerRow;
-    return m;
-  };
-  std::ostringstream os;
-  os << "struct " << struct_name << " {\n"
-     << "  using CType = " << device_type_name(p.c_type) << ";\n"
-     << "  using DType = " << device_type_name(p.d_type) << ";\n"
-     << "  using BiasType = " << device_type_name(e.bias_mode == VectorMode::None ? DType::F32 : e.bias_type) << ";\n"
-     << "  static constexpr bool kHasC = " << (e.reads_c() ? "true" : "false") << ";\n"
-     << "  static constexpr int kBiasMode = " << int(swap_mode(e.bias_mode)) << ";\n"
-     << "  static constexpr int kActivation = " << int(e.activation) << ";\n"
-     << "  static constexpr int kScaleMode = " << int(swap_mode(e.scale_mode)) << ";\n"
-     << "  static constexpr bool kZeroPoint = " << (e.zero_point ? "true" : "false") << ";\n"
-     << "  static constexpr bool kSaturate = " << (e.saturate ? "true" : "false") << ";\n"
-     << "};\n";
-  return os.str();
 }
 
 namespace {
@@ -155,39 +120,32 @@ HardwareDesc query(int device) {
   return hw;
 }
 
-struct Launcher {
-  Family family;
-  PrepareFn prepare;
-};
-// One line per CUDA kernel family.
-constexpr Launcher kLaunchers[] = {
-    {Family::Sm80, &prepare_sm80},
-    {Family::Sm90, &prepare_sm90},
-    {Family::SmallM, &prepare_small_m},
-};
-
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(DeviceInfo device) : device_(std::move(device)) {}
   const char* name() const override { return "cuda"; }
   const HardwareDesc& hardware() const override { return device_.hw; }
-  std::unique_ptr<Executable> prepare(const GemmProblem& p, const Epilogue& e, const KernelConfig& config) override {
-    for (const Launcher& l : kLaunchers) {
-      if (l.family == config.family) {
-        // Modules are loaded and kernels configured on the plan's device.
-        int previous = -1;
-        check(cudaGetDevice(&previous), "cudaGetDevice");
-        if (previous != device_.index) check(cudaSetDevice(device_.index), "cudaSetDevice");
-        struct Restore {
-          int device, previous;
-          ~Restore() {
-            if (previous >= 0 && previous != device) cudaSetDevice(previous);
-          }
-        } restore{device_.index, previous};
-        return l.prepare(device_, p, e, config);
+  std::unique_ptr<Executable> prepare(const GemmProblem& p, const Epilogue& e, const KernelConfig& config,
+                                      const KernelConfig* fallback) override {
+    auto launcher_of = [](const KernelConfig& c) {
+      const Launcher* l = launcher_for(c.family);
+      if (!l) fail(Status::NotSupported, "the CUDA backend has no launcher for kernel family ", family_name(c.family));
+      return l;
+    };
+    const Launcher* main = launcher_of(config);
+    // Modules are loaded and kernels configured on the plan's device.
+    int previous = -1;
+    check(cudaGetDevice(&previous), "cudaGetDevice");
+    if (previous != device_.index) check(cudaSetDevice(device_.index), "cudaSetDevice");
+    struct Restore {
+      int device, previous;
+      ~Restore() {
+        if (previous >= 0 && previous != device) cudaSetDevice(previous);
       }
-    }
-    fail(Status::NotSupported, "the CUDA backend has no launcher for kernel family ", family_name(config.family));
+    } restore{device_.index, previous};
+    std::unique_ptr<Executable> fb;
+    if (fallback) fb = launcher_of(*fallback)->prepare(device_, p, e, *fallback, nullptr);
+    return main->prepare(device_, p, e, config, std::move(fb));
   }
 
  private:

@@ -1,7 +1,6 @@
 // What the CUDA kernel families' host launchers share: the device a backend runs on, loading a
-// JIT-compiled cubin through the CUDA runtime (cudaLibraryLoadData: no libcuda link), error
-// checks, the generated epilogue configuration, and the table of family launchers (a new family
-// adds one line to kLaunchers in cuda_backend.cpp).
+// JIT-compiled cubin through the CUDA runtime (cudaLibraryLoadData: no libcuda link) and error
+// checks. The launchers themselves: launcher.hpp; their common plumbing: kernel_args.hpp.
 //
 // Device policy (decided here, for every family): dgemm_execute does NOT switch devices. If the
 // calling thread's current device is not the plan's, execute fails with CONTEXT_MISMATCH and
@@ -19,7 +18,6 @@
 #include "core/error.hpp"
 #include "core/hardware.hpp"
 #include "core/problem.hpp"
-#include "plan/kernel_config.hpp"
 
 namespace dgemm {
 namespace cuda {
@@ -53,22 +51,6 @@ class Module {
   cudaLibrary_t library_ = nullptr;
   std::string name_;
 };
-
-// The epilogue configuration struct for the JIT prelude (see epilogue/epilogue.cuh), named
-// `struct_name`. With transposed = true the kernel computes D^T (a column-major problem run by a
-// row-major kernel), so per-row and per-column bias / scale modes swap.
-std::string epilogue_struct(const std::string& struct_name, const GemmProblem& p, const Epilogue& e, bool transposed);
-
-// The device type name of a DType in JIT sources ("dg::bf16", "float", "signed char", ...).
-const char* device_type_name(DType t);
-
-// One kernel family's launcher: compiles, loads and wraps the plan's kernels.
-using PrepareFn = std::unique_ptr<Executable> (*)(const DeviceInfo& device, const GemmProblem& p, const Epilogue& e,
-                                                  const KernelConfig& config);
-
-// Launchers (src/backend/cuda/<family>_*.cpp).
-std::unique_ptr<Executable> prepare_sm80(const DeviceInfo& device, const GemmProblem& p, const Epilogue& e,
-                                         const KernelConfig& config);
 
 }  // namespace cuda
 }  // namespace dgemm

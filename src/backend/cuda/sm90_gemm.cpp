@@ -1,18 +1,19 @@
 // The sm90 family's launcher: generates the kernel source for a plan (tile, stages, cluster,
-// operand majors, the fused epilogue), compiles it through the JIT cache and loads it at plan
-// time, sizes the persistent grid from the co-resident cluster count, and at execute encodes the
-// two TMA tensor maps for the call's pointers into the kernel's __grid_constant__ argument (on the
-// host stack: no allocation) and launches on the caller's stream.
+// operand majors, swap-AB, the fused epilogue), compiles it through the JIT cache and loads it at
+// plan time, sizes the persistent grid from the co-resident cluster count, and at execute encodes
+// the two TMA tensor maps for the call's pointers into the kernel's __grid_constant__ argument (on
+// the host stack: no allocation) and launches on the caller's stream.
 //
 // Unaligned pointers: TMA needs 16-byte aligned global addresses. The planner has already made
 // sure that leading dimensions and batch strides keep rows aligned, so only the base pointers can
-// break the rule, and only at execute. For that case the plan also prepares (at plan time, so
-// execute never compiles) an sm80 kernel for the same problem and runs it instead. (Describing
-// the operand from the aligned address below it and shifting the box coordinates by the gap was
-// tried: the TMA load then faults with an illegal instruction on the H200, NOTES.md.)
+// break the rule, and only at execute. For that case the planner chose a fallback configuration
+// of a family that takes any pointer (PlanDecision::fallback, shown in the plan's description),
+// which the backend prepared at plan time, so execute never compiles. (Describing the operand from
+// the aligned address below it and shifting the box coordinates was tried: the TMA load then
+// faults with an illegal instruction on the H200, sm90/NOTES.md.)
 //
 // Unaligned leading dimensions or batch strides (e.g. K = 4093 in bf16): the plan packs those
-// operands (KernelConfig::pack_a / pack_b) into the caller's workspace, rows padded to 8 elements,
+// operands (KernelConfig::pack_a / pack_b) into the caller's workspace, rows padded to 16 bytes,
 // with one pack-kernel launch (from the same module) before the GEMM on the same stream; the
 // tensor maps then describe the copy. A packed operand's pointer may have any 2-byte alignment.
 #include "backend/cuda/sm90_gemm.hpp"
@@ -22,29 +23,29 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <sstream>
 
 #include "backend/cuda/cuda_backend.hpp"
+#include "backend/cuda/kernel_args.hpp"
+#include "backend/cuda/launcher.hpp"
 #include "core/error.hpp"
+#include "core/kernel_view.hpp"
+#include "core/tma_rules.hpp"
 #include "kernels/common/gemm_params.cuh"
-#include "plan/family_sm90.hpp"
 
 namespace dgemm {
 namespace cuda {
 
 namespace {
-// Mirrors dgemm_sm90::Sm90GemmArgs (src/kernels/sm90/sm90_bf16_gemm.cuh) field for field.
+// Mirrors dg::sm90::GemmArgs (src/kernels/sm90/sm90_gemm.cuh) field for field.
 struct alignas(64) Sm90GemmArgsHost {
   CUtensorMap tma_a;
   CUtensorMap tma_b;
   DgemmParams p;
-  int num_m_blocks, num_n_blocks, num_k_blocks;
-  int raster_group;
-  int num_tiles;
-  int split_k;
+  TileGrid tiles;
+  int num_k_blocks;
 };
 static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes");
 static_assert(offsetof(Sm90GemmArgsHost, p) == 256, "DgemmParams follows the two tensor maps");
@@ -58,10 +59,9 @@ struct PackJobHost {
 struct PackArgsHost {
   PackJobHost job[2];
 };
-constexpr const char* kSm90PackKernel = "dgemm_sm90_pack";
-constexpr const char* kSm90ReduceKernel = "dgemm_sm90_split_reduce";
 constexpr int kPackThreads = 256;
 constexpr std::size_t kWorkspaceAlign = 256;
+constexpr int kSm90ProducerWarpgroup = 128;
 
 using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
                                    const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
@@ -83,129 +83,74 @@ EncodeTiledFn encode_tiled_fn() {
 }
 
 bool aligned16(const void* ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 15u) == 0; }
+int cluster_size(const KernelConfig& c) { return std::max(1, c.cluster_m) * std::max(1, c.cluster_k); }
 }  // namespace
 
-Sm90Mapping sm90_mapping(const GemmProblem& p) {
-  Sm90Mapping m;
-  m.transposed = p.order == Order::ColMajor;
-  if (!m.transposed) {
-    m.a_kmajor = p.op_a == Op::N;  // A[i*lda + k]
-    m.b_kmajor = p.op_b == Op::T;  // B[j*ldb + k]
-    m.m = p.m;
-    m.n = p.n;
-    m.lda = p.lda;
-    m.ldb = p.ldb;
-    m.stride_a = p.stride_a;
-    m.stride_b = p.stride_b;
-  } else {
-    // Column-major X is row-major X^T: the kernel's A is B (K-contiguous iff op_b = N) and its
-    // B is A (K-contiguous iff op_a = T).
-    m.a_kmajor = p.op_b == Op::N;
-    m.b_kmajor = p.op_a == Op::T;
-    m.m = p.n;
-    m.n = p.m;
-    m.lda = p.ldb;
-    m.ldb = p.lda;
-    m.stride_a = p.stride_b;
-    m.stride_b = p.stride_a;
-  }
-  return m;
-}
+int sm90_threads(const KernelConfig& c) { return kSm90ProducerWarpgroup + (c.block_m >= 128 ? 256 : 128); }
 
 int sm90_smem_bytes(const KernelConfig& c) {
-  return c.stages * (c.block_m + c.block_n) * kSm90BlockK * 2 + 2 * c.stages * 8 + 1024;
+  const int reduce = c.cluster_k > 1 ? c.block_m * c.block_n * 4 : 0;
+  return c.stages * (c.block_m + c.block_n) * kSm90BlockK * 2 + reduce + (2 * c.stages + 2) * 8 + 1024;
 }
 
-namespace {
-// DEEPGEMM_SM90_VARIANT (read at plan time) builds an earlier main loop, only for timing it
-// against the default in one device call (NOTES.md): "late" releases each stage one K block late,
-// "wait1" does that and keeps one K block of wgmma in flight (wait_group 1). The default source
-// is unchanged by it, so cached kernels stay valid.
-std::string sm90_variant_defines() {
-  const char* v = std::getenv("DEEPGEMM_SM90_VARIANT");
-  const std::string s = v ? v : "";
-  if (s == "late") return "#define DGEMM_SM90_LATE_RELEASE 1\n";
-  if (s == "wait1") return "#define DGEMM_SM90_LATE_RELEASE 1\n#define DGEMM_SM90_WAIT1 1\n";
-  return "";
-}
-}  // namespace
-
-jit::CompileRequest sm90_compile_request(const GemmProblem& p, const Epilogue& e, const KernelConfig& c,
+jit::CompileRequest sm90_compile_request(const GemmProblem& problem, const Epilogue& e, const KernelConfig& c,
                                          const std::string& arch) {
+  const GemmProblem p = canonical_operands(problem);
   if (c.family != Family::Sm90) fail(Status::InternalError, "sm90_compile_request given family ", family_name(c.family));
   if (p.a_type != p.b_type || (p.a_type != DType::F16 && p.a_type != DType::BF16))
     fail(Status::NotSupported, "the sm90 family takes f16 or bf16 A and B, not ", dtype_name(p.a_type), " and ",
          dtype_name(p.b_type));
-  const Sm90Mapping map = sm90_mapping(p);
+  if (c.block_k != kSm90BlockK) fail(Status::InternalError, "sm90 kernels use BLOCK_K = 64, ", c.name(), " has ", c.block_k);
+  if (c.cluster_m > 1 && c.cluster_k > 1)
+    fail(Status::InternalError, "sm90: ", c.name(), " both shares B and splits K in one cluster");
+  if (c.threads != sm90_threads(c)) fail(Status::InternalError, "sm90: ", c.name(), " needs ", sm90_threads(c), " threads");
+  const KernelView v = kernel_view(p, c.swap_ab);
   std::ostringstream src;
   src << "// Generated by DeepGEMM: sm90 family, " << c.name() << ", " << dtype_name(p.a_type) << " operands, A "
-      << (map.a_kmajor ? "K" : "M") << "-major, B " << (map.b_kmajor ? "K" : "N") << "-major"
-      << (map.transposed ? " (column-major problem run transposed)" : "") << ".\n"
-      << sm90_variant_defines() << (c.split_k > 1 ? "#define DGEMM_SM90_SPLIT_K 1\n" : "")
-      << "#include \"sm90/sm90_bf16_gemm.cuh\"\n"
-      << "#include \"sm90/sm90_epilogue.cuh\"\n\n"
-      << epilogue_struct("DgEpilogue", p, e, map.transposed) << "\n"
-      << "using DgSm90Gemm = dgemm_sm90::Sm90Gemm<" << c.block_m << ", " << c.block_n << ", " << c.stages << ", "
-      << (p.a_type == DType::F16 ? 1 : 0) << ", " << (map.a_kmajor ? 0 : 1) << ", " << (map.b_kmajor ? 0 : 1) << ", "
-      << c.cluster_m << ", dgemm_sm90::Sm90Epilogue<DgEpilogue>>;\n"
+      << (v.a_kmajor ? "K" : "M") << "-major, B " << (v.b_kmajor ? "K" : "N") << "-major"
+      << (v.swap_operands ? ", A and B swapped" : "") << (v.out_transposed ? ", D stored transposed" : "") << ".\n"
+      << "#include \"sm90/sm90_gemm.cuh\"\n\n"
+      << epilogue_struct("DgEpilogue", p, e, v) << "\n"
+      << "using DgSm90Gemm = dg::sm90::Gemm<" << c.block_m << ", " << c.block_n << ", " << c.stages << ", "
+      << (p.a_type == DType::F16 ? 1 : 0) << ", " << (v.a_kmajor ? "true" : "false") << ", "
+      << (v.b_kmajor ? "true" : "false") << ", "
+      << std::max(1, c.cluster_m) << ", " << std::max(1, c.cluster_k) << ", DgEpilogue>;\n"
       << "DGEMM_SM90_DEFINE_KERNEL(" << kSm90Kernel << ", DgSm90Gemm)\n";
   if (c.pack_a || c.pack_b)
     src << "\n#include \"common/pack.cuh\"\nDGEMM_DEFINE_PACK_KERNEL(" << kSm90PackKernel << ")\n";
-  if (c.split_k > 1)
-    src << "DGEMM_SM90_DEFINE_SPLIT_REDUCE(" << kSm90ReduceKernel << ", dgemm_sm90::Sm90Epilogue<DgEpilogue>)\n";
   jit::CompileRequest r;
   std::ostringstream name;
-  name << c.name() << "_" << dtype_name(p.a_type) << "_" << (map.a_kmajor ? "k" : "m") << (map.b_kmajor ? "k" : "n");
+  name << c.name() << "_" << dtype_name(p.a_type) << "_" << (v.a_kmajor ? "k" : "m") << (v.b_kmajor ? "k" : "n")
+       << (v.out_transposed ? "_t" : "");
   r.name = name.str();
   r.source = src.str();
   r.arch = arch;
   return r;
 }
 
-KernelConfig sm90_fallback_config() {
-  KernelConfig fb;
-  fb.family = Family::Sm80;
-  fb.block_m = 128;
-  fb.block_n = 128;
-  fb.block_k = 32;
-  fb.stages = 4;
-  fb.threads = 256;
-  fb.swizzle_bytes = 128;
-  fb.raster_group = 8;
-  return fb;
-}
-
 namespace {
 
 class Sm90Executable final : public Executable {
  public:
-  Sm90Executable(const DeviceInfo& device, const GemmProblem& p, const Epilogue& e, const KernelConfig& c)
-      : device_(device.index), config_(c), map_(sm90_mapping(p)) {
-    if (c.block_k != 0 && c.block_k != kSm90BlockK)
-      fail(Status::InternalError, "sm90 kernels use BLOCK_K = 64, config has ", c.block_k);
-    if (c.cluster_m != 1 && c.cluster_m != 2)
-      fail(Status::InternalError, "sm90 kernels run in clusters of 1 or 2 along M, config has ", c.cluster_m);
+  Sm90Executable(const DeviceInfo& device, const GemmProblem& problem, const Epilogue& e, const KernelConfig& c,
+                 std::unique_ptr<Executable> fallback)
+      : device_(device.index), config_(c), fallback_(std::move(fallback)) {
+    const GemmProblem p = canonical_operands(problem);  // as the planner saw it
     // The kernel reads packed operands from the workspace copy: check the layout it will see.
-    const GemmProblem kp = sm90_packed_problem(p, c.pack_a, c.pack_b);
-    if (c.split_k > 1 && p.batch_count * c.split_k > 0x7fffffffLL)
-      fail(Status::NotSupported, "sm90 split-K: batch_count x split_k too large");
-    const std::string layout = sm90_tma_layout_problem(kp);
+    const GemmProblem kp = packed_problem(p, c.pack_a, c.pack_b);
+    const std::string layout = tma_layout_problem(kp);
     if (!layout.empty()) fail(Status::NotSupported, "sm90 family: ", layout);
-    map_ = sm90_mapping(kp);
-    // Kernel operand 0 is the problem's A unless a column-major problem runs transposed.
+    if ((c.pack_a || c.pack_b) && dtype_size(p.a_type) != 2)
+      fail(Status::NotSupported, "sm90 family: packing copies 16-bit operands only");
+    view_ = kernel_view(kp, c.swap_ab);
+    // Kernel operand 0 (KA) is the problem's A unless the view swaps A and B.
     for (int op = 0; op < 2; ++op) {
-      const int which = map_.transposed ? 1 - op : op;
+      const int which = view_.swap_operands ? 1 - op : op;
       if (!(which == 0 ? c.pack_a : c.pack_b)) continue;
       pack_[op].on = true;
-      pack_[op].layout = sm90_pack_layout(p, which);
+      pack_[op].layout = pack_layout(p, which);
       pack_[op].offset = workspace_;
       workspace_ += (std::size_t(pack_[op].layout.bytes()) + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign;
-    }
-    // Split-K partials, [split][batch][m][n] f32, after the packed operands.
-    split_ = c.split_k > 1 ? c.split_k : 1;
-    if (split_ > 1) {
-      partial_offset_ = workspace_;
-      workspace_ += std::size_t(split_) * std::size_t(p.batch_count) * std::size_t(map_.m) * std::size_t(map_.n) * 4;
     }
     if (workspace_ > 0) workspace_ += kWorkspaceAlign;  // the caller's pointer is aligned up inside
     encode_ = encode_tiled_fn();
@@ -224,167 +169,116 @@ class Sm90Executable final : public Executable {
       if (pack_grid_ == 0) pack_grid_ = 1;
     }
     dtype_ = p.a_type == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-
-    base_.m = map_.m;
-    base_.n = map_.n;
-    base_.k = p.k;
-    base_.lda = map_.lda;
-    base_.ldb = map_.ldb;
-    base_.ldc = p.ldc;
-    base_.ldd = p.ldd;
-    base_.stride_a = map_.stride_a;
-    base_.stride_b = map_.stride_b;
-    base_.stride_c = p.stride_c;
-    base_.stride_d = p.stride_d;
-    base_.batch_count = int(p.batch_count);
+    base_ = plan_params(kp, view_);
     batch_ = p.batch_count;
-    num_m_blocks_ = int((map_.m + c.block_m - 1) / c.block_m);
-    num_n_blocks_ = int((map_.n + c.block_n - 1) / c.block_n);
+    tiles_ = tile_grid(view_, p.batch_count, c);
     num_k_blocks_ = int((p.k + kSm90BlockK - 1) / kSm90BlockK);
-    if (split_ > 1) {
-      // Every split must own at least one K block (the kernel's partial is then fully written).
-      const int per_split = (num_k_blocks_ + split_ - 1) / split_;
-      if ((split_ - 1) * per_split >= num_k_blocks_)
-        fail(Status::NotSupported, "sm90 split-K: ", split_, " splits of ", num_k_blocks_, " K blocks leave one empty");
-      reduce_kernel_ = module_->kernel(kSm90ReduceKernel, 0);
-    }
-    const long long units =
-        (long long)((num_m_blocks_ + c.cluster_m - 1) / c.cluster_m) * num_n_blocks_ * p.batch_count * split_;
-    if (units > 0x7fffffffLL) fail(Status::NotSupported, "m = ", p.m, ", n = ", p.n, ": too many output tiles");
-    num_tiles_ = int(units);
-    raster_group_ = c.raster_group > 0 ? c.raster_group : 8;
+    const long long units = (long long)((tiles_.num_m_blocks + tiles_.cluster_m - 1) / tiles_.cluster_m) *
+                            tiles_.num_n_blocks * tiles_.batch_count;
 
-    // Persistent grid: as many CTAs (clusters) as can be resident at once, never more than tiles.
+    // Persistent grid: as many clusters as can be resident at once, never more than work units.
+    const int csize = cluster_size(c);
     cudaLaunchConfig_t cfg = launch_config(nullptr, 1);
+    cudaLaunchAttribute attr[1];
     int max_units = 0;
-    if (c.cluster_m > 1) {
-      cudaLaunchAttribute attr[1];
-      attr[0].id = cudaLaunchAttributeClusterDimension;
-      attr[0].val.clusterDim.x = unsigned(c.cluster_m);
-      attr[0].val.clusterDim.y = 1;
-      attr[0].val.clusterDim.z = 1;
+    if (csize > 1) {
+      set_cluster(attr[0]);
       cfg.attrs = attr;
       cfg.numAttrs = 1;
-      cfg.gridDim = dim3(unsigned(device.hw.sm_count / c.cluster_m * c.cluster_m));
+      cfg.gridDim = dim3(unsigned(device.hw.sm_count / csize * csize));
       check(cudaOccupancyMaxActiveClusters(&max_units, reinterpret_cast<const void*>(kernel_), &cfg),
             "cudaOccupancyMaxActiveClusters (sm90 GEMM)");
     } else {
       int per_sm = 0;
-      check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(kernel_),
-                                                          kSm90Threads, std::size_t(smem_)),
+      check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(kernel_), c.threads,
+                                                          std::size_t(smem_)),
             "cudaOccupancyMaxActiveBlocksPerMultiprocessor (sm90 GEMM)");
       max_units = per_sm * device.hw.sm_count;
     }
     if (max_units <= 0) fail(Status::NotSupported, "the sm90 kernel ", c.name(), " cannot be resident on this device");
-    grid_ = unsigned((num_tiles_ < max_units ? num_tiles_ : max_units) * c.cluster_m);
-    if (split_ > 1) {
-      const long long elems = map_.m * map_.n * p.batch_count;
-      reduce_grid_ = unsigned(std::max<long long>(1, std::min<long long>((elems + 255) / 256, 8LL * device.hw.sm_count)));
-    }
-
-    // The fallback for pointers TMA cannot take (see the file comment); packed operands take any.
-    if (pack_[0].on && pack_[1].on) return;
-    fallback_ = prepare_sm80(device, p, e, sm90_fallback_config());
+    grid_ = unsigned(std::min<long long>(units, max_units) * csize);
+    if (grid_ == 0) grid_ = unsigned(csize);
   }
 
   std::size_t workspace_size() const override { return workspace_; }
 
   void run(const ExecArgs& x) const override {
     require_current_device(device_);
-    const void* a = map_.transposed ? x.b : x.a;
-    const void* b = map_.transposed ? x.a : x.b;
-    if ((!pack_[0].on && !aligned16(a)) || (!pack_[1].on && !aligned16(b))) {
+    DgemmParams prm = bind_call(base_, view_, x);
+    if ((!pack_[0].on && !aligned16(prm.a)) || (!pack_[1].on && !aligned16(prm.b))) {
+      if (!fallback_)
+        fail(Status::InvalidArgument, "A = ", x.a, ", B = ", x.b, ": the sm90 kernel ", config_.name(),
+             " needs 16-byte aligned operands and this plan holds no fallback");
       fallback_->run(x);
       return;
     }
-    const std::uintptr_t ws_base =
-        (reinterpret_cast<std::uintptr_t>(x.workspace) + kWorkspaceAlign - 1) & ~(kWorkspaceAlign - 1);
-    if (pack_[0].on || pack_[1].on) {
-      // Pack on the caller's stream, ahead of the GEMM: stream order makes the copy visible.
-      const std::uintptr_t ws = (reinterpret_cast<std::uintptr_t>(x.workspace) + kWorkspaceAlign - 1) & ~(kWorkspaceAlign - 1);
-      PackArgsHost pa;
-      std::memset(&pa, 0, sizeof(pa));
-      int jobs = 0;
-      const void* srcs[2] = {a, b};
-      for (int op = 0; op < 2; ++op) {
-        const PackOperand& o = pack_[op];
-        if (!o.on) continue;
-        void* dst = reinterpret_cast<void*>(ws + o.offset);
-        PackJobHost& j = pa.job[jobs++];
-        j.src = srcs[op];
-        j.dst = dst;
-        j.inner = o.layout.inner;
-        j.outer = o.layout.outer;
-        j.src_ld = o.layout.src_ld;
-        j.src_stride = o.layout.src_stride;
-        j.dst_ld = o.layout.dst_ld;
-        j.dst_stride = o.layout.dst_stride;
-        j.rows = o.layout.batch * o.layout.outer;
-        (op == 0 ? a : b) = dst;
-      }
-      cudaLaunchConfig_t pcfg{};
-      pcfg.gridDim = dim3(pack_grid_, unsigned(jobs));
-      pcfg.blockDim = dim3(kPackThreads);
-      pcfg.stream = static_cast<cudaStream_t>(x.stream);
-      void* pargs[] = {&pa};
-      check(cudaLaunchKernelExC(&pcfg, reinterpret_cast<const void*>(pack_kernel_), pargs),
-            "cudaLaunchKernelExC (sm90 operand packing)");
-    }
+    if (pack_[0].on || pack_[1].on) pack(x, prm);
     Sm90GemmArgsHost args;
     std::memset(&args, 0, sizeof(args));
-    encode(&args.tma_a, a, map_.a_kmajor, base_.m, base_.lda, base_.stride_a, config_.block_m);
-    encode(&args.tma_b, b, map_.b_kmajor, base_.n, base_.ldb, base_.stride_b, config_.block_n / config_.cluster_m);
-    DgemmParams& prm = args.p;
-    prm = base_;
-    prm.a = a;
-    prm.b = b;
-    prm.c = x.c;
-    prm.d = x.d;
-    prm.bias = x.bias;
-    prm.scale = x.scale;
-    prm.zero_point = x.zero_point;
-    prm.alpha = x.alpha;
-    prm.beta = x.beta;
-    prm.alpha_ptr = x.scalar_mode == ScalarMode::Device ? x.alpha_ptr : nullptr;
-    prm.beta_ptr = x.scalar_mode == ScalarMode::Device ? x.beta_ptr : nullptr;
-    // The kernel's workspace is the split-K partial buffer (null without split-K).
-    prm.workspace = split_ > 1 ? reinterpret_cast<void*>(ws_base + partial_offset_) : nullptr;
-    prm.workspace_size = split_ > 1 ? x.workspace_size - (ws_base + partial_offset_ - reinterpret_cast<std::uintptr_t>(x.workspace)) : 0;
-    args.split_k = split_;
-    args.num_m_blocks = num_m_blocks_;
-    args.num_n_blocks = num_n_blocks_;
+    encode(&args.tma_a, prm.a, view_.a_kmajor, base_.m, base_.lda, base_.stride_a, config_.block_m);
+    encode(&args.tma_b, prm.b, view_.b_kmajor, base_.n, base_.ldb, base_.stride_b,
+           config_.block_n / std::max(1, config_.cluster_m));
+    args.p = prm;
+    args.p.workspace = nullptr;  // the kernel itself needs none (packing used it above)
+    args.p.workspace_size = 0;
+    args.tiles = tiles_;
     args.num_k_blocks = num_k_blocks_;
-    args.raster_group = raster_group_;
-    args.num_tiles = num_tiles_;
     cudaLaunchConfig_t cfg = launch_config(static_cast<cudaStream_t>(x.stream), grid_);
     cudaLaunchAttribute attr[1];
-    if (config_.cluster_m > 1) {
-      attr[0].id = cudaLaunchAttributeClusterDimension;
-      attr[0].val.clusterDim.x = unsigned(config_.cluster_m);
-      attr[0].val.clusterDim.y = 1;
-      attr[0].val.clusterDim.z = 1;
+    if (cluster_size(config_) > 1) {
+      set_cluster(attr[0]);
       cfg.attrs = attr;
       cfg.numAttrs = 1;
     }
     void* kargs[] = {&args};
     check(cudaLaunchKernelExC(&cfg, reinterpret_cast<const void*>(kernel_), kargs), "cudaLaunchKernelExC (sm90 GEMM)");
-    if (split_ > 1) {
-      cudaLaunchConfig_t rcfg{};
-      rcfg.gridDim = dim3(reduce_grid_);
-      rcfg.blockDim = dim3(256);
-      rcfg.stream = static_cast<cudaStream_t>(x.stream);
-      int split = split_;
-      void* rargs[] = {&prm, &split};
-      check(cudaLaunchKernelExC(&rcfg, reinterpret_cast<const void*>(reduce_kernel_), rargs),
-            "cudaLaunchKernelExC (sm90 split-K reduce)");
-    }
   }
 
  private:
+  // Copies the operands that break TMA's row rule into the workspace, on the caller's stream ahead
+  // of the GEMM (stream order makes the copy visible), and points prm at the copies.
+  void pack(const ExecArgs& x, DgemmParams& prm) const {
+    const std::uintptr_t ws = (reinterpret_cast<std::uintptr_t>(x.workspace) + kWorkspaceAlign - 1) & ~(kWorkspaceAlign - 1);
+    PackArgsHost pa;
+    std::memset(&pa, 0, sizeof(pa));
+    int jobs = 0;
+    const void* srcs[2] = {prm.a, prm.b};
+    for (int op = 0; op < 2; ++op) {
+      const PackOperand& o = pack_[op];
+      if (!o.on) continue;
+      void* dst = reinterpret_cast<void*>(ws + o.offset);
+      PackJobHost& j = pa.job[jobs++];
+      j.src = srcs[op];
+      j.dst = dst;
+      j.inner = o.layout.inner;
+      j.outer = o.layout.outer;
+      j.src_ld = o.layout.src_ld;
+      j.src_stride = o.layout.src_stride;
+      j.dst_ld = o.layout.dst_ld;
+      j.dst_stride = o.layout.dst_stride;
+      j.rows = o.layout.batch * o.layout.outer;
+      (op == 0 ? prm.a : prm.b) = dst;
+    }
+    cudaLaunchConfig_t pcfg{};
+    pcfg.gridDim = dim3(pack_grid_, unsigned(jobs));
+    pcfg.blockDim = dim3(kPackThreads);
+    pcfg.stream = static_cast<cudaStream_t>(x.stream);
+    void* pargs[] = {&pa};
+    check(cudaLaunchKernelExC(&pcfg, reinterpret_cast<const void*>(pack_kernel_), pargs),
+          "cudaLaunchKernelExC (sm90 operand packing)");
+  }
+
+  void set_cluster(cudaLaunchAttribute& a) const {
+    a.id = cudaLaunchAttributeClusterDimension;
+    a.val.clusterDim.x = unsigned(cluster_size(config_));
+    a.val.clusterDim.y = 1;
+    a.val.clusterDim.z = 1;
+  }
+
   cudaLaunchConfig_t launch_config(cudaStream_t stream, unsigned grid) const {
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = dim3(grid);
-    cfg.blockDim = dim3(kSm90Threads);
+    cfg.blockDim = dim3(unsigned(config_.threads));
     cfg.dynamicSmemBytes = std::size_t(smem_);
     cfg.stream = stream;
     return cfg;
@@ -412,7 +306,8 @@ class Sm90Executable final : public Executable {
 
   int device_;
   KernelConfig config_;
-  Sm90Mapping map_;
+  KernelView view_;
+  std::unique_ptr<Executable> fallback_;
   EncodeTiledFn encode_ = nullptr;
   CUtensorMapDataType dtype_ = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   std::shared_ptr<const jit::CompiledCode> code_;
@@ -421,30 +316,54 @@ class Sm90Executable final : public Executable {
   int smem_ = 0;
   DgemmParams base_{};
   int64_t batch_ = 1;
-  int num_m_blocks_ = 0, num_n_blocks_ = 0, num_k_blocks_ = 0, num_tiles_ = 0, raster_group_ = 8;
+  TileGrid tiles_{};
+  int num_k_blocks_ = 0;
   unsigned grid_ = 1;
-  std::unique_ptr<Executable> fallback_;
   // Packing of the kernel's A (0) and B (1) into the workspace.
   struct PackOperand {
     bool on = false;
-    Sm90PackLayout layout;
+    PackLayout layout;
     std::size_t offset = 0;
   };
   PackOperand pack_[2];
   std::size_t workspace_ = 0;
   cudaKernel_t pack_kernel_ = nullptr;
   unsigned pack_grid_ = 1;
-  int split_ = 1;
-  std::size_t partial_offset_ = 0;
-  cudaKernel_t reduce_kernel_ = nullptr;
-  unsigned reduce_grid_ = 1;
+};
+
+class Sm90Launcher final : public Launcher {
+ public:
+  std::vector<jit::CompileRequest> compile_requests(const GemmProblem& p, const Epilogue& e, const KernelConfig& c,
+                                                    const std::string& arch) const override {
+    return {sm90_compile_request(p, e, c, arch)};
+  }
+  std::unique_ptr<Executable> prepare(const DeviceInfo& device, const GemmProblem& p, const Epilogue& e,
+                                      const KernelConfig& c, std::unique_ptr<Executable> fallback) const override {
+    return std::make_unique<Sm90Executable>(device, p, e, c, std::move(fallback));
+  }
+  std::string describe(const GemmProblem& p, const KernelConfig& c) const override {
+    const KernelView v = kernel_view(canonical_operands(p), c.swap_ab);
+    std::ostringstream os;
+    os << kSm90Kernel << "; " << c.threads << " threads, " << sm90_smem_bytes(c)
+       << " B dynamic shared memory, persistent grid of at most one block per SM";
+    if (cluster_size(c) > 1)
+      os << ", clusters of " << cluster_size(c) << (c.cluster_k > 1 ? " splitting K" : " sharing B (multicast)");
+    os << "; parameter dg::sm90::GemmArgs (__grid_constant__): two TMA tensor maps (cuTensorMapEncodeTiled, 128B "
+       << "swizzle, boxes of " << kSm90BlockK << " K x rows) of " << (v.swap_operands ? "B and A" : "A and B")
+       << ", DgemmParams, TileGrid, K blocks";
+    if (c.pack_a || c.pack_b) os << "; first " << kSm90PackKernel << " packs the operands into the workspace";
+    return os.str();
+  }
+  std::string target_problem(const std::string& arch) const override {
+    return arch == "sm_90a" ? "" : "the sm90 family needs sm_90a (wgmma, setmaxnreg), not " + arch;
+  }
 };
 
 }  // namespace
 
-std::unique_ptr<Executable> prepare_sm90(const DeviceInfo& device, const GemmProblem& p, const Epilogue& e,
-                                         const KernelConfig& config) {
-  return std::make_unique<Sm90Executable>(device, p, e, config);
+const Launcher* sm90_launcher() {
+  static const Sm90Launcher launcher;
+  return &launcher;
 }
 
 }  // namespace cuda

@@ -1,37 +1,27 @@
 // Host side of the small-M family (device code: src/kernels/small_m/small_m_gemm.cuh): the JIT
-// source of a plan's kernels and the launcher. Exposed so that tests and tools can generate and
-// compile the exact source a plan would use, for any architecture, without a GPU.
+// source of a plan's kernels and the launcher (launcher.hpp). Exposed so that tests and tools can
+// generate and compile the exact source a plan would use, for any architecture, without a GPU.
 #pragma once
 
-#include <memory>
 #include <string>
 
-#include "backend/backend.hpp"
 #include "backend/cuda/jit.hpp"
+#include "core/kernel_config.hpp"
 #include "core/problem.hpp"
-#include "plan/kernel_config.hpp"
 
 namespace dgemm {
 namespace cuda {
 
-struct DeviceInfo;
-
 // Every small-M module holds a kernel with 16-byte loads and one with element loads (chosen at
-// execute from the pointers); with split_k > 1 also the reduction, and the plan's workspace is
-// batch x split_k x m x n floats.
+// execute from the pointers); with split_k > 1 also the shared split-K reduction.
 inline constexpr const char* kSmallMVectorKernel = "dgemm_small_m_vec";
 inline constexpr const char* kSmallMScalarKernel = "dgemm_small_m_scalar";
 inline constexpr const char* kSmallMReduceKernel = "dgemm_small_m_reduce";
 inline constexpr int kSmallMThreads = 256;
-inline constexpr int kSmallMReduceThreads = 256;
 
 // The generated translation unit and its compile request for `arch` ("sm_80", "sm_90a").
 jit::CompileRequest small_m_compile_request(const GemmProblem& p, const Epilogue& e, const KernelConfig& config,
                                             const std::string& arch);
-
-// The launcher (registered in cuda_backend.cpp's kLaunchers).
-std::unique_ptr<Executable> prepare_small_m(const DeviceInfo& device, const GemmProblem& p, const Epilogue& e,
-                                            const KernelConfig& config);
 
 }  // namespace cuda
 }  // namespace dgemm

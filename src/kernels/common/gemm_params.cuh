@@ -23,3 +23,12 @@ struct DgemmParams {
   void* workspace;
   unsigned long long workspace_size;
 };
+
+// The output tiles of a launch, as the shared tile scheduler (common/scheduler.cuh) walks them.
+// Plain data, filled by the host (backend/cuda/kernel_args.cpp) or by a kernel from its constants.
+struct TileGrid {
+  int num_m_blocks, num_n_blocks, batch_count;
+  int raster_group;  // M blocks per rasterization group; <= 1 = row order (N blocks fastest)
+  int cluster_m;     // tiles per work unit along M (CTAs of a cluster on adjacent tiles)
+  int split_k;       // K splits per tile (>= 1)
+};

@@ -13,11 +13,16 @@
 //   - the shared epilogue (epilogue/epilogue.cuh) applied from an f32 staging tile in shared
 //     memory, in coalesced runs of 4 columns.
 // M, N, K, leading dimensions and batch strides are run-time values: a new M never recompiles.
-// Optional split-K (kSplitK): partial tiles in the workspace, summed by split_k_reduce().
+// Tiles are walked in the shared scheduler's order (common/scheduler.cuh; kRasterGroup M blocks per
+// group, 0 = row order). Optional split-K (kSplitK): partial tiles in the workspace
+// (common/split_k.cuh), summed by its reduce kernel.
 #pragma once
 
 #include "common/gemm_params.cuh"
+#include "common/pipeline.cuh"
 #include "common/ptx.cuh"
+#include "common/scheduler.cuh"
+#include "common/split_k.cuh"
 #include "common/types.cuh"
 #include "epilogue/epilogue.cuh"
 
@@ -199,19 +204,15 @@ struct SmemLayout {
   static constexpr int kBytes = kNumStages * kStageBytes;
 };
 
-// Split-K scratch rows are padded to a multiple of 4 floats, so that every run of 4 is one aligned
-// 16-byte access (the workspace itself must be 16-byte aligned).
-__device__ __forceinline__ long long split_k_ld(long long n) { return (n + 3) / 4 * 4; }
-
 // kSplitK: the K tiles are divided among gridDim.y CTAs per output tile; each writes its raw f32
-// partial tile to the workspace ([batch][split][M][split_k_ld(N)]) and split_k_reduce() sums
-// them and applies the epilogue.
+// partial tile to the workspace (common/split_k.cuh) and its reduce kernel sums them and applies
+// the epilogue.
 // kPipelined (KernelConfig::variant 1): the main loop keeps two sets of mma fragments and loads
 // the next k-slice's fragments (ldmatrix) before issuing the current slice's mma.sync, also across
 // K tiles: the one barrier per K tile sits before the last slice's mma, so the tensor pipe keeps
 // working while warps meet there. The default (false) is the loop verified on the device first:
 // all of a slice's fragments, then its mma, and a barrier with an empty pipe at every K tile.
-template <int BLOCK_M, int BLOCK_N, int BLOCK_K, int kWarpsM, int kWarpsN, int kNumStages, bool kAKMajor,
+template <int BLOCK_M, int BLOCK_N, int BLOCK_K, int kWarpsM, int kWarpsN, int kNumStages, int kRasterGroup, bool kAKMajor,
           bool kBKMajor, class AB, class Epi, bool kVec, bool kSplitK = false, bool kPipelined = false>
 __device__ __forceinline__ void gemm(const DgemmParams& p) {
   constexpr int kThreads = kWarpsM * kWarpsN * 32;
@@ -233,24 +234,18 @@ __device__ __forceinline__ void gemm(const DgemmParams& p) {
   const int warp_m = warp / kWarpsN, warp_n = warp % kWarpsN;
   const long long M = p.m, N = p.n, K = p.k;
 
-  // Tile order: groups of 8 M-tiles sweep N together, so the B tiles they share stay in L2.
-  const long long tiles_m = (M + BLOCK_M - 1) / BLOCK_M, tiles_n = (N + BLOCK_N - 1) / BLOCK_N;
-  const long long tile = blockIdx.x;
-  constexpr long long kGroup = 8;
-  const long long group = tile / (kGroup * tiles_n);
-  const long long first_m = group * kGroup;
-  const long long group_rows = tiles_m - first_m < kGroup ? tiles_m - first_m : kGroup;
-  const long long in_group = tile % (kGroup * tiles_n);
-  const long long m0 = (first_m + in_group % group_rows) * BLOCK_M;
-  const long long n0 = (in_group / group_rows) * BLOCK_N;
+  // Tile order from the shared scheduler (grouped rasterization: M blocks that sweep N together
+  // share the B tiles in L2); batches and K splits are the grid's z and y.
+  const TileGrid grid{int((M + BLOCK_M - 1) / BLOCK_M), int((N + BLOCK_N - 1) / BLOCK_N), 1, kRasterGroup, 1, 1};
+  const TileCoord tc = TileScheduler{grid}.coords(int(blockIdx.x));
+  const long long m0 = (long long)tc.m_block * BLOCK_M, n0 = (long long)tc.n_block * BLOCK_N;
   int k_tiles = int((K + BLOCK_K - 1) / BLOCK_K);
   long long k_begin = 0;  // first K element of this CTA's share
   if (kSplitK) {
-    const int per_split = (k_tiles + int(gridDim.y) - 1) / int(gridDim.y);
-    const int first = int(blockIdx.y) * per_split;
-    const int last = first + per_split < k_tiles ? first + per_split : k_tiles;
+    int first, last;
+    TileScheduler::k_range(k_tiles, int(gridDim.y), int(blockIdx.y), first, last);
     k_begin = (long long)first * BLOCK_K;
-    k_tiles = last > first ? last - first : 0;
+    k_tiles = last - first;
   }
 
   for (long long batch = blockIdx.z; batch < p.batch_count; batch += gridDim.z) {
@@ -388,7 +383,8 @@ __device__ __forceinline__ void gemm(const DgemmParams& p) {
       // their operands), which saves kFragsM * 4 registers (128x256 would spill otherwise).
       unsigned fa[kFragsM][4];
       unsigned fb[2][kFragsN][2];
-      int read_stage = 0, write_stage = kNumStages - 1;
+      PipelineState<kNumStages> read, write;
+      write.stage = kNumStages - 1;
 #pragma unroll
       for (int i = 0; i < kFragsM; ++i) load_a_fast(fa[i], smem, 0, i);
       load_b_fast(fb[0], smem, 0);
@@ -401,18 +397,18 @@ __device__ __forceinline__ void gemm(const DgemmParams& p) {
             // committed: kNumStages - 1 + kt + 1, at most kNumStages - 2 pending).
             ptx::cp_async_wait<kNumStages - 2>();
             __syncthreads();
-            read_stage = read_stage + 1 == kNumStages ? 0 : read_stage + 1;
+            read.advance();
           }
           // Next slice's fragments (slice 0 of tile kt + 1 after the barrier; past the last tile
           // this reads a stale stage whose values are never used): B now, A row by row below.
-          const unsigned next_sa = smem + read_stage * Layout::kStageBytes;
+          const unsigned next_sa = smem + read.stage * Layout::kStageBytes;
           load_b_fast(fb[(kk + 1) % 2], next_sa, (kk + 1) % kSlices);
           if (kk == 0) {
             // Tile kt + kNumStages - 1 into the stage tile kt - 1 used: every warp passed the
             // barrier after its last read of it.
-            if (kt + kNumStages - 1 < k_tiles) load_stage(write_stage);
+            if (kt + kNumStages - 1 < k_tiles) load_stage(write.stage);
             ptx::cp_async_commit();
-            write_stage = write_stage + 1 == kNumStages ? 0 : write_stage + 1;
+            write.advance();
           }
 #pragma unroll
           for (int i = 0; i < kFragsM; ++i) {
@@ -488,41 +484,13 @@ __device__ __forceinline__ void gemm(const DgemmParams& p) {
         if (row < M && col < N) {
           const float4 v = *reinterpret_cast<const float4*>(&staging[r * kStride + c]);
           if (kSplitK) {
-            const long long ldw = split_k_ld(N);
-            float* ws = static_cast<float*>(p.workspace) + ((batch * gridDim.y + blockIdx.y) * M + row) * ldw + col;
-            *reinterpret_cast<float4*>(ws) = v;
+            *reinterpret_cast<float4*>(split_k_row(p, batch, int(gridDim.y), int(blockIdx.y), row) + col) = v;
           } else {
             epi.store4(row, col, v.x, v.y, v.z, v.w, N - col);
           }
         }
       }
       __syncthreads();
-    }
-  }
-}
-
-// Second pass of split-K: sums the `splits` partial tiles of every output element and applies
-// the epilogue, in runs of 4 columns. Grid: x over runs, y over batches.
-template <class Epi>
-__device__ __forceinline__ void split_k_reduce(const DgemmParams& p, int splits) {
-  const long long M = p.m, N = p.n, ldw = split_k_ld(N);
-  const long long runs_per_row = ldw / 4, runs = M * runs_per_row;
-  for (long long batch = blockIdx.y; batch < p.batch_count; batch += gridDim.y) {
-    EpilogueOp<Epi> epi;
-    epi.init(p, batch);
-    const float* ws = static_cast<const float*>(p.workspace) + batch * splits * M * ldw;
-    for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x; g < runs; g += (long long)gridDim.x * blockDim.x) {
-      const long long row = g / runs_per_row, col = (g % runs_per_row) * 4;
-      if (col >= N) continue;
-      float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-      for (int s = 0; s < splits; ++s) {
-        const float4 v = *reinterpret_cast<const float4*>(ws + (s * M + row) * ldw + col);
-        acc.x += v.x;
-        acc.y += v.y;
-        acc.z += v.z;
-        acc.w += v.w;
-      }
-      epi.store4(row, col, acc.x, acc.y, acc.z, acc.w, N - col);
     }
   }
 }

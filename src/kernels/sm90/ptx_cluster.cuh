@@ -1,10 +1,12 @@
-// sm90 family: thread-block-cluster helpers (rank, cluster-wide barrier, remote mbarrier arrive)
-// and the multicast TMA load used by 2-CTA clusters that share one operand tile.
+// sm90 family: thread-block-cluster helpers: rank, cluster-wide barrier, remote mbarrier arrives,
+// loads from a peer CTA's shared memory (distributed shared memory), and the multicast TMA load
+// used by 2-CTA clusters that share one operand tile.
 #pragma once
 
 #include "sm90/ptx_tma.cuh"
 
-namespace dgemm_sm90 {
+namespace dg {
+namespace sm90 {
 
 __device__ __forceinline__ u32 cluster_ctarank() {
   u32 r;
@@ -13,20 +15,45 @@ __device__ __forceinline__ u32 cluster_ctarank() {
 }
 
 // Every thread of every CTA of the cluster arrives and waits (release/acquire): orders barrier
-// initialisation before remote use, and keeps a CTA alive while its peer may still touch its
+// initialisation before remote use, and keeps a CTA alive while its peers may still touch its
 // shared memory.
 __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
 }
 
+// The address of shared-memory location `addr` (this CTA's window) in CTA `rank` of the cluster.
+__device__ __forceinline__ u32 map_to_rank(u32 addr, u32 rank) {
+  u32 r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(addr), "r"(rank));
+  return r;
+}
+
 // Arrives on the mbarrier at the same shared offset in CTA `rank` of the cluster. Plain arrive
-// (release at CTA scope, as CUTLASS does): an explicit .release.cluster measured 1.5-2.7x slower
-// for the whole GEMM (src/kernels/sm90/NOTES.md).
+// (release at CTA scope, as CUTLASS does for its operand ring): an explicit .release.cluster
+// measured 1.5-2.7x slower for the whole GEMM when used once per K block (sm90/NOTES.md).
 __device__ __forceinline__ void mbar_arrive_cluster(u32 bar, u32 rank) {
-  asm volatile(
-      "{ .reg .b32 ra; mapa.shared::cluster.u32 ra, %0, %1; mbarrier.arrive.shared::cluster.b64 _, [ra]; }"
-      ::"r"(bar), "r"(rank)
-      : "memory");
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(map_to_rank(bar, rank)) : "memory");
+}
+
+// Arrive with release semantics at cluster scope: this thread's earlier shared-memory writes (and
+// reads) are ordered before a peer's acquire-wait on the barrier sees the phase complete. Used
+// once per tile (split-K reduction), where its cost does not show.
+__device__ __forceinline__ void mbar_arrive_release_cluster(u32 bar, u32 rank) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(map_to_rank(bar, rank))
+               : "memory");
+}
+
+// 16 bytes from a peer CTA's shared memory (addr from map_to_rank).
+__device__ __forceinline__ float4 ld_shared_cluster_f4(u32 addr) {
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(addr)
+               : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_shared_f4(u32 addr, float a, float b, float c, float d) {
+  asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(addr), "f"(a), "f"(b), "f"(c), "f"(d) : "memory");
 }
 
 // Like tma_load_3d, but the box lands at the same offset (dst, bar) in every CTA of cta_mask.
@@ -39,4 +66,5 @@ __device__ __forceinline__ void tma_load_3d_multicast(u32 dst, const TensorMap* 
       : "memory");
 }
 
-}  // namespace dgemm_sm90
+}  // namespace sm90
+}  // namespace dg

@@ -1,24 +1,21 @@
-// sm90 family: shared-memory addresses and mbarrier operations (init, arrive, expect-tx, parity
-// wait) as inline PTX, so the JIT source needs no toolkit header.
+// sm90 family: mbarrier operations (init, arrive, expect-tx, parity wait) as inline PTX, so the
+// JIT source needs no toolkit header. Addresses are 32-bit shared-window addresses (dg::ptx::smem_addr).
 #pragma once
 
-namespace dgemm_sm90 {
+#include "common/ptx.cuh"
+
+namespace dg {
+namespace sm90 {
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
-
-// 32-bit shared-window address of a generic pointer to shared memory (what PTX operands take).
-__device__ __forceinline__ u32 smem_addr(const void* p) {
-  u32 r;
-  asm volatile("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(r) : "l"(p));
-  return r;
-}
+using ptx::smem_addr;
 
 __device__ __forceinline__ void mbar_init(u32 bar, u32 arrive_count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(arrive_count) : "memory");
 }
 
-// Makes initialised barriers visible to the other threads and to the async (TMA) proxy.
+// Makes initialised barriers visible to the other threads, the cluster and the async (TMA) proxy.
 __device__ __forceinline__ void mbar_fence_init() {
   asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
@@ -46,4 +43,18 @@ __device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
   } while (!done);
 }
 
-}  // namespace dgemm_sm90
+// The same wait with acquire semantics at cluster scope: after it, this thread sees what the
+// threads of other CTAs wrote before their release-arrive on this barrier (mbar_arrive_release_cluster).
+__device__ __forceinline__ void mbar_wait_acquire_cluster(u32 bar, u32 parity) {
+  u32 done;
+  do {
+    asm volatile(
+        "{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
+}  // namespace sm90
+}  // namespace dg

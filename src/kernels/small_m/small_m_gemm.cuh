@@ -1,12 +1,11 @@
 // The small-M (decode) family: M <= kRows (1..16) rows of activations times a weight matrix that
 // streams once from HBM. Plain f32 FMAs (no tensor cores): at these M the job is keeping enough
-// 16-byte weight loads in flight on every SM, not math. Works in the PROBLEM's coordinates (no
-// A/B swap for column-major problems, which would turn small M into small N):
+// 16-byte weight loads in flight on every SM, not math. It computes the kernel view
+// (core/kernel_view.hpp) whose rows are the problem's M (for a column-major problem the launcher
+// asks for the swapped view, which stores X transposed through the shared epilogue):
 //     A(i, k) = a[i * a_si + k * a_sk]          (a_si, a_sk: lda / 1 as the layout says)
 //     B(k, j) = b[j * ldb + k]   (kBKMajor: weights stored N x K, each column contiguous in K)
 //             = b[k * ldb + j]   (!kBKMajor: weights stored K x N, each row contiguous in N)
-//     D(i, j) -> the shared epilogue at (i, j), or at (j, i) when kTransOut (column-major D: the
-//                launcher generated the epilogue struct transposed).
 // Two thread mappings, one per B layout:
 //   - kBKMajor: a warp owns kCols columns; lane l reads 8 consecutive k (16 bytes) of each at
 //     k = k0 + 256 u + 8 l, kUnroll chunks per trip; A's 8 matching values (all rows) come through
@@ -18,13 +17,14 @@
 //     Partials of the lanes / warps that share columns are summed with shuffles, then through
 //     shared memory.
 // Split-K (kSplitK): gridDim.y CTAs share a column block's K range (slices are whole multiples of
-// the step); each writes its raw f32 sums to the workspace ([batch][split][M][N]) and
-// small_m_reduce() sums them and applies the epilogue once per element.
+// the step); each writes its raw f32 sums to the workspace (common/split_k.cuh), whose reduce
+// kernel sums them and applies the epilogue once per element.
 // kVec: 16-byte loads (the launcher checked base, leading dimension and batch stride alignment);
 // otherwise every element is loaded alone (any alignment). Tails in N and K are predicated.
 #pragma once
 
 #include "common/gemm_params.cuh"
+#include "common/split_k.cuh"
 #include "common/types.cuh"
 #include "epilogue/epilogue.cuh"
 
@@ -92,23 +92,17 @@ __device__ __forceinline__ void k_slice(long long K, long long& k_begin, long lo
   }
 }
 
-// Final value of output (i, j) of one batch: the epilogue, or the raw sum into the workspace.
-template <class Epi, bool kTransOut, bool kSplitK>
+// Final value of output (i, j) of one batch: the epilogue, or the raw sum into the workspace
+// (common/split_k.cuh).
+template <class Epi, bool kSplitK>
 __device__ __forceinline__ void finish(const DgemmParams& p, const EpilogueOp<Epi>& epi, long long batch, long long i,
                                        long long j, float v) {
-  if (kSplitK) {
-    float* ws = static_cast<float*>(p.workspace);
-    ws[((batch * gridDim.y + blockIdx.y) * p.m + i) * p.n + j] = v;
-  } else if (kTransOut) {
-    epi.store(j, i, v);
-  } else {
-    epi.store(i, j, v);
-  }
+  if (kSplitK) split_k_row(p, batch, int(gridDim.y), int(blockIdx.y), i)[j] = v;
+  else epi.store(i, j, v);
 }
 
 // ---- weights stored N x K (each column contiguous in K) ------------------------------------
-template <int kRows, int kCols, int kUnroll, bool kAKMajor, class AB, class Epi, bool kVec, bool kTransOut,
-          bool kSplitK>
+template <int kRows, int kCols, int kUnroll, bool kAKMajor, class AB, class Epi, bool kVec, bool kSplitK>
 __device__ __forceinline__ void gemm_bk(const DgemmParams& p) {
   static_assert(kRows >= 1 && kRows <= 16 && kCols >= 1 && kCols * kRows <= 128, "accumulators fit in registers");
   constexpr int kStep = 256;  // k per warp per chunk: 32 lanes x 8
@@ -189,13 +183,13 @@ __device__ __forceinline__ void gemm_bk(const DgemmParams& p) {
 #pragma unroll
       for (int c = 0; c < kCols; ++c) {
         const int owner = (r * kCols + c) & 31;
-        if (lane == owner && r < M && n0 + c < N) finish<Epi, kTransOut, kSplitK>(p, epi, batch, r, n0 + c, acc[r][c]);
+        if (lane == owner && r < M && n0 + c < N) finish<Epi, kSplitK>(p, epi, batch, r, n0 + c, acc[r][c]);
       }
   }
 }
 
 // ---- weights stored K x N (each row contiguous in N) ----------------------------------------
-template <int kRows, int kUnroll, class AB, class Epi, bool kVec, bool kAKMajor, bool kTransOut, bool kSplitK>
+template <int kRows, int kUnroll, class AB, class Epi, bool kVec, bool kAKMajor, bool kSplitK>
 __device__ __forceinline__ void gemm_bn(const DgemmParams& p) {
   static_assert(kRows >= 1 && kRows <= 16, "accumulators fit in registers");
   constexpr int kLanesN = 8, BLOCK_N = kLanesN * 8;
@@ -270,30 +264,10 @@ __device__ __forceinline__ void gemm_bn(const DgemmParams& p) {
         float v = 0.0f;
 #pragma unroll
         for (int w = 0; w < kWarps; ++w) v += partial[w][r][c];
-        finish<Epi, kTransOut, kSplitK>(p, epi, batch, r, j, v);
+        finish<Epi, kSplitK>(p, epi, batch, r, j, v);
       }
     }
     __syncthreads();  // `partial` is reused by the next batch
-  }
-}
-
-// Second pass of split-K: sums the `splits` partials of each element of each batch and applies
-// the epilogue. Grid: x over elements, y over batches.
-template <class Epi, bool kTransOut>
-__device__ __forceinline__ void reduce(const DgemmParams& p, int splits) {
-  const long long M = p.m, N = p.n, elems = M * N;
-  for (long long batch = blockIdx.y; batch < p.batch_count; batch += gridDim.y) {
-    EpilogueOp<Epi> epi;
-    epi.init(p, batch);
-    const float* ws = static_cast<const float*>(p.workspace) + batch * splits * elems;
-    for (long long g = (long long)blockIdx.x * blockDim.x + threadIdx.x; g < elems;
-         g += (long long)gridDim.x * blockDim.x) {
-      float v = 0.0f;
-      for (int s = 0; s < splits; ++s) v += ws[s * elems + g];
-      const long long i = g / N, j = g % N;
-      if (kTransOut) epi.store(j, i, v);
-      else epi.store(i, j, v);
-    }
   }
 }
 

@@ -34,6 +34,8 @@ use std::ptr;
 use std::sync::Arc;
 
 pub use deepgemm_sys as sys;
+/// The `half` crate this one is built with, for `f16` / `bf16` host values.
+pub use half;
 
 /// The version of the loaded library, "MAJOR.MINOR.PATCH".
 pub fn version() -> &'static str {
@@ -132,8 +134,8 @@ impl DType {
     }
 }
 
-/// Host element types usable with [`Plan::execute_host`]. F16/BF16/FP8 values are carried as
-/// their bit patterns.
+/// Host element types usable with [`Plan::execute_host`]: `f32`, `i8`, `i32`, and the `half`
+/// crate's [`half::f16`] and [`half::bf16`] (re-exported as `deepgemm::half`).
 pub trait Element: Copy + Send + Sync + 'static {
     const DTYPE: DType;
 }
@@ -146,31 +148,10 @@ impl Element for i8 {
 impl Element for i32 {
     const DTYPE: DType = DType::I32;
 }
-/// IEEE binary16, as bits.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[repr(transparent)]
-pub struct F16(pub u16);
-impl Element for F16 {
+impl Element for half::f16 {
     const DTYPE: DType = DType::F16;
 }
-/// bfloat16, as bits (the upper half of an f32).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[repr(transparent)]
-pub struct BF16(pub u16);
-impl BF16 {
-    /// Rounds to nearest even (NaN stays NaN).
-    pub fn from_f32(x: f32) -> BF16 {
-        let bits = x.to_bits();
-        if x.is_nan() {
-            return BF16((bits >> 16) as u16 | 0x40);
-        }
-        BF16((bits.wrapping_add(0x7fff + ((bits >> 16) & 1)) >> 16) as u16)
-    }
-    pub fn to_f32(self) -> f32 {
-        f32::from_bits((self.0 as u32) << 16)
-    }
-}
-impl Element for BF16 {
+impl Element for half::bf16 {
     const DTYPE: DType = DType::BF16;
 }
 

@@ -1,7 +1,8 @@
 //! Tests of the safe Rust API on the CPU backend: results against an f64 reference computed here
 //! (relative Frobenius error), fresh random inputs, poisoned outputs, errors with status and
 //! message, one plan executed from several threads.
-use deepgemm::{Activation, Context, DType, Device, Epilogue, HostArgs, Plan, Problem, Status, BF16};
+use deepgemm::half::bf16;
+use deepgemm::{Activation, Context, DType, Device, Epilogue, HostArgs, Plan, Problem, Status};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// xorshift64*: inputs differ on every run (the seed is printed for a repro).
@@ -94,12 +95,12 @@ fn bf16_and_beta() {
     let mut rng = Rng::new();
     let (m, n, k) = (29, 31, 64);
     let plan = ctx.plan(&Problem::new(m as i64, n as i64, k as i64, DType::BF16), &Epilogue::new().beta(1.0)).unwrap();
-    let to_bf16 = |v: Vec<f32>| v.into_iter().map(BF16::from_f32).collect::<Vec<_>>();
+    let to_bf16 = |v: Vec<f32>| v.into_iter().map(bf16::from_f32).collect::<Vec<_>>();
     let (a, b, c) = (to_bf16(rng.vec(m * k)), to_bf16(rng.vec(k * n)), to_bf16(rng.vec(m * n)));
-    let mut d = vec![BF16(0x7fc0); m * n]; // NaN
+    let mut d = vec![bf16::from_bits(0x7fc0); m * n]; // NaN
     let args = HostArgs { c: Some(c.as_slice().into()), alpha: Some(-1.5), beta: Some(0.25), ..Default::default() };
     plan.execute_host(&a, &b, &mut d, &args).unwrap();
-    let f = |v: &[BF16]| v.iter().map(|x| x.to_f32()).collect::<Vec<f32>>();
+    let f = |v: &[bf16]| v.iter().map(|x| x.to_f32()).collect::<Vec<f32>>();
     let mut want = reference(&f(&a), &f(&b), None, m, n, k, false, false, -1.5, |x| x);
     for (w, cv) in want.iter_mut().zip(f(&c)) {
         *w += 0.25 * cv as f64;

@@ -1,0 +1,236 @@
+"""The C API of libdeepgemm.so.1 (include/deepgemm/deepgemm.h) for Python, through ctypes.
+
+ctypes rather than a compiled extension: the package then has no per-Python-version binary, so one
+wheel serves every Python 3, and building it needs only the C++ library's own build. The price is
+that the declarations below restate the header; tests/test_capi_layout.py compiles every struct's
+field offsets and every constant against deepgemm.h and fails on any difference.
+
+Names follow the header: functions return a status (int), output parameters are ctypes objects
+passed by reference (``dgemm_context_t()``, ``ctypes.c_size_t()``), structs are
+``ctypes.Structure`` classes with the header's field names, and data pointers are plain integer
+addresses. The three string-returning functions return ``str``. ctypes releases the GIL for every
+call, so plans can be created and executed from several threads at once.
+
+Where the library is found, first hit wins:
+  1. $DEEPGEMM_LIBRARY (a path to the shared library);
+  2. libdeepgemm.so.1 next to this file (the wheel, and the build tree's package);
+  3. the library directory of a ``cmake --install`` prefix, as recorded at install time (_location.py);
+  4. ``libdeepgemm.so.1`` through the dynamic loader (a system install, LD_LIBRARY_PATH).
+"""
+import ctypes
+import os
+
+# ---- constants (deepgemm.h) -----------------------------------------------------------------
+DGEMM_VERSION_MAJOR = 1
+DGEMM_VERSION_MINOR = 0
+DGEMM_VERSION_PATCH = 0
+DGEMM_VERSION_NUMBER = DGEMM_VERSION_MAJOR * 10000 + DGEMM_VERSION_MINOR * 100 + DGEMM_VERSION_PATCH
+
+DGEMM_STATUS_SUCCESS = 0
+DGEMM_STATUS_INVALID_ARGUMENT = 1
+DGEMM_STATUS_NOT_SUPPORTED = 2
+DGEMM_STATUS_OUT_OF_MEMORY = 3
+DGEMM_STATUS_INSUFFICIENT_WORKSPACE = 4
+DGEMM_STATUS_CONTEXT_MISMATCH = 5
+DGEMM_STATUS_NO_DEVICE = 6
+DGEMM_STATUS_DEVICE_ERROR = 7
+DGEMM_STATUS_COMPILE_ERROR = 8
+DGEMM_STATUS_ARCH_FILE_ERROR = 9
+DGEMM_STATUS_INTERNAL_ERROR = 10
+
+DGEMM_DTYPE_F32 = 0
+DGEMM_DTYPE_F16 = 1
+DGEMM_DTYPE_BF16 = 2
+DGEMM_DTYPE_F8_E4M3 = 3
+DGEMM_DTYPE_F8_E5M2 = 4
+DGEMM_DTYPE_I8 = 5
+DGEMM_DTYPE_I32 = 6
+
+DGEMM_OP_N = 0
+DGEMM_OP_T = 1
+
+DGEMM_ORDER_ROW_MAJOR = 0
+DGEMM_ORDER_COL_MAJOR = 1
+
+DGEMM_DEVICE_AUTO = 0
+DGEMM_DEVICE_CUDA = 1
+DGEMM_DEVICE_CPU = 2
+
+DGEMM_ACT_NONE = 0
+DGEMM_ACT_RELU = 1
+DGEMM_ACT_GELU_TANH = 2
+DGEMM_ACT_GELU_ERF = 3
+DGEMM_ACT_SILU = 4
+
+DGEMM_VECTOR_NONE = 0
+DGEMM_VECTOR_PER_TENSOR = 1
+DGEMM_VECTOR_PER_ROW = 2
+DGEMM_VECTOR_PER_COLUMN = 3
+
+DGEMM_EPILOGUE_SATURATE = 0x1
+DGEMM_EPILOGUE_ZERO_POINT = 0x2
+
+DGEMM_PLAN_AUTOTUNE = 0x1
+
+DGEMM_SCALARS_FROM_PLAN = 0
+DGEMM_SCALARS_HOST = 1
+DGEMM_SCALARS_DEVICE = 2
+
+# ---- types ----------------------------------------------------------------------------------
+_enum = ctypes.c_int  # every enum of the header is an int-sized C enum
+dgemm_status_t = _enum
+dgemm_dtype_t = _enum
+dgemm_op_t = _enum
+dgemm_order_t = _enum
+dgemm_device_kind_t = _enum
+dgemm_activation_t = _enum
+dgemm_vector_mode_t = _enum
+dgemm_scalar_mode_t = _enum
+dgemm_context_t = ctypes.c_void_p  # opaque handles
+dgemm_plan_t = ctypes.c_void_p
+
+
+class _Struct(ctypes.Structure):
+    """A public struct: readable repr, and a fresh value set up by the library's *_init."""
+
+    def __repr__(self):
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name, _ in self._fields_
+                           if not name.startswith("reserved") and name != "struct_size")
+        return f"{type(self).__name__}({fields})"
+
+
+class dgemm_problem_t(_Struct):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32), ("reserved0", ctypes.c_uint32),
+        ("m", ctypes.c_int64), ("n", ctypes.c_int64), ("k", ctypes.c_int64),
+        ("a_type", dgemm_dtype_t), ("b_type", dgemm_dtype_t), ("c_type", dgemm_dtype_t), ("d_type", dgemm_dtype_t),
+        ("compute_type", dgemm_dtype_t),
+        ("op_a", dgemm_op_t), ("op_b", dgemm_op_t),
+        ("order", dgemm_order_t),
+        ("lda", ctypes.c_int64), ("ldb", ctypes.c_int64), ("ldc", ctypes.c_int64), ("ldd", ctypes.c_int64),
+        ("batch_count", ctypes.c_int64),
+        ("stride_a", ctypes.c_int64), ("stride_b", ctypes.c_int64), ("stride_c", ctypes.c_int64),
+        ("stride_d", ctypes.c_int64),
+        ("reserved", ctypes.c_uint64 * 8),
+    ]
+
+
+class dgemm_epilogue_t(_Struct):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32), ("flags", ctypes.c_uint32),
+        ("alpha", ctypes.c_float), ("beta", ctypes.c_float),
+        ("bias_mode", dgemm_vector_mode_t), ("bias_type", dgemm_dtype_t),
+        ("activation", dgemm_activation_t),
+        ("scale_mode", dgemm_vector_mode_t),
+        ("reserved", ctypes.c_uint64 * 8),
+    ]
+
+
+class dgemm_plan_options_t(_Struct):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32), ("flags", ctypes.c_uint32),
+        ("arch_file", ctypes.c_char_p),     # ctypes keeps the assigned bytes alive with the struct
+        ("force_kernel", ctypes.c_char_p),
+        ("reserved", ctypes.c_uint64 * 8),
+    ]
+
+
+class dgemm_args_t(_Struct):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("scalar_mode", dgemm_scalar_mode_t),
+        ("alpha", ctypes.c_float), ("beta", ctypes.c_float),
+        ("alpha_ptr", ctypes.c_void_p), ("beta_ptr", ctypes.c_void_p),
+        ("bias", ctypes.c_void_p),
+        ("scale", ctypes.c_void_p),
+        ("zero_point", ctypes.c_void_p),
+        ("reserved", ctypes.c_uint64 * 8),
+    ]
+
+
+# ---- loading --------------------------------------------------------------------------------
+SONAME = "libdeepgemm.so.1"
+
+
+def _candidates():
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = os.environ.get("DEEPGEMM_LIBRARY")
+    if env:
+        yield env
+    yield os.path.join(here, SONAME)
+    try:
+        from . import _location  # written by `cmake --install`: the prefix's library directory
+
+        yield os.path.normpath(os.path.join(here, _location.LIBRARY_DIR, SONAME))
+    except ImportError:
+        pass
+    yield SONAME
+
+
+def _load():
+    tried = []
+    for path in _candidates():
+        if path != SONAME and not os.path.exists(path):
+            tried.append(f"{path} (absent)")
+            continue
+        try:
+            return ctypes.CDLL(path), path
+        except OSError as e:
+            tried.append(f"{path} ({e})")
+        if path == os.environ.get("DEEPGEMM_LIBRARY"):
+            break  # an explicit choice that fails is not silently replaced by another library
+    raise ImportError("deepgemm: cannot load libdeepgemm.so.1; tried " + "; ".join(tried) +
+                      ". Install the package with `pip install .`, or point DEEPGEMM_LIBRARY at the library.")
+
+
+_lib, LIBRARY_PATH = _load()
+
+
+def _declare(name, restype, *argtypes):
+    fn = getattr(_lib, name)
+    fn.restype = restype
+    fn.argtypes = list(argtypes)
+    return fn
+
+
+_P = ctypes.POINTER
+dgemm_version = _declare("dgemm_version", ctypes.c_uint)
+_version_string = _declare("dgemm_version_string", ctypes.c_char_p)
+_status_string = _declare("dgemm_status_string", ctypes.c_char_p, dgemm_status_t)
+_last_error = _declare("dgemm_last_error", ctypes.c_char_p)
+dgemm_context_create = _declare("dgemm_context_create", dgemm_status_t, dgemm_device_kind_t, ctypes.c_int,
+                                _P(dgemm_context_t))
+dgemm_context_destroy = _declare("dgemm_context_destroy", dgemm_status_t, dgemm_context_t)
+dgemm_context_device = _declare("dgemm_context_device", dgemm_status_t, dgemm_context_t, _P(dgemm_device_kind_t),
+                                _P(ctypes.c_int))
+dgemm_problem_init = _declare("dgemm_problem_init", dgemm_status_t, _P(dgemm_problem_t))
+dgemm_epilogue_init = _declare("dgemm_epilogue_init", dgemm_status_t, _P(dgemm_epilogue_t))
+dgemm_plan_options_init = _declare("dgemm_plan_options_init", dgemm_status_t, _P(dgemm_plan_options_t))
+dgemm_create_plan = _declare("dgemm_create_plan", dgemm_status_t, dgemm_context_t, _P(dgemm_problem_t),
+                             _P(dgemm_epilogue_t), _P(dgemm_plan_options_t), _P(dgemm_plan_t))
+dgemm_destroy_plan = _declare("dgemm_destroy_plan", dgemm_status_t, dgemm_plan_t)
+dgemm_plan_workspace_size = _declare("dgemm_plan_workspace_size", dgemm_status_t, dgemm_plan_t, _P(ctypes.c_size_t))
+dgemm_plan_describe = _declare("dgemm_plan_describe", dgemm_status_t, dgemm_plan_t, ctypes.c_void_p, ctypes.c_size_t,
+                               _P(ctypes.c_size_t))
+dgemm_args_init = _declare("dgemm_args_init", dgemm_status_t, _P(dgemm_args_t))
+dgemm_execute = _declare("dgemm_execute", dgemm_status_t, dgemm_plan_t, ctypes.c_void_p, ctypes.c_void_p,
+                         ctypes.c_void_p, ctypes.c_void_p, _P(dgemm_args_t), ctypes.c_void_p, ctypes.c_size_t,
+                         ctypes.c_void_p)
+
+
+def dgemm_version_string() -> str:
+    return _version_string().decode()
+
+
+def dgemm_status_string(status: int) -> str:
+    return _status_string(status).decode()
+
+
+def dgemm_last_error() -> str:
+    return _last_error().decode(errors="replace")
+
+
+# A library of another major version, or older than these declarations, is refused at import.
+if dgemm_version() // 10000 != DGEMM_VERSION_MAJOR or dgemm_version() < DGEMM_VERSION_NUMBER:
+    raise ImportError(f"deepgemm: {LIBRARY_PATH} is version {dgemm_version_string()}; this package needs "
+                      f"{DGEMM_VERSION_MAJOR}.x, at least {DGEMM_VERSION_MAJOR}.{DGEMM_VERSION_MINOR}")

@@ -1,0 +1,81 @@
+// The kernel's view of a problem (see kernel_view.hpp).
+#include "core/kernel_view.hpp"
+
+#include <algorithm>
+
+namespace dgemm {
+
+bool problem_a_kcontiguous(const GemmProblem& p) {
+  return p.order == Order::RowMajor ? p.op_a == Op::N : p.op_a == Op::T;
+}
+bool problem_b_kcontiguous(const GemmProblem& p) {
+  return p.order == Order::RowMajor ? p.op_b == Op::T : p.op_b == Op::N;
+}
+
+GemmProblem canonical_operands(const GemmProblem& p) {
+  GemmProblem q = p;
+  // Any leading dimension >= k describes a single row; this one is a multiple of 16 bytes.
+  const int64_t per16 = 16 / int64_t(std::max<std::size_t>(1, dtype_size(p.a_type)));
+  const int64_t padded_k = std::max<int64_t>(1, (p.k + per16 - 1) / per16 * per16);
+  if (p.m == 1 && p.lda == 1 && p.k > 1 && !problem_a_kcontiguous(p)) {
+    q.op_a = p.op_a == Op::N ? Op::T : Op::N;
+    q.lda = padded_k;
+  }
+  const int64_t per16_b = 16 / int64_t(std::max<std::size_t>(1, dtype_size(p.b_type)));
+  const int64_t padded_k_b = std::max<int64_t>(1, (p.k + per16_b - 1) / per16_b * per16_b);
+  if (p.n == 1 && p.ldb == 1 && p.k > 1 && !problem_b_kcontiguous(p)) {
+    q.op_b = p.op_b == Op::N ? Op::T : Op::N;
+    q.ldb = padded_k_b;
+  }
+  return q;
+}
+
+KernelView kernel_view(const GemmProblem& p, bool swap_ab) {
+  KernelView v;
+  // Column-major D is row-major D^T: its kernel computes op(B)^T op(A)^T unless swap-AB turns it
+  // back; a row-major problem swaps only under swap-AB.
+  v.swap_operands = (p.order == Order::ColMajor) != swap_ab;
+  v.out_transposed = swap_ab;
+  v.rows_are_m = !v.swap_operands;
+  const bool a_k = problem_a_kcontiguous(p), b_k = problem_b_kcontiguous(p);
+  v.k = p.k;
+  if (!v.swap_operands) {
+    v.a_kmajor = a_k;
+    v.b_kmajor = b_k;
+    v.rows = p.m;
+    v.cols = p.n;
+    v.lda = p.lda;
+    v.ldb = p.ldb;
+    v.stride_a = p.stride_a;
+    v.stride_b = p.stride_b;
+    v.a_type = p.a_type;
+    v.b_type = p.b_type;
+  } else {
+    v.a_kmajor = b_k;
+    v.b_kmajor = a_k;
+    v.rows = p.n;
+    v.cols = p.m;
+    v.lda = p.ldb;
+    v.ldb = p.lda;
+    v.stride_a = p.stride_b;
+    v.stride_b = p.stride_a;
+    v.a_type = p.b_type;
+    v.b_type = p.a_type;
+  }
+  return v;
+}
+
+VectorMode kernel_vector_mode(VectorMode mode, const KernelView& v) {
+  if (v.rows_are_m) return mode;
+  if (mode == VectorMode::PerRow) return VectorMode::PerColumn;
+  if (mode == VectorMode::PerColumn) return VectorMode::PerRow;
+  return mode;
+}
+
+bool rows_aligned(int64_t ld, int64_t batch_stride, int64_t batch_count, DType t, int bytes) {
+  const int64_t esz = int64_t(dtype_size(t));
+  if ((ld * esz) % bytes != 0) return false;
+  return batch_count <= 1 || (batch_stride * esz) % bytes == 0;
+}
+
+}  // namespace dgemm

@@ -1,0 +1,20 @@
+// Tests whose prerequisite is absent report themselves skipped: the executable exits 77, which
+// CTest shows as skipped (SKIP_RETURN_CODE 77 on every test), never as passed.
+#pragma once
+
+#include <boost/test/unit_test.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+
+// For the compile tests' builds without CUDA: the whole executable reports itself skipped.
+#define DGEMM_SKIP_WITHOUT_CUDA()                                                 \
+  namespace {                                                                     \
+  struct SkipWithoutCuda {                                                        \
+    SkipWithoutCuda() {                                                           \
+      std::printf("SKIPPED: built without CUDA (DGEMM_WITH_CUDA): no kernels\n");  \
+      std::exit(77);                                                              \
+    }                                                                             \
+  };                                                                              \
+  BOOST_TEST_GLOBAL_FIXTURE(SkipWithoutCuda);                                     \
+  }
