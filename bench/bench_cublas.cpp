@@ -17,9 +17,15 @@ cudaDataType_t cuda_type(ElemType t) {
   switch (t) {
     case ElemType::F16: return CUDA_R_16F;
     case ElemType::BF16: return CUDA_R_16BF;
+    case ElemType::E4M3: return CUDA_R_8F_E4M3;
+    case ElemType::I8: return CUDA_R_8I;
+    case ElemType::I32: return CUDA_R_32I;
     default: return CUDA_R_32F;
   }
 }
+
+// D's type: the inputs' for plain rows, out_type for quantized ones.
+ElemType out_type(const GemmShape& s) { return s.quant == Quant::None ? s.type : s.out_type; }
 
 std::string cublas_error(const char* what, cublasStatus_t st) {
   if (st == CUBLAS_STATUS_SUCCESS) return "";
@@ -49,13 +55,17 @@ std::string gemm_ex_typed(void* handle, const GemmShape& s, const void* A, const
   std::string e = cublas_error("cublasSetStream", cublasSetStream(h, static_cast<cudaStream_t>(stream)));
   if (!e.empty()) return e;
   ColMajor c = col_major(s);
+  // INT8 takes i32 scalars and compute; everything else f32.
+  const bool int8 = s.type == ElemType::I8;
   const float alpha = 1.0f, beta = 0.0f;
+  const int32_t ialpha = 1, ibeta = 0;
   cudaDataType_t in = cuda_type(s.type);
   return cublas_error(
       "cublasGemmEx",
       cublasGemmEx(h, c.trans_first, CUBLAS_OP_N, static_cast<int>(s.n), static_cast<int>(s.m), static_cast<int>(s.k),
-                   &alpha, B, in, static_cast<int>(c.ld_first), A, in, static_cast<int>(c.ld_second), &beta, D,
-                   out_type, static_cast<int>(c.ld_out), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+                   int8 ? static_cast<const void*>(&ialpha) : &alpha, B, in, static_cast<int>(c.ld_first), A, in,
+                   static_cast<int>(c.ld_second), int8 ? static_cast<const void*>(&ibeta) : &beta, D, out_type,
+                   static_cast<int>(c.ld_out), int8 ? CUBLAS_COMPUTE_32I : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 }  // namespace
@@ -65,6 +75,7 @@ struct Cublas::LtState {
   cublasLtMatrixLayout_t first = nullptr, second = nullptr, out = nullptr;
   cublasLtMatmulAlgo_t algo;
   bool ready = false;
+  bool int_scalars = false;  // INT8: alpha and beta are int32
 };
 
 Cublas::Cublas() : lt_state_(new LtState) {
@@ -94,7 +105,7 @@ Cublas::~Cublas() {
 }
 
 std::string Cublas::gemm_ex(const GemmShape& s, const void* A, const void* B, void* D, void* stream) {
-  return gemm_ex_typed(handle_, s, A, B, D, cuda_type(s.type), stream);
+  return gemm_ex_typed(handle_, s, A, B, D, cuda_type(out_type(s)), stream);
 }
 
 std::string Cublas::gemm_ex_f32(const GemmShape& s, const void* A, const void* B, float* D, void* stream) {
@@ -113,8 +124,11 @@ std::string Cublas::prepare_lt(const GemmShape& s, const void* bias) {
   release_lt();
   LtState& st = *lt_state_;
   ColMajor c = col_major(s);
-  cudaDataType_t t = cuda_type(s.type);
-  std::string e = cublas_error("cublasLtMatmulDescCreate", cublasLtMatmulDescCreate(&st.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  cudaDataType_t t = cuda_type(s.type), t_out = cuda_type(out_type(s));
+  st.int_scalars = s.type == ElemType::I8;
+  std::string e = cublas_error("cublasLtMatmulDescCreate",
+                               st.int_scalars ? cublasLtMatmulDescCreate(&st.desc, CUBLAS_COMPUTE_32I, CUDA_R_32I)
+                                              : cublasLtMatmulDescCreate(&st.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   cublasOperation_t trans_second = CUBLAS_OP_N;
   if (e.empty())
     e = cublas_error("CUBLASLT_MATMUL_DESC_TRANSA", cublasLtMatmulDescSetAttribute(st.desc, CUBLASLT_MATMUL_DESC_TRANSA,
@@ -132,6 +146,18 @@ std::string Cublas::prepare_lt(const GemmShape& s, const void* bias) {
       e = cublas_error("CUBLASLT_MATMUL_DESC_BIAS_POINTER",
                        cublasLtMatmulDescSetAttribute(st.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias));
   }
+  if (e.empty() && s.type == ElemType::E4M3) {
+    // cuBLAS's A is our B and its B our A: the scale pointers cross over too.
+    const void* first_scale = s.b_scale;
+    const void* second_scale = s.a_scale;
+    e = cublas_error("CUBLASLT_MATMUL_DESC_A_SCALE_POINTER",
+                     cublasLtMatmulDescSetAttribute(st.desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &first_scale,
+                                                    sizeof first_scale));
+    if (e.empty())
+      e = cublas_error("CUBLASLT_MATMUL_DESC_B_SCALE_POINTER",
+                       cublasLtMatmulDescSetAttribute(st.desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &second_scale,
+                                                      sizeof second_scale));
+  }
   // The first operand as stored: n x k (no transpose) is k x n stored when transposed.
   uint64_t first_rows = s.b_transposed ? s.k : s.n, first_cols = s.b_transposed ? s.n : s.k;
   if (e.empty())
@@ -139,7 +165,7 @@ std::string Cublas::prepare_lt(const GemmShape& s, const void* bias) {
   if (e.empty())
     e = cublas_error("cublasLtMatrixLayoutCreate(A)", cublasLtMatrixLayoutCreate(&st.second, t, s.k, s.m, c.ld_second));
   if (e.empty())
-    e = cublas_error("cublasLtMatrixLayoutCreate(D)", cublasLtMatrixLayoutCreate(&st.out, t, s.n, s.m, c.ld_out));
+    e = cublas_error("cublasLtMatrixLayoutCreate(D)", cublasLtMatrixLayoutCreate(&st.out, t_out, s.n, s.m, c.ld_out));
   cublasLtMatmulPreference_t pref = nullptr;
   if (e.empty()) e = cublas_error("cublasLtMatmulPreferenceCreate", cublasLtMatmulPreferenceCreate(&pref));
   if (e.empty()) {
@@ -169,9 +195,12 @@ std::string Cublas::run_lt(const void* A, const void* B, void* D, void* stream) 
   LtState& st = *lt_state_;
   if (!st.ready) return "cuBLASLt not prepared";
   const float alpha = 1.0f, beta = 0.0f;
+  const int32_t ialpha = 1, ibeta = 0;
+  const void* a = st.int_scalars ? static_cast<const void*>(&ialpha) : &alpha;
+  const void* b = st.int_scalars ? static_cast<const void*>(&ibeta) : &beta;
   return cublas_error("cublasLtMatmul",
-                      cublasLtMatmul(static_cast<cublasLtHandle_t>(lt_), st.desc, &alpha, B, st.first, A, st.second,
-                                     &beta, D, st.out, D, st.out, &st.algo, lt_workspace_, workspace_size_,
+                      cublasLtMatmul(static_cast<cublasLtHandle_t>(lt_), st.desc, a, B, st.first, A, st.second, b, D,
+                                     st.out, D, st.out, &st.algo, lt_workspace_, workspace_size_,
                                      static_cast<cudaStream_t>(stream)));
 }
 

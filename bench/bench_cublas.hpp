@@ -15,11 +15,26 @@
 
 namespace bench {
 
+// FP8 and INT8 rows (--dtype fp8t, fp8b, fp8q, i8): what both sides compute.
+enum class Quant {
+  None,
+  Fp8Tensor,   // e4m3 A and B, one f32 scale each, D bf16: cuBLASLt A/B_SCALE_POINTER
+  Fp8Block,    // e4m3 A (1 x 128 scales) and B (128 x 128), D bf16: DeepGEMM's layout; cuBLAS
+               // runs the per-tensor GEMM of the shape (the comparison)
+  Fp8BlockQ,   // Fp8Block with D quantized to e4m3 in 1 x 128 blocks by the epilogue
+  Int8,        // i8 A and B, D i32 (i32 accumulation)
+};
+
 struct GemmShape {
   int64_t m = 0, n = 0, k = 0;
   bool b_transposed = true;  // layout "tn": B stored n x k (D = A B^T); false: "nn", B stored k x n
-  ElemType type = ElemType::BF16;  // A, B, C and D
+  ElemType type = ElemType::BF16;  // A, B, C and D (the inputs only for quantized rows)
   bool bias_gelu = false;          // epilogue: D = gelu_tanh(A op(B) + bias[col])
+  Quant quant = Quant::None;
+  // Quantized rows: cuBLAS's output type, and the per-tensor f32 scales of A and B (device).
+  ElemType out_type = ElemType::BF16;
+  const float* a_scale = nullptr;
+  const float* b_scale = nullptr;
 };
 
 class Cublas {
@@ -32,14 +47,15 @@ class Cublas {
   bool ok() const { return error_.empty(); }
   const std::string& error() const { return error_; }
 
-  // cublasGemmEx, CUBLAS_COMPUTE_32F, default algorithm; D of the shape's type. Plain GEMMs only.
-  // Returns "" or the error.
+  // cublasGemmEx, CUBLAS_COMPUTE_32F (32I for INT8, D i32), default algorithm; D of the shape's
+  // type. Plain GEMMs only (not FP8: GemmEx has no FP8). Returns "" or the error.
   std::string gemm_ex(const GemmShape& s, const void* A, const void* B, void* D, void* stream);
   // The same product with an f32 output: the reference every result is compared with.
   std::string gemm_ex_f32(const GemmShape& s, const void* A, const void* B, float* D, void* stream);
 
   // cublasLtMatmul with the heuristic's first algorithm and a workspace; the bias + GELU epilogue
-  // fused when the shape asks for it. prepare_lt chooses the algorithm (once per shape); run_lt
+  // fused when the shape asks for it. Quantized rows: FP8 e4m3 TN with the per-tensor scales as
+  // CUBLASLT_MATMUL_DESC_A/B_SCALE_POINTER and a bf16 D; INT8 TN with i32 compute and D. prepare_lt chooses the algorithm (once per shape); run_lt
   // launches. prepare_lt returns "" or why Lt cannot run it (then skip Lt for that row).
   std::string prepare_lt(const GemmShape& s, const void* bias);
   std::string run_lt(const void* A, const void* B, void* D, void* stream);

@@ -4,6 +4,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -32,6 +33,9 @@ __device__ float load_as_float(const void* p, ElemType t, size_t i) {
   switch (t) {
     case ElemType::F16: return __half2float(static_cast<const __half*>(p)[i]);
     case ElemType::BF16: return __bfloat162float(static_cast<const __nv_bfloat16*>(p)[i]);
+    case ElemType::E4M3: return float(static_cast<const __nv_fp8_e4m3*>(p)[i]);
+    case ElemType::I8: return float(static_cast<const int8_t*>(p)[i]);
+    case ElemType::I32: return float(static_cast<const int32_t*>(p)[i]);
     default: return static_cast<const float*>(p)[i];
   }
 }
@@ -45,8 +49,30 @@ __global__ void fill_random_kernel(void* data, size_t n, ElemType t, uint64_t se
     switch (t) {
       case ElemType::F16: static_cast<__half*>(data)[i] = __float2half_rn(v); break;
       case ElemType::BF16: static_cast<__nv_bfloat16*>(data)[i] = __float2bfloat16_rn(v); break;
+      case ElemType::E4M3: static_cast<__nv_fp8_e4m3*>(data)[i] = __nv_fp8_e4m3(v); break;
+      case ElemType::I8: static_cast<int8_t*>(data)[i] = static_cast<int8_t>(rintf(fminf(fmaxf(v, -127.0f), 127.0f))); break;
+      case ElemType::I32: static_cast<int32_t*>(data)[i] = static_cast<int32_t>(rintf(v)); break;
       default: static_cast<float*>(data)[i] = v; break;
     }
+  }
+}
+
+__global__ void fill_scales_kernel(float* data, size_t n, uint64_t seed) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x)
+    data[i] = 0.5f + 1.5f * float(hash64(seed * 0x100000001b3ull + i) >> 40) * (1.0f / 16777216.0f);
+}
+
+__global__ void dequantize_kernel(const void* src, ElemType t, int64_t rows, int64_t cols, const float* scales,
+                                  int64_t group_rows, int64_t group_cols, bool mn_major, int64_t scale_ld, float* dst) {
+  size_t count = size_t(rows) * size_t(cols);
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x) {
+    int64_t r = int64_t(i / size_t(cols)), c = int64_t(i % size_t(cols));
+    float s = 1.0f;
+    if (scales) {
+      int64_t sr = r / group_rows, sc = c / group_cols;
+      s = scales[mn_major ? sr + sc * scale_ld : sr * scale_ld + sc];
+    }
+    dst[i] = load_as_float(src, t, i) * s;
   }
 }
 
@@ -99,7 +125,28 @@ __global__ void compare_kernel(const void* out, ElemType t, const float* ref, si
 
 }  // namespace
 
-size_t elem_size(ElemType t) { return t == ElemType::F32 ? 4 : 2; }
+size_t elem_size(ElemType t) {
+  switch (t) {
+    case ElemType::F32: case ElemType::I32: return 4;
+    case ElemType::F16: case ElemType::BF16: return 2;
+    default: return 1;
+  }
+}
+
+int fill_scales(float* data, size_t n, uint64_t seed, void* stream) {
+  if (n == 0) return 0;
+  fill_scales_kernel<<<blocks_for(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(data, n, seed);
+  return static_cast<int>(cudaGetLastError());
+}
+
+int dequantize(const void* src, ElemType t, int64_t rows, int64_t cols, const float* scales, int64_t group_rows,
+               int64_t group_cols, bool mn_major, int64_t scale_ld, float* dst, void* stream) {
+  size_t count = size_t(rows) * size_t(cols);
+  if (count == 0) return 0;
+  dequantize_kernel<<<blocks_for(count), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+      src, t, rows, cols, scales, group_rows, group_cols, mn_major, scale_ld, dst);
+  return static_cast<int>(cudaGetLastError());
+}
 
 int fill_random(void* data, size_t n, ElemType t, uint64_t seed, float scale, void* stream) {
   if (n == 0) return 0;

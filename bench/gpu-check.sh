@@ -18,7 +18,7 @@
 #   GPU_CHECK_NCU=1            ncu metrics of our kernel on one shape (GPU_CHECK_NCU_SHAPE="M N K [FORCE]")
 #   GPU_CHECK_SANITIZER=1      compute-sanitizer memcheck + racecheck of our kernel on small shapes
 #                              (GPU_CHECK_SANITIZER_SHAPES="M N K [FORCE],..." FORCE: a family or
-#                              configuration name for --force-kernel)
+#                              configuration name for --force-kernel; GPU_CHECK_SANITIZER_TOOLS="memcheck racecheck")
 #   GPU_CHECK_TEST_TIMEOUT / GPU_CHECK_BENCH_TIMEOUT   seconds per test binary / for the benchmark
 #   GPU_CHECK_SAVE_CACHE=0     do not return the kernel cache as $OUT/kernel-cache.tar.gz (by default
 #                              it comes back, so `bench/stage.sh BUILD STAGE kernel-cache.tar.gz` can
@@ -40,6 +40,7 @@ export PATH="$cuda_home/bin:$PATH"
 # The carried cache may be read-only or shared between calls: work on a copy so the library may
 # add entries, and so that a corrupt entry it rebuilds does not change what travels.
 export DEEPGEMM_CACHE_DIR=$(mktemp -d /tmp/dgemm-cache.XXXXXX)
+if [[ -f $stage/cache.tar.gz ]]; then tar -xzf "$stage/cache.tar.gz" -C "$DEEPGEMM_CACHE_DIR"; fi
 if [[ -d $stage/cache ]]; then cp -a "$stage/cache/." "$DEEPGEMM_CACHE_DIR/" 2>/dev/null; fi
 chmod 700 "$DEEPGEMM_CACHE_DIR"  # cp -a copied the carried folder's mode; the library uses only a private one
 
@@ -137,7 +138,8 @@ if [[ -x $bench && ${GPU_CHECK_NCU:-0} != 0 ]]; then
 fi
 if [[ -x $bench && ${GPU_CHECK_SANITIZER:-0} != 0 ]]; then
   IFS=, read -r -a san_shapes <<< "${GPU_CHECK_SANITIZER_SHAPES:-256 256 256,129 65 127}"
-  for tool in memcheck racecheck; do
+  read -r -a san_tools <<< "${GPU_CHECK_SANITIZER_TOOLS:-memcheck racecheck}"
+  for tool in "${san_tools[@]}"; do
     for shape in "${san_shapes[@]}"; do
       read -r m n k force <<< "$shape"
       echo "===== compute-sanitizer --tool $tool $m x $n x $k ${force:-}" >> "$OUT/profile.log"

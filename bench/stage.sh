@@ -2,11 +2,11 @@
 # stage.sh BUILD_DIR STAGE_DIR [CACHE_DIR]
 #
 # Copies exactly what one device run needs into STAGE_DIR, which `run` then carries (64 MiB limit):
-#   STAGE_DIR/lib/    libdeepgemm.so* (the library under test)
+#   STAGE_DIR/lib/    libdeepgemm.so* (the library under test), libdeepgemm_cublas.so.1 when built
 #   STAGE_DIR/bin/    deepgemm-bench, the `deepgemm` tool, and the GPU test executables
 #                     (tests/gpu/test_*.cpp; CPU tests run here, not there)
-#   STAGE_DIR/cache/  a pre-filled kernel cache (DEEPGEMM_CACHE_DIR), so that the device spends its
-#                     minutes running kernels, not compiling them with NVRTC
+#   STAGE_DIR/cache.tar.gz  a pre-filled kernel cache (DEEPGEMM_CACHE_DIR), compressed, so that the
+#                     device spends its minutes running kernels, not compiling them with NVRTC
 # The cache is copied from CACHE_DIR, else $DEEPGEMM_CACHE_DIR, else BUILD_DIR/kernel-cache, when
 # one exists; CACHE_DIR may also be the kernel-cache.tar.gz that gpu-check.sh returns (what the last
 # device call compiled). If STAGE_CACHE_FILL is set, it is run first as a shell command with
@@ -47,6 +47,13 @@ copy_bin "$build/src/tools/deepgemm"
 for t in "$src"/tests/gpu/test_*.cpp; do
   copy_bin "$build/tests/$(basename "$t" .cpp)"
 done
+# The cuBLAS drop-in (issue 13), for bench/compat-check.sh: the library and its test program, linked
+# to the real cuBLAS and to the library.
+if [[ -e $build/src/libdeepgemm_cublas.so.1 ]]; then
+  cp -L "$build/src/libdeepgemm_cublas.so.1" "$stage/lib/libdeepgemm_cublas.so.1"
+  copy_bin "$build/tests/compat/cublas_gpu_check"
+  copy_bin "$build/tests/compat/cublas_gpu_check_linked"
+fi
 
 if [[ -n ${STAGE_CACHE_FILL:-} ]]; then
   echo "stage.sh: filling the kernel cache: $STAGE_CACHE_FILL"
@@ -61,9 +68,17 @@ elif [[ -n ${3:-} ]]; then
   exit 1
 fi
 
+# Kernel cubins compress about 4x: the cache travels as one archive (gpu-check.sh unpacks it).
+if [[ -n $(ls -A "$stage/cache" 2>/dev/null) ]]; then
+  tar -czf "$stage/cache.tar.gz" -C "$stage/cache" .
+fi
+rm -rf "$stage/cache"
+
 # The carry limit is 64 MiB for the whole working tree; leave room for the checkout itself.
 kib=$(du -sk "$stage" | cut -f1)
-echo "stage.sh: $stage: ${copied[*]:-(no executables)}; $(ls "$stage/cache" | wc -l) cache entries; $((kib / 1024)) MiB"
+entries=0
+[[ -f $stage/cache.tar.gz ]] && entries=$(tar -tzf "$stage/cache.tar.gz" | grep -c '\.cubin$' || true)
+echo "stage.sh: $stage: ${copied[*]:-(no executables)}; $entries cache entries; $((kib / 1024)) MiB"
 if (( kib > 56 * 1024 )); then
   echo "stage.sh: $stage is over 56 MiB: too big to carry with the checkout (limit 64 MiB)" >&2
   exit 1

@@ -11,7 +11,8 @@
 #                      fuzz targets, each fuzzed for DGEMM_FUZZ_SECONDS (corpus replay without clang);
 #   sanitize-thread/   TSan: the library and tests/cpu/test_threads.cpp, with one OpenMP thread
 #                      (libgomp is not instrumented: TSan would flag its own synchronization).
-# Both build without CUDA, bindings and benchmarks: what they watch is the host code.
+# Both build without CUDA, bindings, benchmarks and the cuBLAS drop-in: what they watch is the
+# library's host code.
 
 set(DGEMM_SANITIZE "" CACHE STRING "Sanitizers for this whole build, e.g. address,undefined or thread")
 option(DGEMM_SANITIZER_TIER "Also build and run ASan+UBSan and TSan copies of the library and its CPU tests" OFF)
@@ -50,7 +51,8 @@ if(DGEMM_SANITIZER_TIER AND NOT DGEMM_SANITIZE)
     message(STATUS "sanitizer tier: no clang; ASan+UBSan with ${CMAKE_CXX_COMPILER_ID}, fuzz corpora replayed, not fuzzed")
   endif()
   set(_dgemm_tier_args -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDGEMM_WITH_CUDA=OFF -DDGEMM_BUILD_BINDINGS=OFF
-                       -DDGEMM_BUILD_BENCH=OFF -DBUILD_TESTING=ON -DDGEMM_FUZZ_SECONDS=${DGEMM_FUZZ_SECONDS})
+                       -DDGEMM_BUILD_PYTHON=OFF -DDGEMM_BUILD_GO=OFF -DDGEMM_BUILD_RUST=OFF -DDGEMM_BUILD_BENCH=OFF
+                       -DDGEMM_BUILD_CUBLAS_COMPAT=OFF -DBUILD_TESTING=ON -DDGEMM_FUZZ_SECONDS=${DGEMM_FUZZ_SECONDS})
   # Each copy builds with two jobs and in the console pool, one after the other, so that the
   # tier does not multiply the parallelism of the outer build.
   ExternalProject_Add(dgemm_sanitize_address

@@ -3,10 +3,10 @@
 //	D = act(alpha * op(A) @ op(B) + beta * C + bias)
 //
 // planned once per shape (Context.NewPlan) and executed many times (Plan.Execute), on a CUDA GPU
-// or on the CPU reference backend. It calls deepgemm.h directly through cgo (this file is the
-// whole binding; cgo reads the installed header, so a changed declaration is a compile error, and
-// there is nothing to generate): handles become types with Close, statuses become *Error values
-// carrying the status and message.
+// or on the CPU reference backend. It calls deepgemm.h directly through cgo (this file, memory.go
+// and scaling.go, the DGEMM_1.1 input scaling, are the whole binding; cgo reads the installed
+// header, so a changed declaration is a compile error, and there is nothing to generate): handles
+// become types with Close, statuses become *Error values carrying the status and message.
 //
 // Build requirements: cgo and an installed libdeepgemm with its pkg-config file (`cmake --install`
 // puts deepgemm.pc in <prefix>/lib/pkgconfig; set PKG_CONFIG_PATH for a prefix pkg-config does not
@@ -214,6 +214,9 @@ type Problem struct {
 	BatchCount                 int64
 	StrideA, StrideB           int64
 	StrideC, StrideD           int64
+	// Scaling, when non-nil, plans with DGEMM_1.1 scales of A / B, a block-scaled D or the amax
+	// of D (scaling.go); each Execute then takes the tensors in ExecArgs.
+	Scaling *Scaling
 }
 
 // NewProblem returns the library's defaults (dgemm_problem_init) for an m x n x k GEMM whose
@@ -306,6 +309,7 @@ type Plan struct {
 	problem   Problem
 	epilogue  Epilogue
 	workspace uint64
+	scales    [3]ScaleShape // A, B, D scale tensors (Problem.Scaling)
 }
 
 // NewPlan validates the problem, chooses (and compiles) a kernel and sizes its workspace. A nil
@@ -354,7 +358,7 @@ func (c *Context) NewPlan(p Problem, e *Epilogue, o *PlanOptions) (*Plan, error)
 		}
 	}
 	var h C.dgemm_plan_t
-	if err := call(func() C.dgemm_status_t { return C.dgemm_create_plan(ctxh, &cp, &ce, co, &h) }); err != nil {
+	if err := createPlan(ctxh, &cp, &ce, co, p.Scaling, &h); err != nil {
 		return nil, err
 	}
 	runtime.KeepAlive(c)
@@ -365,6 +369,10 @@ func (c *Context) NewPlan(p Problem, e *Epilogue, o *PlanOptions) (*Plan, error)
 		return nil, err
 	}
 	plan.workspace = uint64(size)
+	if err := plan.scaleShapes(); err != nil {
+		_ = plan.Close()
+		return nil, err
+	}
 	runtime.SetFinalizer(plan, func(p *Plan) { _ = p.Close() })
 	return plan, nil
 }
@@ -401,6 +409,9 @@ type ExecArgs struct {
 	Bias              Memory // the bias vector, required iff the plan has one
 	Scale             Memory // float32 output scale (1, m or n entries), required iff Epilogue.ScaleMode
 	ZeroPoint         Memory // int32, as many entries as Scale, required iff Epilogue.ZeroPoint
+	// Scale tensors of a plan with Problem.Scaling (Plan.ScaleShapes gives their sizes): read
+	// AScale / BScale, written DScale and AmaxD (one float32).
+	AScale, BScale, DScale, AmaxD Memory
 }
 
 // checkSize reports a HostBuffer too small for what the plan reads from it (other Memory kinds
@@ -522,14 +533,23 @@ func (p *Plan) Execute(a, b, c, d Memory, args *ExecArgs, workspace Memory, stre
 			wsSize = uint64(s.Size())
 		}
 	}
-	err := call(func() C.dgemm_status_t {
-		return C.dgemm_execute(p.h, pointer(a), pointer(b), pointer(c), pointer(d), &cargs, ws, C.size_t(wsSize),
-			C.dgemm_go_ptr(C.uintptr_t(stream)))
+	sargs, err := p.scaleArgs(args)
+	if err != nil {
+		return err
+	}
+	err = call(func() C.dgemm_status_t {
+		if sargs == nil {
+			return C.dgemm_execute(p.h, pointer(a), pointer(b), pointer(c), pointer(d), &cargs, ws, C.size_t(wsSize),
+				C.dgemm_go_ptr(C.uintptr_t(stream)))
+		}
+		return C.dgemm_execute_ext(p.h, pointer(a), pointer(b), pointer(c), pointer(d), &cargs, unsafe.Pointer(sargs),
+			ws, C.size_t(wsSize), C.dgemm_go_ptr(C.uintptr_t(stream)))
 	})
 	runtime.KeepAlive(p)
 	runtime.KeepAlive([]Memory{a, b, c, d, workspace})
 	if args != nil {
-		runtime.KeepAlive([]Memory{args.Bias, args.Scale, args.ZeroPoint, args.AlphaPtr, args.BetaPtr})
+		runtime.KeepAlive([]Memory{args.Bias, args.Scale, args.ZeroPoint, args.AlphaPtr, args.BetaPtr,
+			args.AScale, args.BScale, args.DScale, args.AmaxD})
 	}
 	return err
 }

@@ -339,7 +339,8 @@ DGEMM_API dgemm_status_t dgemm_args_init(dgemm_args_t *a);
  *
  *  @param plan            a plan from dgemm_create_plan.
  *  @param A, B            operands; must be non-NULL when m, n and k are all > 0.
- *  @param C               read iff the plan's beta != 0 (may then equal D, with ldc == ldd).
+ *  @param C               read iff the plan's beta != 0 (may then equal D, with ldc == ldd);
+ *                         a run-time beta of 0 (host or device) leaves C unread, as in BLAS.
  *  @param D               output; must be non-NULL when m, n > 0.
  *  @param args            NULL for the plan's alpha/beta and no vectors.
  *  @param workspace       at least dgemm_plan_workspace_size bytes (NULL if that is 0).
@@ -401,6 +402,199 @@ DGEMM_API dgemm_status_t dgemm_execute_ext(dgemm_plan_t plan, const void *A, con
                                            const void *C, void *D, const dgemm_args_t *args,
                                            const void *ext, void *workspace, size_t workspace_size,
                                            void *stream);
+
+/* ------------------------------------------------------------------------------------------ */
+/* DGEMM_1.1: input scaling (FP8, INT8) and block-scaled FP8 outputs.
+ *
+ * A plan made with a dgemm_scaling_t (DGEMM_EXT_SCALING) in its chain multiplies the inputs by
+ * scale factors and may quantize D in 1 x 128 blocks with scales it computes itself; each
+ * dgemm_execute_ext of it takes the scale tensors in a dgemm_scale_args_t (DGEMM_EXT_SCALE_ARGS).
+ * The modes, types, layouts and leading dimensions are fixed by the plan; the pointers are given
+ * at each call.
+ *
+ * The math, for every batch, with A' = op(A) (m x k) and B' = op(B) (k x n). K is cut into
+ * KB = ceil(k / 128) blocks of 128 (the last one holds the k - 128 (KB - 1) remaining terms):
+ *
+ *     P(i, j, kb) = sum over p in [128 kb, min(128 kb + 128, k)) of A'(i, p) * B'(p, j)
+ *     acc(i, j)   = sum over kb of sa(i, kb) * sb(kb, j) * P(i, j, kb)
+ *
+ * where sa(i, kb) / sb(kb, j) is the scale of A / B that covers element (i, p) / (p, j):
+ *
+ *     mode           A: sa(i, kb)            B: sb(kb, j)            scale tensor rows x cols
+ *     NONE           1                       1                       (none)
+ *     PER_TENSOR     s[0]                    s[0]                    1 x 1
+ *     OUTER_VEC      s(i)   (per token)      s(j)  (per channel)     m x 1        / n x 1
+ *     VEC128         s(i, kb)                s(j, kb)                m x KB       / n x KB
+ *     BLK128x128     s(i / 128, kb)          s(j / 128, kb)          ceil(m/128) x KB / ceil(n/128) x KB
+ *
+ * So block scales (VEC128, BLK128x128) multiply INSIDE the sum over K, once per block of 128 (a
+ * GPU kernel promotes each block's tensor-core partial sums to FP32 and adds sa * sb * P), and
+ * scales that do not depend on kb (PER_TENSOR, OUTER_VEC) are, exactly equivalently, applied
+ * OUTSIDE: acc(i, j) = sa(i) * sb(j) * sum over all p. Implementations may factor any scale that
+ * does not vary with kb out of the sum. For I8 x I8 problems P is the exact integer sum; with
+ * input scales acc is no longer an integer (it is computed in float). Then the 1.0 epilogue
+ * applies unchanged:
+ *
+ *     x = alpha * acc + beta * C + bias;   y = act(x);   z = y * scale   (output scale, if any)
+ *
+ * and D = convert(z) as in the 1.0 epilogue, unless D is block-scaled (below). The CPU backend
+ * computes all of this in double (every scaled product and partial sum within a few units of
+ * 2^-53 of the exact value; unscaled I8 sums exact) and rounds once to D's type: it is the
+ * reference for every GPU result.
+ * k = 0: acc = 0 and no scale of A or B is read.
+ *
+ * Scale types. F32: IEEE single, any value (a NaN or infinite scale propagates as IEEE says).
+ * UE8M0 (OCP MX "E8M0"): one byte e, the value 2^(e - 127), so 0x00 = 2^-127 ... 0xFE = 2^127;
+ * 0xFF is NaN (as in the OCP MX specification): every product it scales is NaN. (0x00 is an F32
+ * subnormal: a kernel that decodes UE8M0 into F32 must not flush it to zero.)
+ *
+ * Scale tensor layout. Each scale tensor is a small matrix with one row per row group of the
+ * operand (i for A, j for B, i / 128 or j / 128 for BLK128x128: the "outer" index) and one column
+ * per K block, as in the table; D's block scales (below) are an m x ceil(n / 128) matrix. Element
+ * (r, c) of the tensor of batch b is at
+ *
+ *     MN_MAJOR:  s[b * stride + r + c * ld]      (the outer index is contiguous: ld >= rows)
+ *     K_MAJOR:   s[b * stride + r * ld + c]      (the K blocks are contiguous:    ld >= cols)
+ *
+ * counted in elements of the scale type (4 bytes for F32, 1 for UE8M0). ld = 0 means packed
+ * (rows for MN_MAJOR, cols for K_MAJOR, at least 1); a larger ld pads each column / row.
+ * stride = 0 shares one tensor among all batches (not allowed for D's scales when
+ * batch_count > 1, which must not overlap: stride >= one tensor's extent). PER_TENSOR and
+ * OUTER_VEC tensors are plain arrays with the packed ld (a per-batch PER_TENSOR scale is
+ * stride = 1).
+ *   A (m x KB) from torch: a contiguous (m, KB) tensor is K_MAJOR with ld = KB; DeepGEMM's
+ *   "MN-major TMA-aligned" tensor (transposed, m padded to a multiple of 4) is MN_MAJOR with
+ *   ld = align(m, 4). B 128 x 128 (DeepGEMM's (ceil(n/128), KB) float tensor) is K_MAJOR.
+ * What the GPU kernels will load fastest (with TMA): MN_MAJOR A and D scales whose ld * element
+ * size is a multiple of 16 bytes (ld a multiple of 4 for F32, of 16 for UE8M0) and whose base
+ * address and batch stride are 16-byte aligned; B's BLK128x128 scales in either layout. Other
+ * layouts are correct everywhere the CPU backend runs; a GPU plan that cannot read a layout
+ * directly either repacks it into the plan's workspace or answers NOT_SUPPORTED at plan time
+ * with the reason. Any scale pointer must be aligned to its element size.
+ *
+ * Block-scaled output (d_scale.mode = VEC128, D of type F8_E4M3 or F8_E5M2): the fused
+ * quantization DeepGEMM's kernels expect as their next input. For each row i and each block of
+ * 128 columns jb of D (the last one narrower when n is not a multiple of 128):
+ *
+ *     amax = max over j in the block of |z(i, j)|     (NaN when any z is NaN)
+ *     if amax is NaN or amax >= 2^128 (z would be infinite in F32):  s = NaN (F32) / 0xFF (UE8M0)
+ *     F32:    s = max(fl32(amax / fp8_max), 2^-126)   (fl32: round to nearest F32; 2^-126 keeps a
+ *                                                      zero or tiny block finite)
+ *     UE8M0:  s = 2^e with e = max(-126, the least integer with 2^e * fp8_max >= amax), i.e. the
+ *             F32 scale rounded UP to a power of two, so no quantized value exceeds fp8_max
+ *     D(i, j) = convert(z(i, j) / s)   (rounded to nearest even; the SATURATE flag applies as
+ *                                       for any FP8 output; with UE8M0 the division is exact)
+ *     d_scale(i, jb) = s                (in the tensor given by args, layout of d_scale)
+ *
+ * fp8_max is 448 for E4M3 and 57344 for E5M2. The scale tensor has the shape and layout rules of
+ * an A VEC128 scale tensor with K = n, so D and its scales feed the next GEMM's A directly.
+ *
+ * amax of D (flag DGEMM_SCALING_AMAX_D): *amax_d = max over every i, j and batch of |y(i, j)|,
+ * taken after the activation and before the output scale and any quantization (the point where
+ * cuBLASLt's CUBLASLT_MATMUL_DESC_AMAX_D_POINTER takes it: the epilogue's result before D's scale),
+ * stored as F32 (rounded to nearest), NaN if any y is NaN. It is overwritten, not combined with
+ * the old value. Any D type. With m = 0 or n = 0 nothing is written (as for D).
+ */
+typedef enum dgemm_scale_mode_t {
+    DGEMM_SCALE_NONE = 0,
+    DGEMM_SCALE_PER_TENSOR = 1,  /* one scale for the whole operand (torch._scaled_mm, cuBLASLt SCALAR_32F) */
+    DGEMM_SCALE_OUTER_VEC = 2,   /* one per row of op(A) / column of op(B) (cuBLASLt OUTER_VEC_32F) */
+    DGEMM_SCALE_VEC128 = 3,      /* one per row / column and 128 of K (DeepGEMM's 1 x 128, VEC128_32F) */
+    DGEMM_SCALE_BLK128x128 = 4   /* one per 128 x 128 block (DeepGEMM's B, cuBLASLt BLK128x128_32F) */
+} dgemm_scale_mode_t;
+
+typedef enum dgemm_scale_type_t {
+    DGEMM_SCALE_TYPE_F32 = 0,    /* float */
+    DGEMM_SCALE_TYPE_UE8M0 = 1   /* uint8_t exponent: 2^(e - 127); 0xFF = NaN */
+} dgemm_scale_type_t;
+
+typedef enum dgemm_scale_layout_t {
+    DGEMM_SCALE_MN_MAJOR = 0,    /* element (r, c) at r + c * ld: the outer (M or N) index contiguous */
+    DGEMM_SCALE_K_MAJOR = 1      /* element (r, c) at r * ld + c: the K blocks contiguous */
+} dgemm_scale_layout_t;
+
+/* One scale tensor's description (plan time). */
+typedef struct dgemm_scale_desc_t {
+    dgemm_scale_mode_t mode;     /* NONE (default): no scale tensor, the other fields are ignored */
+    dgemm_scale_type_t type;     /* F32 (default) or UE8M0 */
+    dgemm_scale_layout_t layout; /* MN_MAJOR (default) or K_MAJOR; see "Scale tensor layout" */
+    uint32_t reserved0;          /* must be zero */
+    int64_t ld;                  /* leading dimension in elements; 0 = packed */
+    int64_t stride;              /* elements between the tensors of consecutive batches; 0 = shared */
+} dgemm_scale_desc_t;
+
+#define DGEMM_SCALING_AMAX_D 0x1u  /* write max |y| of D (before output scale/quantization) to args' amax_d */
+
+/* Plan-time extension DGEMM_EXT_SCALING. */
+typedef struct dgemm_scaling_t {
+    dgemm_ext_header_t header;   /* type DGEMM_EXT_SCALING, struct_size = sizeof(dgemm_scaling_t) */
+    dgemm_scale_desc_t a_scale;  /* scales of A: any mode */
+    dgemm_scale_desc_t b_scale;  /* scales of B: any mode */
+    dgemm_scale_desc_t d_scale;  /* block scales D is quantized with: NONE or VEC128 (FP8 D only) */
+    uint32_t flags;              /* DGEMM_SCALING_* bits; others must be zero */
+    uint32_t reserved0;          /* must be zero */
+    uint64_t reserved[8];        /* must be zero */
+} dgemm_scaling_t;
+
+/*! dgemm_scaling_init() :
+ *  Sets *s to "no scaling": header.type = DGEMM_EXT_SCALING, header.struct_size set, header.next
+ *  NULL, every mode NONE, types F32, layouts MN_MAJOR, ld and stride 0, flags and reserved zero.
+ *  A plan made with it is the same as one made without it.
+ *  @return SUCCESS; INVALID_ARGUMENT (s NULL).
+ *
+ *  dgemm_create_plan_ext with a dgemm_scaling_t returns, besides its usual statuses:
+ *  INVALID_ARGUMENT  header.struct_size != sizeof(dgemm_scaling_t); a mode, type or layout that is
+ *                    not one of its enum's values; non-zero reserved fields or unknown flag bits;
+ *                    a negative ld or stride; an ld below the minimum (naming e.g.
+ *                    "a_scale.ld", its value and the minimum); a zero or too small
+ *                    d_scale.stride with batch_count > 1; extents that overflow int64;
+ *  NOT_SUPPORTED     d_scale.mode other than NONE / VEC128, or VEC128 with a D that is not FP8;
+ *                    a kernel family that has no kernel for the scaling (the GPU families, until
+ *                    their FP8/INT8 kernels land: the plan's message and describe JSON say so). */
+DGEMM_API dgemm_status_t dgemm_scaling_init(dgemm_scaling_t *s);
+
+/* Execute-time extension DGEMM_EXT_SCALE_ARGS: the scale tensors, in the memory of the plan's
+ * device (host memory for the CPU backend). Required by every execute of a plan made with a
+ * scaling that has a tensor or AMAX_D; refused by other plans. */
+typedef struct dgemm_scale_args_t {
+    dgemm_ext_header_t header;   /* type DGEMM_EXT_SCALE_ARGS, struct_size = sizeof(dgemm_scale_args_t) */
+    const void *a_scale;         /* read; required iff a_scale.mode != NONE and k > 0 */
+    const void *b_scale;         /* read; required iff b_scale.mode != NONE and k > 0 */
+    void *d_scale;               /* written; required iff d_scale.mode != NONE */
+    float *amax_d;               /* one float, written; required iff DGEMM_SCALING_AMAX_D */
+    uint64_t reserved[8];        /* must be zero */
+} dgemm_scale_args_t;
+
+/*! dgemm_scale_args_init() :
+ *  header.type = DGEMM_EXT_SCALE_ARGS, header.struct_size set, every pointer NULL, reserved zero.
+ *  @return SUCCESS; INVALID_ARGUMENT (a NULL).
+ *
+ *  dgemm_execute_ext of a scaled plan returns, besides its usual statuses, INVALID_ARGUMENT for a
+ *  missing DGEMM_EXT_SCALE_ARGS, a bad header.struct_size or reserved word, a pointer the plan
+ *  needs that is NULL (naming it, e.g. "scale_args->b_scale"), or one not aligned to its element
+ *  size; nothing is then written (neither D, nor d_scale, nor amax_d). A pointer the plan does not
+ *  use is ignored. dgemm_execute (1.0) of a scaled plan is INVALID_ARGUMENT (the args are missing). */
+DGEMM_API dgemm_status_t dgemm_scale_args_init(dgemm_scale_args_t *a);
+
+typedef enum dgemm_scale_tensor_t {
+    DGEMM_SCALE_TENSOR_A = 0,
+    DGEMM_SCALE_TENSOR_B = 1,
+    DGEMM_SCALE_TENSOR_D = 2
+} dgemm_scale_tensor_t;
+
+/*! dgemm_plan_scale_shape() :
+ *  The shape of one of a plan's scale tensors, as the plan resolved it, so that callers (and the
+ *  bindings) can size and check their arrays.
+ *  @param which     A, B or D.
+ *  @param rows      receives the rows of one batch's tensor (outer index groups); may be NULL.
+ *  @param cols      receives its columns (K blocks; D: column blocks of 128); may be NULL.
+ *  @param ld        receives the resolved leading dimension; may be NULL.
+ *  @param elements  receives the elements one call reads / writes from the base pointer, over
+ *                   every batch (the last element's offset + 1); may be NULL.
+ *  All four are 0 when the plan has no such tensor (mode NONE).
+ *  @return SUCCESS; INVALID_ARGUMENT (NULL plan, which out of range). */
+DGEMM_API dgemm_status_t dgemm_plan_scale_shape(dgemm_plan_t plan, dgemm_scale_tensor_t which, int64_t *rows,
+                                                int64_t *cols, int64_t *ld, int64_t *elements);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -17,6 +17,7 @@
 #include "api/convert.hpp"
 #include "api/extensions.hpp"
 #include "api/handles.hpp"
+#include "api/scaling.hpp"
 #include "backend/backend.hpp"
 #include "core/error.hpp"
 #include "plan/autotune.hpp"
@@ -243,7 +244,7 @@ void create_plan(dgemm_context_t ctx, const dgemm_problem_t* problem, const dgem
   GemmProblem p = convert_problem(problem);
   Epilogue e = convert_epilogue(epilogue, p);
   const ExtensionChain chain = collect_extensions(ext, ExtensionStage::Plan);
-  if (chain.scaling) fail(Status::NotSupported, "DGEMM_EXT_SCALING: input scaling is not implemented yet");
+  apply_scaling(chain.scaling, p, e);
   if (chain.grouped) fail(Status::NotSupported, "DGEMM_EXT_GROUPED: grouped problems are not implemented yet");
   PlanRequest request;
   std::string arch_file;
@@ -353,7 +354,6 @@ void execute(dgemm_plan_t plan, const void* A, const void* B, const void* C, voi
              const void* ext, void* workspace, size_t workspace_size, void* stream) {
   require_non_null(plan, "plan");
   const ExtensionChain chain = collect_extensions(ext, ExtensionStage::Execute);
-  if (chain.scale_args) fail(Status::InvalidArgument, "ext: DGEMM_EXT_SCALE_ARGS given, but the plan has no input scaling");
   if (chain.group_args) fail(Status::InvalidArgument, "ext: DGEMM_EXT_GROUP_ARGS given, but the plan is not grouped");
   const GemmProblem& p = plan->problem;
   const Epilogue& e = plan->epilogue;
@@ -385,6 +385,7 @@ void execute(dgemm_plan_t plan, const void* A, const void* B, const void* C, voi
     x.scale = args->scale;
     x.zero_point = args->zero_point;
   }
+  apply_scale_args(chain.scale_args, p, e, x);
   if (p.empty_output()) return;  // nothing to compute: touches nothing
   require_non_null(D, "D");
   check_aligned(D, p.d_type, "D");
@@ -445,6 +446,45 @@ DGEMM_API dgemm_status_t dgemm_execute_ext(dgemm_plan_t plan, const void* A, con
                                            size_t workspace_size, void* stream) {
   return guarded("dgemm_execute_ext",
                  [&] { execute(plan, A, B, C, D, args, ext, workspace, workspace_size, stream); });
+}
+
+// ---- DGEMM_1.1: scaling (the conversions are in api/scaling.hpp) --------------------------------
+
+DGEMM_API dgemm_status_t dgemm_scaling_init(dgemm_scaling_t* s) {
+  return guarded("dgemm_scaling_init", [&] {
+    require_non_null(s, "s");
+    std::memset(s, 0, sizeof *s);
+    s->header.type = DGEMM_EXT_SCALING;
+    s->header.struct_size = sizeof *s;
+  });
+}
+
+DGEMM_API dgemm_status_t dgemm_scale_args_init(dgemm_scale_args_t* a) {
+  return guarded("dgemm_scale_args_init", [&] {
+    require_non_null(a, "a");
+    std::memset(a, 0, sizeof *a);
+    a->header.type = DGEMM_EXT_SCALE_ARGS;
+    a->header.struct_size = sizeof *a;
+  });
+}
+
+DGEMM_API dgemm_status_t dgemm_plan_scale_shape(dgemm_plan_t plan, dgemm_scale_tensor_t which, int64_t* rows,
+                                                int64_t* cols, int64_t* ld, int64_t* elements) {
+  return guarded("dgemm_plan_scale_shape", [&] {
+    require_non_null(plan, "plan");
+    if (int(which) < 0 || int(which) > 2) fail(Status::InvalidArgument, "which = ", int(which), ": not a dgemm_scale_tensor_t");
+    const GemmProblem& p = plan->problem;
+    const ScaleDesc& s = which == DGEMM_SCALE_TENSOR_A   ? p.a_scale
+                         : which == DGEMM_SCALE_TENSOR_B ? p.b_scale
+                                                         : plan->epilogue.d_scale;
+    // A: rows of op(A) by K; B: columns of op(B) by K; D: rows of D by its columns.
+    const int64_t outer = which == DGEMM_SCALE_TENSOR_B ? p.n : p.m;
+    const int64_t inner = which == DGEMM_SCALE_TENSOR_D ? p.n : p.k;
+    if (rows) *rows = s.rows(outer);
+    if (cols) *cols = s.cols(inner);
+    if (ld) *ld = s.active() ? s.ld : 0;
+    if (elements) *elements = s.extent(outer, inner, p.batch_count);
+  });
 }
 
 }  // extern "C"

@@ -28,6 +28,7 @@ struct KernelConfig {
   int stages = 0;           // sm80, sm90: depth of the shared-memory operand ring
   int loads_in_flight = 0;  // small_m: 16-byte weight loads each thread keeps in flight per column
   int threads = 0;          // threads per block
+  int blocks_per_sm = 1;    // sm90: CTAs the kernel is built to fit per SM (__launch_bounds__ minimum)
   int cluster_m = 1;        // sm90: CTAs of a cluster on vertically adjacent tiles sharing B (TMA multicast)
   int cluster_k = 1;        // sm90: CTAs of a cluster splitting one tile's K, reduced in distributed shared memory
   int split_k = 1;          // sm80, small_m: CTAs splitting K, f32 partials through the workspace + a reduce kernel

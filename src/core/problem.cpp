@@ -151,6 +151,8 @@ std::string GemmProblem::to_string() const {
     os << " batch=" << batch_count << " strides=" << stride_a << "," << stride_b << "," << stride_c << ","
        << stride_d;
   }
+  if (a_scale.active()) os << " a_scale=" << a_scale.to_string();
+  if (b_scale.active()) os << " b_scale=" << b_scale.to_string();
   return os.str();
 }
 
@@ -182,6 +184,8 @@ std::string Epilogue::to_string() const {
   if (bias_mode != VectorMode::None) os << "(" << dtype_name(bias_type) << ")";
   os << " act=" << activation_name(activation) << " scale=" << vector_mode_name(scale_mode)
      << (saturate ? " satfinite" : "") << (zero_point ? " zero_point" : "");
+  if (d_scale.active()) os << " d_scale=" << d_scale.to_string();
+  if (amax_d) os << " amax_d";
   return os.str();
 }
 

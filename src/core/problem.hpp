@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/dtype.hpp"
+#include "core/scaling.hpp"
 
 namespace dgemm {
 
@@ -30,6 +31,8 @@ struct GemmProblem {
   int64_t lda = 0, ldb = 0, ldc = 0, ldd = 0;
   int64_t batch_count = 1;
   int64_t stride_a = 0, stride_b = 0, stride_c = 0, stride_d = 0;
+  // DGEMM_1.1 input scaling (core/scaling.hpp): outer index i of op(A) / j of op(B), inner k.
+  ScaleDesc a_scale, b_scale;
 
   // Rows and columns of each matrix as stored (A is k x m when op_a = T, and so on).
   int64_t a_rows() const { return op_a == Op::N ? m : k; }
@@ -71,6 +74,10 @@ struct Epilogue {
   VectorMode scale_mode = VectorMode::None;
   bool saturate = true;     // FP8 outputs clamp to the largest finite value
   bool zero_point = false;  // I8 outputs add an int32 zero point
+  // DGEMM_1.1: D quantized in 1 x 128 blocks with scales the epilogue computes (mode None or
+  // Vec128; outer index i, inner n), and max |y| written to ExecArgs::amax_d.
+  ScaleDesc d_scale;
+  bool amax_d = false;
 
   bool reads_c() const { return beta != 0.0f; }
   bool is_identity() const {
@@ -102,9 +109,23 @@ struct ExecArgs {
   const void* bias = nullptr;
   const float* scale = nullptr;
   const int32_t* zero_point = nullptr;
+  const void* a_scale = nullptr;  // DGEMM_1.1 scale tensors (types and layouts from the plan)
+  const void* b_scale = nullptr;
+  void* d_scale = nullptr;        // written: D's block scales
+  float* amax_d = nullptr;        // written: max |y|
   void* workspace = nullptr;
   std::size_t workspace_size = 0;
   void* stream = nullptr;
 };
+
+// DGEMM_1.1 scaling of a problem (core/scaling.cpp): resolves the leading dimensions of the scale
+// tensors and checks them and their combination with the types (block-scaled outputs need an FP8
+// D). Throws Error naming the field ("a_scale.ld = ...").
+void resolve_and_validate_scaling(GemmProblem& p, Epilogue& e);
+// Whether a plan needs a kernel that implements DGEMM_1.1 scaling (input scales, block-scaled
+// output or amax of D).
+bool needs_scaling(const GemmProblem& p, const Epilogue& e);
+// That scaling in a few words, for messages: "a_scale vec128, b_scale blk128x128, amax_d".
+std::string scaling_summary(const GemmProblem& p, const Epilogue& e);
 
 }  // namespace dgemm

@@ -84,7 +84,13 @@ std::string problem_class_key(const GemmProblem& p, const Epilogue& e) {
      << dtype_name(p.d_type) << "(" << dtype_name(p.compute_type) << ") " << op_name(p.op_a) << op_name(p.op_b) << " "
      << order_name(p.order) << " m<=" << pow2_ceil(p.m) << " n<=" << pow2_ceil(p.n) << " k<=" << pow2_ceil(p.k)
      << " batch" << (p.batch_count > 1 ? ">1" : "=1") << " align=" << alignment_bytes(p.lda, p.a_type) << ","
-     << alignment_bytes(p.ldb, p.b_type) << "," << alignment_bytes(p.ldd, p.d_type) << " | " << e.key();
+     << alignment_bytes(p.ldb, p.b_type) << "," << alignment_bytes(p.ldd, p.d_type);
+  // DGEMM_1.1 input scaling changes the kernel: its modes, types and layouts belong to the class.
+  for (const ScaleDesc* s : {&p.a_scale, &p.b_scale}) {
+    if (s->active())
+      os << " " << scale_mode_name(s->mode) << "/" << scale_type_name(s->type) << "/" << scale_layout_name(s->layout);
+  }
+  os << " | " << e.key();
   return os.str();
 }
 

@@ -28,6 +28,11 @@ constexpr int kRegAllocUnit = 256;
 constexpr double kL2BytesPerSmClock = 27.5;
 // Fraction of peak HBM bandwidth GEMM streams reach (H200: 4.0-4.4 of 4.8 TB/s measured).
 constexpr double kHbmEfficiency = 0.88;
+// What one SM pulls from HBM at most when its operands stream through once (decode weights):
+// fitted on the H200 (2026-12-01, bench/RESULTS.md): 64 CTAs streaming 1x4096x4096's 33.5 MB took
+// 12.7 us, 128 CTAs 12.0 us (~3.5 us of it fixed), i.e. ~50-60 GB/s per SM before the whole
+// chip's bandwidth binds. Few CTAs therefore cannot reach HBM bandwidth.
+constexpr double kSmHbmBytesPerUs = 50e3;
 
 long ceil_div(long a, long b) { return b > 0 ? (a + b - 1) / b : 0; }
 
@@ -194,7 +199,10 @@ CostEstimate estimate_cost(const GemmProblem& p, const Epilogue& e, const Hardwa
   // K splits: through the workspace (split_k, a second launch reduces) or inside a cluster
   // (cluster_k, reduced in distributed shared memory); either way each CTA does 1/split of K.
   const int split = std::max(1, c.split_k) * std::max(1, c.cluster_k);
-  const long out_tiles = tiles_m * tiles_n * std::max<int64_t>(1, p.batch_count);
+  // A cluster along M takes cluster_m vertically adjacent tiles: an odd or single row of tiles
+  // still occupies the whole cluster (its extra CTAs compute out-of-range rows).
+  const long cm = std::max(1, c.cluster_m);
+  const long out_tiles = ceil_div(tiles_m, cm) * cm * tiles_n * std::max<int64_t>(1, p.batch_count);
   est.tiles = out_tiles * split;
   const int cluster = std::max(1, c.cluster_m) * std::max(1, c.cluster_k);
   const long slots = std::max(1L, long(hw.sm_count) / cluster * cluster) * est.blocks_per_sm;
@@ -277,6 +285,9 @@ CostEstimate estimate_cost(const GemmProblem& p, const Epilogue& e, const Hardwa
   est.hbm_bytes = operand_hbm + d_bytes + c_bytes + extra;
   const double l2_bw = (hw.l2_bandwidth_gbs > 0 ? hw.l2_bandwidth_gbs : kL2BytesPerSmClock * hw.sm_count * clock / 1e3) * 1e3;
   est.hbm_us = hbm_bw > 0 ? est.hbm_bytes / hbm_bw : 0.0;
+  // The busiest SM's share of the operand bytes that come from HBM, at what one SM can pull.
+  const double sm_hbm_us = operand_hbm * double(busiest_tiles) / double(std::max(1L, est.tiles)) / kSmHbmBytesPerUs;
+  est.hbm_us = std::max(est.hbm_us, sm_hbm_us);
   est.l2_us = l2_bw > 0 ? est.l2_bytes / l2_bw : 0.0;
 
   // A cluster's K split ends with the partial tiles crossing distributed shared memory into the

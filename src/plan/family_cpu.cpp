@@ -9,6 +9,7 @@ namespace {
 class CpuFamily final : public FamilyModel {
  public:
   Family family() const override { return Family::Cpu; }
+  bool supports_scaling(const GemmProblem&, const Epilogue&) const override { return true; }
   std::vector<Candidate> enumerate(const GemmProblem& p, const Epilogue&, const HardwareDesc& hw) const override {
     Candidate c;
     c.config.family = Family::Cpu;

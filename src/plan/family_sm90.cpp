@@ -37,6 +37,7 @@ namespace {
 struct Sm90Tile {
   int block_m, block_n, stages, cluster_m, cluster_k;
   double efficiency;  // measured (square menu) or estimated fraction of the wgmma peak in the main loop
+  int blocks = 1;     // CTAs built to share an SM (one-warpgroup tiles with <= 64 accumulators: 2)
 };
 // The square menu: 128x256 for big problems, 256x128 for tall ones, 128x192 where N = 256 would
 // leave a partial wave or a mostly empty last column of tiles (e.g. N = 2112), 128x128 and 128x64
@@ -49,9 +50,12 @@ constexpr Sm90Tile kMenu[] = {
     {128, 64, 8, 2, 1, 0.50},  {128, 64, 8, 1, 1, 0.50},
     {128, 128, 4, 1, 2, 0.60}, {128, 128, 4, 1, 4, 0.60}, {128, 64, 6, 1, 2, 0.50}, {128, 64, 6, 1, 4, 0.50},
     {128, 192, 3, 1, 2, 0.62},
+    // One consumer warpgroup, two CTAs per SM (one's prologue and epilogue overlap the other's
+    // main loop), for mid-size problems; and 64x256 at one CTA per SM.
+    {64, 128, 4, 1, 1, 0.50, 2}, {64, 128, 4, 1, 2, 0.50, 2}, {64, 256, 4, 1, 1, 0.55, 1},
 };
 constexpr int kRegsAtEntry384 = 168;
-constexpr int kRegsAtEntry256 = 255;
+constexpr int kRegsAtEntry256 = 255;  // one CTA per SM; two CTAs per SM cap it at 128
 // Skinny tiles: BLOCK_N buckets for a view with few columns, and the K splits offered.
 constexpr int kSkinnyN[] = {8, 16, 32, 64, 128, 192, 256};
 constexpr int kClusterKs[] = {1, 2, 4, 8};
@@ -110,6 +114,7 @@ class Sm90Family final : public FamilyModel {
       c.block_k = 64;
       c.stages = t.stages;
       c.threads = threads_for(t.block_m);
+      c.blocks_per_sm = t.blocks;
       c.cluster_m = t.cluster_m;
       c.cluster_k = t.cluster_k;
       c.swap_ab = swap;
@@ -143,7 +148,7 @@ class Sm90Family final : public FamilyModel {
       in.config = c;
       in.math = MathInstr::Wgmma;
       in.consumer_threads = c.threads - 128;
-      in.regs_per_thread = c.threads == 384 ? kRegsAtEntry384 : kRegsAtEntry256;
+      in.regs_per_thread = c.threads == 384 ? kRegsAtEntry384 : t.blocks > 1 ? 128 : kRegsAtEntry256;
       in.smem_extra_bytes = smem_extra(c);
       in.math_efficiency = t.efficiency;
       GemmProblem view = p;  // tile counts follow the kernel's (row-major) view
@@ -173,10 +178,13 @@ class Sm90Family final : public FamilyModel {
           break;
         }
       if (!v.b_kmajor) bn = std::max(bn, 64);
-      for (int bm : {64, 128}) {
+      for (auto [bm, blocks] : {std::pair{64, 1}, std::pair{64, 2}, std::pair{128, 1}}) {
+        if (blocks > 1 && bn > 128) continue;  // two CTAs per SM: <= 64 accumulators per thread
         for (int ck : kClusterKs) {
-          Sm90Tile t{bm, bn, 0, 1, ck, skinny_efficiency(bm, bn)};
-          const long budget = hw.smem_per_block_optin > 0 ? hw.smem_per_block_optin : 232448;
+          Sm90Tile t{bm, bn, 0, 1, ck, skinny_efficiency(bm, bn), blocks};
+          // Shared memory per CTA: the opt-in maximum, or half of the SM's for two CTAs.
+          const long optin = hw.smem_per_block_optin > 0 ? hw.smem_per_block_optin : 232448;
+          const long budget = blocks > 1 ? std::min(optin, (hw.smem_per_sm > 0 ? hw.smem_per_sm : 233472) / 2 - 1024) : optin;
           const long stage = long(bm + bn) * 64 * 2;
           KernelConfig probe;
           probe.block_m = bm;

@@ -155,6 +155,15 @@ CandidateSet evaluate_candidates(const GemmProblem& p, const Epilogue& e, const 
   CandidateSet set;
   for (const FamilyModel* model : models) {
     if (request.force && model->family() != *request.force) continue;
+    if (needs_scaling(p, e) && !model->supports_scaling(p, e)) {
+      Candidate c;
+      c.config.family = model->family();
+      c.feasible = false;
+      c.reject_reason = std::string("no ") + family_name(model->family()) + " kernel for scaling yet (" +
+                        scaling_summary(p, e) + ")";
+      set.rejected.push_back(std::move(c));
+      continue;
+    }
     for (Candidate& c : model->enumerate(p, e, hw)) {
       planner_checks(c, *model, p, hw, request);
       (c.feasible ? set.feasible : set.rejected).push_back(std::move(c));

@@ -48,6 +48,10 @@ class FamilyModel {
     (void)config;
     return false;
   }
+  // Whether the family has kernels for DGEMM_1.1 scaling (input scales, a block-scaled output,
+  // the amax of D: needs_scaling). The planner asks first and rejects a family that says no with
+  // one candidate naming the reason; GPU families say no until their FP8 / INT8 kernels exist.
+  virtual bool supports_scaling(const GemmProblem&, const Epilogue&) const { return false; }
 };
 
 // Whether a plan with `config` (of `model`'s family) needs a fallback for unaligned base pointers.

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -268,6 +269,15 @@ BOOST_AUTO_TEST_CASE(cache_key_depends_on_source_and_arch_not_on_m) {
                     jit::cache_key(cuda::sm80_compile_request(p2, e, c, "sm_80")));
   BOOST_CHECK_NE(jit::cache_key(cuda::sm80_compile_request(p, e, c, "sm_80")),
                  jit::cache_key(cuda::sm80_compile_request(p, e, c, "sm_90a")));
+  // The key covers the headers the source includes, not every embedded header: an sm80 kernel
+  // does not depend on the sm90 family's files.
+  const std::vector<std::string> files = jit::included_kernel_files(cuda::sm80_compile_request(p, e, c, "sm_80").source);
+  auto has = [&](const char* name) { return std::find(files.begin(), files.end(), name) != files.end(); };
+  BOOST_TEST(has("sm80/sm80_gemm.cuh"));
+  BOOST_TEST(has("epilogue/epilogue.cuh"));
+  BOOST_TEST(has("common/types.cuh"));  // through the epilogue
+  BOOST_TEST(!has("sm90/sm90_gemm.cuh"));
+  BOOST_TEST(!has("sm90/wgmma_atoms.cuh"));
   Epilogue e2 = e;
   e2.activation = Activation::Relu;
   BOOST_CHECK_NE(jit::cache_key(cuda::sm80_compile_request(p, e, c, "sm_80")),

@@ -15,13 +15,13 @@ subclasses are also ``ValueError`` (ArgumentError), ``TypeError`` (DTypeError),
 The C API itself is ``deepgemm.capi`` (ctypes).
 """
 from . import capi
-from ._api import ACTIVATIONS, SCALE_MODES, Context, Plan, linear, matmul, version
+from ._api import ACTIVATIONS, SCALE_MODES, Context, Plan, Scale, linear, matmul, version
 from ._errors import (ArgumentError, DeviceError, DTypeError, Error, NotSupportedError, OutOfMemoryError, Status)
 from ._torch import register_torch_ops
 
 __all__ = ["ACTIVATIONS", "SCALE_MODES", "ArgumentError", "Context", "DTypeError", "DeviceError", "Error",
-           "NotSupportedError", "OutOfMemoryError", "Plan", "Status", "arch_files", "capi", "linear", "matmul",
-           "register_torch_ops", "version"]
+           "NotSupportedError", "OutOfMemoryError", "Plan", "Scale", "Status", "arch_files", "capi", "linear",
+           "matmul", "register_torch_ops", "version"]
 __version__ = capi.dgemm_version_string()
 
 

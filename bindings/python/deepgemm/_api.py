@@ -4,7 +4,9 @@
 Where the C API grows (input scales, grouped problems: version node DGEMM_1.1), the new values are
 keyword arguments of ``Context.plan`` (what the plan fixes) and ``Plan.execute`` (what each call
 passes), filled into the C structs in ``_plan_structs`` and ``Plan._args``; ``matmul`` and
-``linear`` forward them.
+``linear`` forward them. Input scaling (DGEMM_1.1) is the first: its plan-time descriptions and
+execute-time arrays go through ``_scaling`` into the extension structs ``dgemm_scaling_t`` and
+``dgemm_scale_args_t`` (``Plan._scale_args``).
 """
 import collections
 import ctypes
@@ -15,8 +17,9 @@ import threading
 import warnings
 from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
-from . import _torch, capi
+from . import _scaling, _torch, capi
 from ._errors import Error, Status, argument_error, check as _check, dtype_error
+from ._scaling import Scale
 from ._tensors import (DTYPE_CODES, FLOAT_TYPES, ITEMSIZE, View, as_view, dtype_name, matrix_layout)
 
 ArrayLike = Any  # a NumPy array, a torch tensor, or an object with __cuda_array_interface__ / __dlpack__
@@ -127,7 +130,9 @@ class Context(_Handle):
              stride_d: int = 0, bias: Any = None, bias_per_row: bool = False, activation: Optional[str] = None,
              alpha: float = 1.0, beta: float = 0.0, column_major: bool = False, force_kernel: Optional[str] = None,
              arch_file: Optional[Union[str, "os.PathLike[str]"]] = None, autotune: bool = False,
-             scale: Optional[str] = None, zero_point: bool = False, saturate: bool = True) -> "Plan":
+             scale: Optional[str] = None, zero_point: bool = False, saturate: bool = True,
+             a_scale: Union[Scale, str, None] = None, b_scale: Union[Scale, str, None] = None,
+             d_scale: Union[Scale, str, None] = None, amax: bool = False) -> "Plan":
         """Plans ``D = quantize(act(alpha * op(A) @ op(B) + beta * C + bias) * scale)`` for one shape
         (see deepgemm.h).
 
@@ -138,6 +143,12 @@ class Context(_Handle):
         (None, "per_tensor", "per_row" or "per_column"; the float32 vector itself is given to each
         execute); ``zero_point`` adds an int32 zero point per scale entry (int8 outputs);
         ``saturate`` clamps FP8 outputs to the largest finite value instead of overflowing.
+
+        Input scaling (deepgemm.h, DGEMM_1.1): ``a_scale`` / ``b_scale`` are a :class:`Scale` or a
+        mode name ("per_tensor", "outer_vec", "vec128", "blk128x128"; float32, MN-major, packed);
+        ``d_scale`` (FP8 ``out_dtype``) quantizes D in 1 x 128 blocks with scales the plan writes
+        (a Scale, or "float32" / "ue8m0"); ``amax`` writes max |y| of D. The arrays themselves
+        are given to each execute.
         """
         a_name = dtype_name(dtype)
         b_name = dtype_name(b_dtype) if b_dtype is not None else a_name
@@ -150,10 +161,17 @@ class Context(_Handle):
                                 activation=activation, alpha=alpha, beta=beta, column_major=column_major,
                                 force_kernel=force_kernel, arch_file=arch_file, autotune=autotune, scale=scale,
                                 zero_point=zero_point, saturate=saturate)
+        scales = {"a": _scaling.as_scale(a_scale, "a_scale"), "b": _scaling.as_scale(b_scale, "b_scale"),
+                  "d": _scaling.as_scale(d_scale, "d_scale", default_mode="vec128")}
+        scaling = _scaling.make_scaling(scales["a"], scales["b"], scales["d"], amax)
         handle = capi.dgemm_plan_t()
-        _check(capi.dgemm_create_plan(self.handle, ctypes.byref(p), ctypes.byref(e),
-                                      ctypes.byref(o) if o is not None else None, ctypes.byref(handle)))
-        return Plan(self, handle.value, p, e, (a_name, b_name, c_name, d_name, bias_name))
+        structs = (ctypes.byref(p), ctypes.byref(e), ctypes.byref(o) if o is not None else None)
+        if scaling is None:
+            _check(capi.dgemm_create_plan(self.handle, *structs, ctypes.byref(handle)))
+        else:
+            _check(capi.dgemm_create_plan_ext(self.handle, *structs, ctypes.byref(scaling), ctypes.byref(handle)))
+        return Plan(self, handle.value, p, e, (a_name, b_name, c_name, d_name, bias_name),
+                    scales if scaling is not None else None, bool(amax))
 
     def close(self) -> None:
         """Frees the context (and the plans matmul cached on it). Error if other plans are alive."""
@@ -239,9 +257,16 @@ class Plan(_Handle):
     """A planned GEMM. ``execute`` only launches (or, on the CPU, computes) and may be called
     from several threads at once. ``describe()`` says which kernel was chosen and why."""
 
-    def __init__(self, context: Context, handle: int, problem, epilogue, dtypes):
+    def __init__(self, context: Context, handle: int, problem, epilogue, dtypes,
+                 scales: Optional[Dict[str, Optional[Scale]]] = None, amax: bool = False):
         self.context = context  # keeps the context alive as long as the plan
         self._handle = handle
+        # The plan's scale tensors (DGEMM_1.1) as the library resolved them; None: no scaling.
+        self.scales: Optional[Dict[str, _scaling.TensorInfo]] = None if scales is None else {
+            which: _scaling.plan_tensor_info(handle, code, scales[which])
+            for which, code in (("a", capi.DGEMM_SCALE_TENSOR_A), ("b", capi.DGEMM_SCALE_TENSOR_B),
+                                ("d", capi.DGEMM_SCALE_TENSOR_D)) if scales[which] is not None}
+        self.amax: bool = amax
         self._p = problem
         self._e = epilogue
         self.a_dtype, self.b_dtype, self.c_dtype, self.out_dtype, self.bias_dtype = dtypes
@@ -352,7 +377,8 @@ class Plan(_Handle):
 
     def execute(self, a: ArrayLike, b: ArrayLike, d: ArrayLike, *, c: ArrayLike = None, bias: ArrayLike = None,
                 alpha: Any = None, beta: Any = None, scale: ArrayLike = None, zero_point: ArrayLike = None,
-                workspace: ArrayLike = None, stream: Any = None) -> ArrayLike:
+                workspace: ArrayLike = None, stream: Any = None, a_scale: ArrayLike = None, b_scale: ArrayLike = None,
+                d_scale: ArrayLike = None, amax: ArrayLike = None) -> ArrayLike:
         """Runs the plan: ``d`` receives the result (and is returned). Arrays are checked against
         the plan (dtype, device, shape, strides); ints are taken as raw addresses. ``c`` and the
         other optional operands are keyword-only, so that C cannot be passed where D belongs (the
@@ -363,7 +389,12 @@ class Plan(_Handle):
         float32 arrays in the plan's memory, read when the kernel runs (DGEMM_SCALARS_DEVICE: give
         alpha, and beta too when the plan reads C). ``bias``: the plan's bias vector. ``scale``: the
         float32 output scale (1, m or n entries as planned); ``zero_point``: the int32 zero point,
-        as many entries as the scale."""
+        as many entries as the scale.
+
+        Scaled plans (DGEMM_1.1): ``a_scale`` / ``b_scale`` (read) and ``d_scale`` (written) are
+        arrays of the plan's scale tensors (``self.scales`` has their shapes): the (rows, cols)
+        matrix (or (batch, rows, cols)) with the planned layout's strides, or a flat array of
+        exactly the elements the plan addresses; ``amax`` is a one-element float32 array, written."""
         p = self._p
         ta, tb = p.op_a == capi.DGEMM_OP_T, p.op_b == capi.DGEMM_OP_T
         a_ptr, va = self._operand("a", a, self.a_dtype, *((p.k, p.m) if ta else (p.m, p.k)), p.lda, p.stride_a)
@@ -388,8 +419,13 @@ class Plan(_Handle):
         if stream is None:
             stream = next((v.stream for v in (va, vb, vd) if v is not None and v.stream is not None), 0)
         stream = getattr(stream, "cuda_stream", getattr(stream, "ptr", stream))  # torch / cupy stream objects
-        _check(capi.dgemm_execute(self._live(), a_ptr, b_ptr, c_ptr, d_ptr, ctypes.byref(args), ws_ptr, ws_size,
-                                  int(stream) or None))
+        sargs = self._scale_args(keep, a_scale=a_scale, b_scale=b_scale, d_scale=d_scale, amax=amax)
+        if sargs is None:
+            _check(capi.dgemm_execute(self._live(), a_ptr, b_ptr, c_ptr, d_ptr, ctypes.byref(args), ws_ptr, ws_size,
+                                      int(stream) or None))
+        else:
+            _check(capi.dgemm_execute_ext(self._live(), a_ptr, b_ptr, c_ptr, d_ptr, ctypes.byref(args),
+                                          ctypes.byref(sargs), ws_ptr, ws_size, int(stream) or None))
         del keep
         return d
 
@@ -425,6 +461,40 @@ class Plan(_Handle):
             n = self._p.m if self._e.bias_mode == capi.DGEMM_VECTOR_PER_ROW else self._p.n
             args.bias = self._vector("bias", bias, self.bias_dtype, n, keep)
         return args
+
+    def _scale_args(self, keep, *, a_scale, b_scale, d_scale, amax) -> Optional[capi.dgemm_scale_args_t]:
+        """The dgemm_scale_args_t of a scaled plan's call (None for an unscaled plan). A missing
+        array is left NULL for the library to report; a wrong one is INVALID_ARGUMENT here, where
+        its shape is known."""
+        given = {"a": a_scale, "b": b_scale, "d": d_scale}
+        if self.scales is None and not self.amax:
+            if any(x is not None for x in given.values()) or amax is not None:
+                raise argument_error("the plan has no scaling (plan with a_scale / b_scale / d_scale / amax)")
+            return None
+        sargs = capi.dgemm_scale_args_t()
+        _check(capi.dgemm_scale_args_init(ctypes.byref(sargs)))
+        for which, x in given.items():
+            if x is None:
+                continue
+            info = (self.scales or {}).get(which)
+            if info is None:
+                raise argument_error(f"{which}_scale given, but the plan has no {which} scale tensor")
+            if isinstance(x, int) and not isinstance(x, bool):  # a raw address: the caller vouches for it
+                setattr(sargs, f"{which}_scale", x)
+                continue
+            v = _scaling.view_of(x, f"{which}_scale", self._where())
+            if v.device != self._where():
+                raise argument_error(f"{which}_scale is on {v.device} but the plan runs on {self._where()}")
+            error = _scaling.check_tensor(f"{which}_scale", v, info, self._p.batch_count)
+            if error is not None:
+                raise error
+            setattr(sargs, f"{which}_scale", v.ptr)
+            keep.append(v)
+        if amax is not None:
+            if not self.amax:
+                raise argument_error("amax given, but the plan was made without amax=True")
+            sargs.amax_d = self._vector("amax", amax, "float32", 1, keep)
+        return sargs
 
     def close(self) -> None:
         if self._handle is not None:
@@ -480,7 +550,7 @@ def _allocate(like, shape, dtype: str, device: str):
         return numpy.empty(shape, dtype=dtype)
     cupy = sys.modules.get("cupy")
     if cupy is not None and isinstance(like, cupy.ndarray):
-        if dtype not in ("float32", "float16", "int8", "int32"):
+        if dtype not in ("float32", "float16", "int8", "int32", "uint8"):
             raise dtype_error(f"CuPy has no {dtype}: pass out=", supported=False)
         with cupy.cuda.Device(like.device.id):
             return cupy.empty(shape, dtype=dtype)
@@ -718,8 +788,13 @@ def _batched_view(mat: _Mat, batch: int) -> View:
 
 
 def _run(*, like, device, a: _Mat, b: _Mat, c: Optional[_Mat], d: _Mat, batch: int, trans_a: bool, trans_b: bool,
-         m: int, n: int, k: int, epi: _Epilogue, d_name: str, activation, alpha, beta, stream, workspace, context):
-    """Plans (cached) and executes one (batched) GEMM on checked 2-D operand views."""
+         m: int, n: int, k: int, epi: _Epilogue, d_name: str, activation, alpha, beta, stream, workspace, context,
+         scales: Optional[Dict[str, Tuple[Scale, View]]] = None, amax: ArrayLike = None):
+    """Plans (cached) and executes one (batched) GEMM on checked 2-D operand views. ``scales``: the
+    input / output scale tensors (DGEMM_1.1) by "a", "b", "d", each described by its own geometry."""
+    scales = scales or {}
+    scale_of = {name: scales[name][0] if name in scales else None for name in ("a", "b", "d")}
+
     def packed(mat: _Mat, name: str, why: str) -> _Mat:
         full = _host_copy(_batched_view(mat, batch), name, why)
         return _Mat(full._replace(shape=full.shape[-2:], strides=full.strides[-2:]),
@@ -752,26 +827,33 @@ def _run(*, like, device, a: _Mat, b: _Mat, c: Optional[_Mat], d: _Mat, batch: i
     key = (m, n, k, a_dtype, b_dtype, c_dtype, d_name, op_a, op_b, lda, ldb, ldc, d_layout[1], batch,
            a.stride if batch > 1 else 0, b.stride if batch > 1 else 0, c.stride if c is not None and batch > 1 else 0,
            d.stride if batch > 1 else 0, epi.bias.dtype if epi.bias is not None else None, activation, beta != 0.0,
-           epi.scale_mode, epi.zero_point is not None)
+           epi.scale_mode, epi.zero_point is not None, scale_of["a"], scale_of["b"], scale_of["d"], amax is not None)
     plan = ctx._cached_plan(key, lambda: ctx.plan(
         m, n, k, a_dtype, b_dtype=b_dtype, out_dtype=d_name, c_dtype=c_dtype, trans_a=op_a, trans_b=op_b, lda=lda,
         ldb=ldb, ldc=ldc, ldd=key[12], batch=batch, stride_a=key[14], stride_b=key[15], stride_c=key[16],
         stride_d=key[17], bias=key[18], activation=activation, beta=1.0 if beta else 0.0, scale=epi.scale_mode,
-        zero_point=epi.zero_point is not None))
+        zero_point=epi.zero_point is not None, a_scale=scale_of["a"], b_scale=scale_of["b"], d_scale=scale_of["d"],
+        amax=amax is not None))
     ws = workspace
     if plan.workspace_size and ws is None:
         ws = _allocate_workspace(like, plan.workspace_size, device)
     # The plan checks the views against its layout; transposed-stored operands are passed as the
-    # row-major matrices they are transposes of.
+    # row-major matrices they are transposes of. Scale tensors go as addresses: the plan's scale
+    # descriptions are these arrays' own geometry by construction (``scales`` keeps them alive).
+    addresses = {f"{name}_scale": v.ptr for name, (_, v) in scales.items()}
     plan.execute(_stored(_batched_view(a, batch), a_t), _stored(_batched_view(b, batch), b_t),
                  _batched_view(d, batch), c=_batched_view(c, batch) if c is not None else None, bias=epi.bias,
-                 alpha=alpha, beta=beta, scale=epi.scale, zero_point=epi.zero_point, workspace=ws, stream=stream)
+                 alpha=alpha, beta=beta, scale=epi.scale, zero_point=epi.zero_point, workspace=ws, stream=stream,
+                 amax=amax, **addresses)
 
 
 def matmul(a: ArrayLike, b: ArrayLike, *, bias: ArrayLike = None, activation: Optional[str] = None,
            alpha: float = 1.0, beta: float = 0.0, c: ArrayLike = None, out_dtype: Any = None, trans_a: bool = False,
            trans_b: bool = False, out: ArrayLike = None, stream: Any = None, workspace: ArrayLike = None,
-           context: Optional[Context] = None, scale: ArrayLike = None, zero_point: ArrayLike = None) -> ArrayLike:
+           context: Optional[Context] = None, scale: ArrayLike = None, zero_point: ArrayLike = None,
+           a_scale: ArrayLike = None, b_scale: ArrayLike = None, a_scale_mode: Optional[str] = None,
+           b_scale_mode: Optional[str] = None, d_scale: Union[str, ArrayLike, None] = None,
+           amax: ArrayLike = None) -> Union[ArrayLike, Tuple[ArrayLike, ArrayLike]]:
     """``quantize(act(alpha * op(a) @ op(b) + beta * c + bias) * scale)`` in one call.
 
     ``a``, ``b`` (and ``c``, ``bias``, ``out``) are NumPy arrays (CPU backend; bf16/fp8 through
@@ -795,6 +877,23 @@ def matmul(a: ArrayLike, b: ArrayLike, *, bias: ArrayLike = None, activation: Op
     (per row). ``zero_point`` (int32, int8 outputs only) is added after rounding, with the scale's
     shape (a number is repeated; without ``scale`` the scale is 1). On the CPU backend int8 and
     FP8 (ml_dtypes) outputs round to nearest even and saturate.
+
+    Input scaling (FP8 / INT8; deepgemm.h "DGEMM_1.1: input scaling"): ``a_scale`` and
+    ``b_scale`` multiply op(a) and op(b). Their mode comes from their shape, K = op(a)'s columns,
+    KB = ceil(K / 128): a number or one element is per tensor; for ``a_scale`` (m,) or (m, 1) is
+    per row (per token), (m, KB) one scale per row per 128 of K (DeepGEMM's 1 x 128), and
+    (ceil(m/128), KB) per 128 x 128 block; for ``b_scale`` (n,) or (1, n) is per column (per
+    output channel), (n, KB) 1 x 128 and (ceil(n/128), KB) 128 x 128 (DeepGEMM's weight
+    scales). ``a_scale_mode`` / ``b_scale_mode`` ("per_tensor", "outer_vec", "vec128",
+    "blk128x128") override the inference where a shape is ambiguous. float32 arrays are f32
+    scales; uint8 (or float8_e8m0fnu) arrays are UE8M0 exponents (2^(e - 127)). Either storage
+    order works (a C-contiguous (m, KB) array, or DeepGEMM's transposed MN-major one); leading
+    batch dimensions (the result's) give one tensor per matrix of the batch.
+    ``d_scale`` ("float32" or "ue8m0", or an (m, ceil(n/128)) array to fill) quantizes an FP8
+    ``out_dtype`` in 1 x 128 blocks with scales computed here: the call then returns
+    ``(out, d_scale)``, the scales shaped and laid out to be the next call's ``a_scale``
+    (allocated MN-major with m padded to 16 bytes, the layout the GPU reads fastest). ``amax``,
+    a one-element float32 array, receives max |y| before the output scale and quantization.
     """
     va, vb = as_view(a), as_view(b)
     if va.device != vb.device:
@@ -846,9 +945,27 @@ def matmul(a: ArrayLike, b: ArrayLike, *, bias: ArrayLike = None, activation: Op
     mat_d = _matrix(as_matrices(vd), batch_shape, "out", may_copy=False)
     epi = _epilogue_values(bias, scale, zero_point, m, n, device)
 
+    # Input scales: their modes from their shapes (checked here, where the shapes are known).
+    scales: Dict[str, Tuple[Scale, View]] = {}
+    for name, x, outer, inner, mode in (("a", a_scale, m, k, a_scale_mode), ("b", b_scale, n, k, b_scale_mode),
+                                        ("d", d_scale, m, n, "vec128")):
+        if x is None:
+            continue
+        if name == "d" and isinstance(x, str):
+            if x not in _scaling.TYPES:
+                raise argument_error(f"d_scale {x!r}: expected 'float32', 'ue8m0' or an array")
+            x = d_scale = _allocate_block_scales(out, batch_shape, m, n, x, device)
+        v = _scale_view(_scaling.view_of(x, f"{name}_scale", device), batch_shape, f"{name}_scale")
+        if v.device != device:
+            raise argument_error(f"{name}_scale is on {v.device} but the operands are on {device}")
+        scales[name] = (_scaling.infer(v, outer, inner, f"{name}_scale", mode, batch), v)
+
     # One weight shared by the whole batch: the batch is a block of rows of one GEMM when A, C and
-    # D store their matrices one after the other, row by row (and no epilogue value is per row).
-    if batch > 1 and mat_b.stride == 0 and not trans_a and epi.scale_mode != "per_row":
+    # D store their matrices one after the other, row by row (and no epilogue value or scale is
+    # per row or per matrix of the batch).
+    scales_fold = all(s.stride == 0 for s, _ in scales.values()) and "d" not in scales and \
+        ("a" not in scales or scales["a"][0].mode == "per_tensor")
+    if batch > 1 and mat_b.stride == 0 and not trans_a and epi.scale_mode != "per_row" and scales_fold:
         folded = [_batch_as_rows(mat, m, batch) for mat in (mat_a, mat_d) + ((mat_c,) if mat_c is not None else ())]
         if all(f is not None for f in folded):
             mat_a, mat_d = folded[0], folded[1]
@@ -857,8 +974,30 @@ def matmul(a: ArrayLike, b: ArrayLike, *, bias: ArrayLike = None, activation: Op
 
     _run(like=a, device=device, a=mat_a, b=mat_b, c=mat_c, d=mat_d, batch=batch, trans_a=trans_a, trans_b=trans_b,
          m=m, n=n, k=k, epi=epi, d_name=d_name, activation=activation, alpha=alpha, beta=beta, stream=stream,
-         workspace=workspace, context=context)
-    return out
+         workspace=workspace, context=context, scales=scales, amax=amax)
+    return (out, d_scale) if d_scale is not None else out
+
+
+def _scale_view(v: View, batch_shape: Tuple[int, ...], name: str) -> View:
+    """A scale array with its batch dimensions (all but the last two) folded into one, as the
+    plan's batch stride addresses them: (batch, rows, cols), or the one matrix shared by all."""
+    while len(v.shape) > 2 and v.shape[0] == 1:  # leading unit dimensions: one tensor for the batch
+        v = v._replace(shape=v.shape[1:], strides=v.strides[1:])
+    if len(v.shape) <= 2:
+        return v
+    mat = _matrix(v, batch_shape, name, may_copy=False)
+    return _batched_view(mat, _count(batch_shape))
+
+
+def _allocate_block_scales(like, batch_shape: Tuple[int, ...], m: int, n: int, scale_type: str, device: str):
+    """D's 1 x 128 block scales, batch_shape + (m, ceil(n/128)), MN-major with m padded to 16
+    bytes: the layout the GPU kernels read fastest, and the next layer's a_scale as it is."""
+    dtype = "float32" if scale_type == "float32" else "uint8"
+    pad = 4 if dtype == "float32" else 16
+    ld = -(-max(m, 1) // pad) * pad
+    nb = -(-n // 128)
+    storage = _allocate(like, tuple(batch_shape) + (nb, ld), dtype, device)
+    return storage[..., :m].swapaxes(-1, -2)
 
 
 def linear(x: ArrayLike, weight: ArrayLike, bias: ArrayLike = None, *, activation: Optional[str] = None,

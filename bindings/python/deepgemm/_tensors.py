@@ -22,8 +22,19 @@ DTYPE_CODES = {
     "int8": capi.DGEMM_DTYPE_I8,
     "int32": capi.DGEMM_DTYPE_I32,
 }
-ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "float8_e4m3fn": 1, "float8_e5m2": 1, "int8": 1, "int32": 4}
+ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2, "float8_e4m3fn": 1, "float8_e5m2": 1, "int8": 1, "int32": 4,
+            "uint8": 1, "float8_e8m0fnu": 1}
 FLOAT_TYPES = ("float32", "float16", "bfloat16")
+# Element types that only scale tensors have (UE8M0 exponents: raw bytes, or the named type of
+# ml_dtypes / torch); arrays of them can be viewed but are never operands.
+SCALE_ONLY_TYPES = ("uint8", "float8_e8m0fnu")
+
+
+def _any_dtype_name(dtype) -> str:
+    """dtype_name, also accepting the scale-only element types (for views of scale tensors)."""
+    name = getattr(dtype, "name", None)
+    name = (name if isinstance(name, str) else str(dtype)).replace("torch.", "")
+    return name if name in SCALE_ONLY_TYPES else dtype_name(dtype)
 
 
 def dtype_name(dtype) -> str:
@@ -84,7 +95,7 @@ class _DLTensor(ctypes.Structure):
 _DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
 _DL_DTYPES = {  # (code, bits) -> name
     (2, 32): "float32", (2, 16): "float16", (4, 16): "bfloat16", (10, 8): "float8_e4m3fn",
-    (12, 8): "float8_e5m2", (0, 8): "int8", (0, 32): "int32",
+    (12, 8): "float8_e5m2", (0, 8): "int8", (0, 32): "int32", (1, 8): "uint8",
 }
 _capsule_get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
 _capsule_get_pointer.restype = ctypes.c_void_p
@@ -131,7 +142,7 @@ def _packed_strides(shape) -> Tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-_TYPESTR = {"<f4": "float32", "<f2": "float16", "|i1": "int8", "<i4": "int32", "<i1": "int8"}
+_TYPESTR = {"<f4": "float32", "<f2": "float16", "|i1": "int8", "<i4": "int32", "<i1": "int8", "|u1": "uint8"}
 
 
 def _from_cai(obj, cai: dict) -> View:
@@ -185,7 +196,7 @@ def as_view(obj) -> View:
         return obj
     numpy = sys.modules.get("numpy")
     if numpy is not None and isinstance(obj, numpy.ndarray):
-        name = dtype_name(obj.dtype)
+        name = _any_dtype_name(obj.dtype)
         item = obj.dtype.itemsize
         if any(s % item for s in obj.strides):
             raise argument_error("array strides are not multiples of its element size")
@@ -195,7 +206,7 @@ def as_view(obj) -> View:
     if torch is not None and isinstance(obj, torch.Tensor):
         # Read a torch tensor directly: its __cuda_array_interface__ has no bf16/fp8 and refuses
         # tensors that require grad, and DLPack refuses those too.
-        name = dtype_name(obj.dtype)
+        name = _any_dtype_name(obj.dtype)
         device = "cpu" if obj.device.type == "cpu" else f"cuda:{obj.device.index or 0}"
         if obj.device.type not in ("cpu", "cuda"):
             raise dtype_error(f"torch device {obj.device} is neither CPU nor CUDA", supported=False)

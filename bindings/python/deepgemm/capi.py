@@ -22,7 +22,7 @@ import os
 
 # ---- constants (deepgemm.h) -----------------------------------------------------------------
 DGEMM_VERSION_MAJOR = 1
-DGEMM_VERSION_MINOR = 0
+DGEMM_VERSION_MINOR = 1
 DGEMM_VERSION_PATCH = 0
 DGEMM_VERSION_NUMBER = DGEMM_VERSION_MAJOR * 10000 + DGEMM_VERSION_MINOR * 100 + DGEMM_VERSION_PATCH
 
@@ -76,6 +76,32 @@ DGEMM_SCALARS_FROM_PLAN = 0
 DGEMM_SCALARS_HOST = 1
 DGEMM_SCALARS_DEVICE = 2
 
+# DGEMM_1.1: extension chains and input scaling
+DGEMM_VERSION_HAS_EXT = 1
+
+DGEMM_EXT_SCALING = 1
+DGEMM_EXT_GROUPED = 2
+DGEMM_EXT_SCALE_ARGS = 3
+DGEMM_EXT_GROUP_ARGS = 4
+
+DGEMM_SCALE_NONE = 0
+DGEMM_SCALE_PER_TENSOR = 1
+DGEMM_SCALE_OUTER_VEC = 2
+DGEMM_SCALE_VEC128 = 3
+DGEMM_SCALE_BLK128x128 = 4
+
+DGEMM_SCALE_TYPE_F32 = 0
+DGEMM_SCALE_TYPE_UE8M0 = 1
+
+DGEMM_SCALE_MN_MAJOR = 0
+DGEMM_SCALE_K_MAJOR = 1
+
+DGEMM_SCALING_AMAX_D = 0x1
+
+DGEMM_SCALE_TENSOR_A = 0
+DGEMM_SCALE_TENSOR_B = 1
+DGEMM_SCALE_TENSOR_D = 2
+
 # ---- types ----------------------------------------------------------------------------------
 _enum = ctypes.c_int  # every enum of the header is an int-sized C enum
 dgemm_status_t = _enum
@@ -86,6 +112,11 @@ dgemm_device_kind_t = _enum
 dgemm_activation_t = _enum
 dgemm_vector_mode_t = _enum
 dgemm_scalar_mode_t = _enum
+dgemm_ext_type_t = _enum
+dgemm_scale_mode_t = _enum
+dgemm_scale_type_t = _enum
+dgemm_scale_layout_t = _enum
+dgemm_scale_tensor_t = _enum
 dgemm_context_t = ctypes.c_void_p  # opaque handles
 dgemm_plan_t = ctypes.c_void_p
 
@@ -144,6 +175,40 @@ class dgemm_args_t(_Struct):
         ("bias", ctypes.c_void_p),
         ("scale", ctypes.c_void_p),
         ("zero_point", ctypes.c_void_p),
+        ("reserved", ctypes.c_uint64 * 8),
+    ]
+
+
+# DGEMM_1.1: extension structs start with a dgemm_ext_header_t; their *_init sets type and size.
+class dgemm_ext_header_t(_Struct):
+    _fields_ = [
+        ("type", ctypes.c_uint32), ("struct_size", ctypes.c_uint32),
+        ("next", ctypes.c_void_p),
+    ]
+
+
+class dgemm_scale_desc_t(_Struct):
+    _fields_ = [
+        ("mode", dgemm_scale_mode_t), ("type", dgemm_scale_type_t), ("layout", dgemm_scale_layout_t),
+        ("reserved0", ctypes.c_uint32),
+        ("ld", ctypes.c_int64), ("stride", ctypes.c_int64),
+    ]
+
+
+class dgemm_scaling_t(_Struct):
+    _fields_ = [
+        ("header", dgemm_ext_header_t),
+        ("a_scale", dgemm_scale_desc_t), ("b_scale", dgemm_scale_desc_t), ("d_scale", dgemm_scale_desc_t),
+        ("flags", ctypes.c_uint32), ("reserved0", ctypes.c_uint32),
+        ("reserved", ctypes.c_uint64 * 8),
+    ]
+
+
+class dgemm_scale_args_t(_Struct):
+    _fields_ = [
+        ("header", dgemm_ext_header_t),
+        ("a_scale", ctypes.c_void_p), ("b_scale", ctypes.c_void_p), ("d_scale", ctypes.c_void_p),
+        ("amax_d", ctypes.c_void_p),
         ("reserved", ctypes.c_uint64 * 8),
     ]
 
@@ -216,6 +281,17 @@ dgemm_args_init = _declare("dgemm_args_init", dgemm_status_t, _P(dgemm_args_t))
 dgemm_execute = _declare("dgemm_execute", dgemm_status_t, dgemm_plan_t, ctypes.c_void_p, ctypes.c_void_p,
                          ctypes.c_void_p, ctypes.c_void_p, _P(dgemm_args_t), ctypes.c_void_p, ctypes.c_size_t,
                          ctypes.c_void_p)
+
+# DGEMM_1.1 (``ext`` is the first extension struct of a chain, passed by reference, or None)
+dgemm_create_plan_ext = _declare("dgemm_create_plan_ext", dgemm_status_t, dgemm_context_t, _P(dgemm_problem_t),
+                                 _P(dgemm_epilogue_t), _P(dgemm_plan_options_t), ctypes.c_void_p, _P(dgemm_plan_t))
+dgemm_execute_ext = _declare("dgemm_execute_ext", dgemm_status_t, dgemm_plan_t, ctypes.c_void_p, ctypes.c_void_p,
+                             ctypes.c_void_p, ctypes.c_void_p, _P(dgemm_args_t), ctypes.c_void_p, ctypes.c_void_p,
+                             ctypes.c_size_t, ctypes.c_void_p)
+dgemm_scaling_init = _declare("dgemm_scaling_init", dgemm_status_t, _P(dgemm_scaling_t))
+dgemm_scale_args_init = _declare("dgemm_scale_args_init", dgemm_status_t, _P(dgemm_scale_args_t))
+dgemm_plan_scale_shape = _declare("dgemm_plan_scale_shape", dgemm_status_t, dgemm_plan_t, dgemm_scale_tensor_t,
+                                  _P(ctypes.c_int64), _P(ctypes.c_int64), _P(ctypes.c_int64), _P(ctypes.c_int64))
 
 
 def dgemm_version_string() -> str:

@@ -15,7 +15,9 @@ from deepgemm import capi
 INCLUDE = os.environ.get("DEEPGEMM_TEST_INCLUDE_DIR") or os.path.join(os.path.dirname(__file__), "..", "..", "..",
                                                                        "include")
 HEADER = os.path.join(INCLUDE, "deepgemm", "deepgemm.h")
-STRUCTS = [capi.dgemm_problem_t, capi.dgemm_epilogue_t, capi.dgemm_plan_options_t, capi.dgemm_args_t]
+STRUCTS = [capi.dgemm_problem_t, capi.dgemm_epilogue_t, capi.dgemm_plan_options_t, capi.dgemm_args_t,
+           # DGEMM_1.1 (the nested header and scale descriptors are checked as structs of their own)
+           capi.dgemm_ext_header_t, capi.dgemm_scale_desc_t, capi.dgemm_scaling_t, capi.dgemm_scale_args_t]
 
 
 def header_text():
@@ -93,6 +95,16 @@ def test_init_functions_fill_what_ctypes_reads():
     assert (a.struct_size, a.alpha, a.bias) == (ctypes.sizeof(a), 1.0, None)
     o = capi.dgemm_plan_options_t()
     assert capi.dgemm_plan_options_init(o) == 0 and o.struct_size == ctypes.sizeof(o)
+    s = capi.dgemm_scaling_t()
+    s.a_scale.mode = s.flags = s.reserved[7] = 0x5A  # init must clear what it does not set
+    assert capi.dgemm_scaling_init(s) == 0
+    assert (s.header.type, s.header.struct_size, s.header.next) == (capi.DGEMM_EXT_SCALING, ctypes.sizeof(s), None)
+    assert (s.a_scale.mode, s.a_scale.type, s.flags, s.reserved[7]) == (capi.DGEMM_SCALE_NONE,
+                                                                         capi.DGEMM_SCALE_TYPE_F32, 0, 0)
+    sa = capi.dgemm_scale_args_t()
+    assert capi.dgemm_scale_args_init(sa) == 0
+    assert (sa.header.type, sa.header.struct_size, sa.a_scale, sa.amax_d) == (capi.DGEMM_EXT_SCALE_ARGS,
+                                                                             ctypes.sizeof(sa), None, None)
 
 
 def test_the_package_is_typed_and_loads_its_own_library():

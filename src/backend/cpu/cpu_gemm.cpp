@@ -24,6 +24,7 @@
 
 #include "core/error.hpp"
 #include "core/float_convert.hpp"
+#include "core/scaling.hpp"
 
 namespace dgemm {
 namespace {
@@ -165,6 +166,28 @@ void pack_b(const View& b, int64_t p0, int64_t kc, int64_t j0, int64_t nc, doubl
   }
 }
 
+// Multiplies a packed panel (micro-panels of W outer indices, as pack_a / pack_b write them) for
+// outer indices [o0, o0 + count) and K range [p0, p0 + kc) by the block scales of `s` (base: this
+// batch's scale tensor): the scales of block modes belong inside the sum over K, and scaling each
+// product's operands is exactly that sum, regrouped.
+template <int W>
+void scale_panel(double* out, int64_t o0, int64_t count, int64_t p0, int64_t kc, const ScaleDesc& s,
+                 const void* base) {
+  for (int64_t o = 0; o < count; ++o) {
+    double* line = out + (o / W) * W * kc + o % W;
+    for (int64_t pb = 0; pb < kc;) {
+      const int64_t block_end = std::min(kc, ((p0 + pb) / kScaleBlock + 1) * kScaleBlock - p0);
+      const double scale = load_scale(s.type, base, s.index(o0 + o, p0 + pb));
+      for (; pb < block_end; ++pb) line[pb * W] *= scale;
+    }
+  }
+}
+
+// This batch's scale tensor (its base pointer moved by the batch stride).
+const void* scale_base(const ScaleDesc& s, const void* base, int64_t batch) {
+  return static_cast<const char*>(base) + batch * s.stride * int64_t(scale_type_size(s.type));
+}
+
 double activate(Activation act, double x) {
   switch (act) {
     case Activation::None: return x;
@@ -177,6 +200,23 @@ double activate(Activation act, double x) {
     case Activation::Silu: return x / (1.0 + std::exp(-x));
   }
   return x;
+}
+
+// One row of a tile of a block-scaled FP8 output (the header's "Block-scaled output"): each
+// 128-column block of D's row i gets the scale of its amax, and its values are divided by it.
+// Tiles start at multiples of kNC (a multiple of 128), so no block straddles two tiles.
+void store_block_scaled_row(const GemmProblem& p, const Epilogue& e, int64_t i, int64_t j0, int64_t nc,
+                            const double* z, char* d_base, void* d_scales) {
+  static_assert(kNC % kScaleBlock == 0, "a D scale block must not straddle two tiles");
+  for (int64_t b0 = 0; b0 < nc; b0 += kScaleBlock) {
+    const int64_t b1 = std::min(nc, b0 + kScaleBlock);
+    double amax = 0;
+    for (int64_t jj = b0; jj < b1; ++jj) amax = amax_update(amax, z[jj]);
+    const double scale = output_block_scale(amax, p.d_type, e.d_scale.type);
+    store_scale(e.d_scale.type, d_scales, e.d_scale.index(i, j0 + b0), scale);
+    for (int64_t jj = b0; jj < b1; ++jj)
+      store_from_double(p.d_type, d_base, p.offset(i, j0 + jj, p.ldd), z[jj] / scale, e.saturate);
+  }
 }
 
 // Everything a task needs, resolved once per call.
@@ -195,6 +235,9 @@ struct Scratch {
   double* a_panel;
   double* b_panel;
   double* acc;
+  double* col_scale;  // the tile's per-column factor of B's non-block scale
+  double* row_out;    // one row of the tile before a block-scaled store
+  double* amax;       // max |y| over this thread's tiles (AMAX_D)
   int64_t acc_ld;
 };
 
@@ -202,12 +245,13 @@ constexpr std::size_t kWorkspaceAlign = 64;  // cache lines; the caller's pointe
 
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
-// Doubles of one thread's scratch for `p`, laid out as in Scratch: no larger than the problem
-// needs (a 1x1x1 GEMM needs a few hundred bytes, not a full 72 x 256 x 256 block).
+// Doubles of one thread's scratch for `p`, laid out as in Scratch (A panel, B panel, tile, one
+// row for the column scales, one for block-scaled output, amax): no larger than the problem needs
+// (a 1x1x1 GEMM needs a few hundred bytes, not a full 72 x 256 x 256 block).
 struct ScratchShape {
   int64_t a_doubles, b_doubles, acc_rows, acc_ld;
   std::size_t bytes() const {
-    const std::size_t doubles = std::size_t(a_doubles + b_doubles + acc_rows * acc_ld);
+    const std::size_t doubles = std::size_t(a_doubles + b_doubles + acc_rows * acc_ld + 2 * acc_ld + 1);
     return std::size_t(round_up(int64_t(doubles * sizeof(double)), kWorkspaceAlign));
   }
 };
@@ -252,32 +296,59 @@ void run_tile(const Job& job, int64_t batch, int64_t i0, int64_t mc, int64_t j0,
       const int64_t kc = std::min(kKC, p.k - p0);
       dispatch_dtype(p.a_type, [&](auto t) { pack_a<decltype(t)::value>(a, i0, mc, p0, kc, s.a_panel); });
       dispatch_dtype(p.b_type, [&](auto t) { pack_b<decltype(t)::value>(b, p0, kc, j0, nc, s.b_panel); });
+      if (p.a_scale.blocked())
+        scale_panel<kMR>(s.a_panel, i0, mc, p0, kc, p.a_scale, scale_base(p.a_scale, x.a_scale, batch));
+      if (p.b_scale.blocked())
+        scale_panel<kNR>(s.b_panel, j0, nc, p0, kc, p.b_scale, scale_base(p.b_scale, x.b_scale, batch));
       job.macro(mc, nc, kc, s.a_panel, s.b_panel, acc, s.acc_ld);
     }
   }
+
+  // Scales that do not vary along K multiply the finished sum: sa(i) * sb(j) * acc.
+  const bool outer_a = p.k > 0 && p.a_scale.active() && !p.a_scale.blocked();
+  const bool outer_b = p.k > 0 && p.b_scale.active() && !p.b_scale.blocked();
+  const void* a_scales = outer_a ? scale_base(p.a_scale, x.a_scale, batch) : nullptr;
+  if (outer_b) {
+    const void* b_scales = scale_base(p.b_scale, x.b_scale, batch);
+    for (int64_t jj = 0; jj < nc; ++jj) s.col_scale[jj] = load_scale(p.b_scale.type, b_scales, p.b_scale.index(j0 + jj, 0));
+  }
+  const bool block_out = e.d_scale.active();
+  void* d_scales = block_out ? const_cast<void*>(scale_base(e.d_scale, x.d_scale, batch)) : nullptr;
 
   const char* c_base = job.read_c ? static_cast<const char*>(x.c) + batch * p.stride_c * int64_t(dtype_size(p.c_type))
                                   : nullptr;
   char* d_base = static_cast<char*>(x.d) + batch * p.stride_d * int64_t(dtype_size(p.d_type));
   for (int64_t ii = 0; ii < mc; ++ii) {
     const int64_t i = i0 + ii;
+    const double row_scale = outer_a ? load_scale(p.a_scale.type, a_scales, p.a_scale.index(i, 0)) : 1.0;
     for (int64_t jj = 0; jj < nc; ++jj) {
       const int64_t j = j0 + jj;
       // k = 0: the product is empty, so it contributes nothing (not alpha * 0, which is NaN for
       // an infinite alpha).
-      double v = p.k > 0 ? job.alpha * acc[ii * s.acc_ld + jj] : 0.0;
+      double v = 0.0;
+      if (p.k > 0) {
+        double sum = acc[ii * s.acc_ld + jj];
+        if (outer_a || outer_b) sum *= row_scale * (outer_b ? s.col_scale[jj] : 1.0);
+        v = job.alpha * sum;
+      }
       if (job.read_c) v += job.beta * load_as_double(p.c_type, c_base, p.offset(i, j, p.ldc));
       if (e.bias_mode != VectorMode::None)
         v += load_as_double(e.bias_type, x.bias, e.bias_mode == VectorMode::PerRow ? i : j);
       v = activate(e.activation, v);
+      if (e.amax_d) *s.amax = amax_update(*s.amax, v);
       if (e.scale_mode != VectorMode::None) {
         const int64_t s_idx = e.scale_mode == VectorMode::PerTensor ? 0 : e.scale_mode == VectorMode::PerRow ? i : j;
         v *= double(x.scale[s_idx]);
         // The zero point is added to the rounded value, before saturation to [-128, 127].
         if (e.zero_point) v = std::nearbyint(v) + double(x.zero_point[s_idx]);
       }
-      store_from_double(p.d_type, d_base, p.offset(i, j, p.ldd), v, e.saturate);
+      if (block_out) {
+        s.row_out[jj] = v;
+      } else {
+        store_from_double(p.d_type, d_base, p.offset(i, j, p.ldd), v, e.saturate);
+      }
     }
+    if (block_out) store_block_scaled_row(p, e, i, j0, nc, s.row_out, d_base, d_scales);
   }
 }
 
@@ -303,6 +374,8 @@ void cpu_gemm(const GemmProblem& p, const Epilogue& e, const ExecArgs& args) {
     job.alpha = double(*args.alpha_ptr);
     job.beta = job.read_c ? double(*args.beta_ptr) : 0.0;
   }
+  // BLAS: beta = 0 at run time does not read C (NaNs in C must not reach D), as the GPU epilogues.
+  if (job.beta == 0.0) job.read_c = false;
 
   const int64_t row_tiles = (p.m + kMC - 1) / kMC;
   const int64_t col_tiles = (p.n + kNC - 1) / kNC;
@@ -326,7 +399,10 @@ void cpu_gemm(const GemmProblem& p, const Epilogue& e, const ExecArgs& args) {
   const int threads = int(std::min<std::size_t>(std::size_t(wanted_threads(p)), usable / shape.bytes()));
   auto scratch_of = [&](int thread) {
     auto* d = reinterpret_cast<double*>(base + std::size_t(thread) * shape.bytes());
-    return Scratch{d, d + shape.a_doubles, d + shape.a_doubles + shape.b_doubles, shape.acc_ld};
+    double* acc = d + shape.a_doubles + shape.b_doubles;
+    double* col_scale = acc + shape.acc_rows * shape.acc_ld;
+    double* row_out = col_scale + shape.acc_ld;
+    return Scratch{d, d + shape.a_doubles, acc, col_scale, row_out, row_out + shape.acc_ld, shape.acc_ld};
   };
 
   auto task = [&](int64_t t, int thread) {
@@ -336,14 +412,20 @@ void cpu_gemm(const GemmProblem& p, const Epilogue& e, const ExecArgs& args) {
     const int64_t j0 = (tile % col_tiles) * kNC;
     run_tile(job, batch, i0, std::min(kMC, p.m - i0), j0, std::min(kNC, p.n - j0), scratch_of(thread));
   };
+  for (int t = 0; t < threads; ++t) *scratch_of(t).amax = 0.0;
   // One thread runs outside OpenMP altogether: even a serialized parallel region allocates a
   // team in libgomp, and execute allocates nothing.
   if (threads == 1) {
     for (int64_t t = 0; t < tasks; ++t) task(t, 0);
-    return;
-  }
+  } else {
 #pragma omp parallel for schedule(dynamic) num_threads(threads)
-  for (int64_t t = 0; t < tasks; ++t) task(t, omp_get_thread_num());
+    for (int64_t t = 0; t < tasks; ++t) task(t, omp_get_thread_num());
+  }
+  if (e.amax_d) {
+    double amax = 0;
+    for (int t = 0; t < threads; ++t) amax = amax_update(amax, *scratch_of(t).amax);
+    *args.amax_d = float(amax);
+  }
 }
 
 }  // namespace dgemm

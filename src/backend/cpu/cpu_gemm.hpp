@@ -24,6 +24,10 @@ namespace dgemm {
 //  - Scratch (packed panels, accumulator tiles) comes from args.workspace, at least
 //    cpu_gemm_workspace_size(p) bytes at any alignment, so the call allocates nothing. Callers
 //    inside the library that give less (the tests' oracle) get a buffer allocated for the call.
+//  - DGEMM_1.1 scaling (deepgemm.h): block scales of A / B multiply each element as it is packed
+//    (the sum over K of sa * sb * partial sums, regrouped per product); per-tensor and per-row /
+//    column scales multiply the finished sum; D's block scales and amax follow the header's rule
+//    exactly (core/scaling.cpp). args.a_scale / b_scale / d_scale / amax_d are host pointers.
 void cpu_gemm(const GemmProblem& p, const Epilogue& e, const ExecArgs& args);
 
 // The workspace cpu_gemm needs for `p`: one scratch slice per thread it will use (the OpenMP

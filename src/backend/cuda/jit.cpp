@@ -200,19 +200,55 @@ std::vector<std::string> default_options(const std::string& arch) {
           "-DDGEMM_JIT=1"};
 }
 
+namespace {
+std::vector<const EmbeddedFile*> included_files(const std::string& source) {
+  std::vector<const EmbeddedFile*> out;
+  std::vector<std::string> pending{source};
+  while (!pending.empty()) {
+    const std::string text = std::move(pending.back());
+    pending.pop_back();
+    std::size_t pos = 0;
+    while ((pos = text.find("#include", pos)) != std::string::npos) {
+      const std::size_t q1 = text.find('"', pos), eol = text.find('\n', pos);
+      pos += 8;
+      if (q1 == std::string::npos || (eol != std::string::npos && q1 > eol)) continue;
+      const std::size_t q2 = text.find('"', q1 + 1);
+      if (q2 == std::string::npos) break;
+      const std::string name = text.substr(q1 + 1, q2 - q1 - 1);
+      for (const EmbeddedFile& f : embedded_kernel_files()) {
+        if (name != f.name) continue;
+        bool seen = false;
+        for (const EmbeddedFile* e : out) seen |= e == &f;
+        if (!seen) {
+          out.push_back(&f);
+          pending.emplace_back(f.text, f.size);
+        }
+      }
+    }
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<std::string> included_kernel_files(const std::string& source) {
+  std::vector<std::string> names;
+  for (const EmbeddedFile* f : included_files(source)) names.emplace_back(f->name);
+  return names;
+}
+
 std::string cache_key(const CompileRequest& r) {
   const Nvrtc& n = require_nvrtc();
   Hasher h;
-  h.add(std::string("deepgemm-jit-v1"));
+  h.add(std::string("deepgemm-jit-v2"));
   h.add(r.source);
   h.add(r.arch);
   for (const std::string& o : default_options(r.arch)) h.add(o);
   for (const std::string& o : r.extra_options) h.add(o);
   h.add(&n.major, sizeof n.major);
   h.add(&n.minor, sizeof n.minor);
-  for (const EmbeddedFile& f : embedded_kernel_files()) {
-    h.add(std::string(f.name));
-    h.add(std::string(f.text, f.size));
+  for (const EmbeddedFile* f : included_files(r.source)) {
+    h.add(std::string(f->name));
+    h.add(std::string(f->text, f->size));
   }
   return h.hex();
 }

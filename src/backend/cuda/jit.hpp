@@ -9,9 +9,9 @@
 // toolkit to load, and this layer needs no GPU: it runs on a build machine to fill a cache that a
 // GPU machine then uses.
 //
-// The cache key hashes the generated source, every embedded header, the options, the NVRTC
-// version and the architecture. A disk entry is written to a fresh O_EXCL file and renamed
-// (atomic); it carries a magic, its key, its payload size and a checksum, and an entry that fails
+// The cache key hashes the generated source, the embedded headers it includes (directly or
+// through each other), the options, the NVRTC version and the architecture. A disk entry is
+// written to a fresh O_EXCL file and renamed (atomic); it carries a magic, its key, its payload size and a checksum, and an entry that fails
 // any check, or is not a regular file (a symlink is never followed), is removed and rebuilt,
 // never loaded (kernel_cache_file.hpp). The disk cache is used only in a folder owned by this user
 // and not writable by group or others: the checksum detects damage, it does not authenticate, and
@@ -68,6 +68,11 @@ std::shared_ptr<const CompiledCode> compile(const CompileRequest& request);
 
 // The cache key compile() would use (depends on the NVRTC version: throws like compile()).
 std::string cache_key(const CompileRequest& request);
+
+// The embedded headers a source includes, directly or through each other (#include "name" lines
+// naming an embedded file), in first-seen order: what a kernel's cache key depends on, so that
+// editing one family's headers leaves the other families' cached kernels valid.
+std::vector<std::string> included_kernel_files(const std::string& source);
 
 // True when NVRTC can be loaded; otherwise *why says what was tried.
 bool nvrtc_available(std::string* why);

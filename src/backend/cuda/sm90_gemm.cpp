@@ -114,7 +114,8 @@ jit::CompileRequest sm90_compile_request(const GemmProblem& problem, const Epilo
       << "using DgSm90Gemm = dg::sm90::Gemm<" << c.block_m << ", " << c.block_n << ", " << c.stages << ", "
       << (p.a_type == DType::F16 ? 1 : 0) << ", " << (v.a_kmajor ? "true" : "false") << ", "
       << (v.b_kmajor ? "true" : "false") << ", "
-      << std::max(1, c.cluster_m) << ", " << std::max(1, c.cluster_k) << ", DgEpilogue>;\n"
+      << std::max(1, c.cluster_m) << ", " << std::max(1, c.cluster_k) << ", DgEpilogue, " << std::max(1, c.blocks_per_sm)
+      << ">;\n"
       << "DGEMM_SM90_DEFINE_KERNEL(" << kSm90Kernel << ", DgSm90Gemm)\n";
   if (c.pack_a || c.pack_b)
     src << "\n#include \"common/pack.cuh\"\nDGEMM_DEFINE_PACK_KERNEL(" << kSm90PackKernel << ")\n";
@@ -224,12 +225,14 @@ class Sm90Executable final : public Executable {
     args.tiles = tiles_;
     args.num_k_blocks = num_k_blocks_;
     cudaLaunchConfig_t cfg = launch_config(static_cast<cudaStream_t>(x.stream), grid_);
-    cudaLaunchAttribute attr[1];
-    if (cluster_size(config_) > 1) {
-      set_cluster(attr[0]);
-      cfg.attrs = attr;
-      cfg.numAttrs = 1;
-    }
+    // Programmatic dependent launch: the kernel's set-up may overlap the previous kernel on the
+    // stream (it waits in griddepcontrol.wait before touching global memory).
+    cudaLaunchAttribute attr[2];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    if (cluster_size(config_) > 1) set_cluster(attr[cfg.numAttrs++]);
     void* kargs[] = {&args};
     check(cudaLaunchKernelExC(&cfg, reinterpret_cast<const void*>(kernel_), kargs), "cudaLaunchKernelExC (sm90 GEMM)");
   }

@@ -115,7 +115,9 @@ struct EpilogueOp {
   // and column's bias (row_bias / col_bias).
   __device__ __forceinline__ float value(long long row, long long col, float acc, float rbias, float cbias) const {
     float x = alpha * acc;
-    if (Epi::kHasC) x += beta * to_float(c[c_offset(row, col)]);
+    // BLAS: a run-time beta of 0 does not read C (its NaNs and infinities must not reach D), also
+    // when the plan reads C because beta was non-zero at plan time or comes from device memory.
+    if (Epi::kHasC && beta != 0.0f) x += beta * to_float(c[c_offset(row, col)]);
     if (Epi::kBiasMode == kVecPerRow) x += rbias;
     if (Epi::kBiasMode == kVecPerColumn) x += cbias;
     x = activation<Epi::kActivation, kFastAct>(x);

@@ -66,5 +66,11 @@ __device__ __forceinline__ void tma_load_3d_multicast(u32 dst, const TensorMap* 
       : "memory");
 }
 
+// Programmatic dependent launch (the launcher sets cudaLaunchAttributeProgrammaticStreamSerialization):
+// waits until the grids this one depends on have completed and their memory is visible; lets the
+// next kernel on the stream begin launching.
+__device__ __forceinline__ void grid_dependency_wait() { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+__device__ __forceinline__ void grid_dependents_launch() { asm volatile("griddepcontrol.launch_dependents;" ::: "memory"); }
+
 }  // namespace sm90
 }  // namespace dg

@@ -43,8 +43,12 @@ struct GemmArgs {
 };
 
 template <int kBlockM, int kBlockN, int kStages, int kF16, bool kAKMajor, bool kBKMajor, int kClusterM, int kClusterK,
-          class Epi>
+          class Epi, int kMinBlocks = 1>
 struct Gemm {
+  // CTAs meant to share an SM (__launch_bounds__' minimum): 2 for the one-warpgroup tiles whose
+  // accumulators fit 128 registers, so that one CTA's prologue and epilogue overlap the other's
+  // main loop.
+  static constexpr int kBlocksPerSM = kMinBlocks;
   // Operands not K-major are MN-major: wgmma reads them with its transpose bit.
   static constexpr int kAMajorMN = kAKMajor ? 0 : 1;
   static constexpr int kBMajorMN = kBKMajor ? 0 : 1;
@@ -76,6 +80,7 @@ struct Gemm {
   static_assert(!kBMajorMN || kBlockN % 64 == 0, "an MN-major B tile is made of 64-column boxes");
   static_assert(kMAtoms * kAcc <= 128, "accumulators must fit the consumer register budget");
   static_assert(kStages >= 2, "need at least two stages");
+  static_assert(kMinBlocks == 1 || (kMathWGs == 1 && kAcc <= 64), "two CTAs per SM: one warpgroup, <= 64 accumulators");
   static_assert(kClusterM == 1 || kClusterK == 1, "a cluster either shares B or splits K");
   static_assert(kClusterM == 1 || kClusterM == 2, "clusters of 1 or 2 CTAs along M");
   static_assert(kClusterK >= 1 && kClusterK <= 8, "K split over at most 8 CTAs (a portable cluster)");
@@ -109,13 +114,21 @@ struct Gemm {
         mbar_init(empty_bar(s), kClusterM * kMathWGs * 4);        // every consumer warp sharing the stage
       }
       if constexpr (kClusterK > 1) {
-        mbar_init(reduce_full_bar, (kClusterK - 1) * kConsumers);  // every non-leader consumer thread
-        mbar_init(reduce_empty_bar, kConsumers);                   // every leader consumer thread
+        mbar_init(reduce_full_bar, (kClusterK - 1) * kConsumers / 32);  // every non-leader consumer warp
+        mbar_init(reduce_empty_bar, kConsumers / 32);                   // every leader consumer warp
       }
       mbar_fence_init();
     }
     if constexpr (kClusterSize > 1) cluster_sync();
     else __syncthreads();
+    // Programmatic dependent launch: everything above (launch, shared-memory carve-out, barrier
+    // set-up) may overlap the previous kernel on the stream; no global memory is touched before
+    // that kernel has finished and its writes are visible. Without a programmatic predecessor
+    // this returns at once.
+    grid_dependency_wait();
+    // The next kernel may start launching now: its CTAs take SMs only as this grid's CTAs leave,
+    // and it waits in its own grid_dependency_wait until this grid has completed.
+    grid_dependents_launch();
 
     if (warpgroup == 0) {
       // Producer warpgroup: registers go to the consumers; one thread drives the TMA ring.
@@ -208,7 +221,10 @@ struct Gemm {
               st_shared_f4(park + (q * kConsumers + ctid) * 16, acc[ma][i], acc[ma][i + 1], acc[ma][i + 2],
                            acc[ma][i + 3]);
             }
-            mbar_arrive_release_cluster(reduce_full_bar, 0);
+            // One arrive per warp: the warp barrier orders every lane's stores before lane 0's
+            // release, which the leader's acquire then observes.
+            __syncwarp();
+            if (lane == 0) mbar_arrive_release_cluster(reduce_full_bar, 0);
             reduce_phase ^= 1;
             continue;  // the leader runs the epilogue
           }
@@ -226,8 +242,11 @@ struct Gemm {
               acc[ma][i + 3] += v.w;
             }
           }
+          __syncwarp();
+          if (lane == 0) {
 #pragma unroll 1
-          for (int r = 1; r < kClusterK; ++r) mbar_arrive_release_cluster(reduce_empty_bar, r);
+            for (int r = 1; r < kClusterK; ++r) mbar_arrive_release_cluster(reduce_empty_bar, r);
+          }
           reduce_phase ^= 1;
         }
 
@@ -374,7 +393,7 @@ struct Gemm {
 
 // Defines the extern "C" kernel entry NAME for one instantiation GEMM (a dg::sm90::Gemm<...>).
 #define DGEMM_SM90_DEFINE_KERNEL(NAME, GEMM)                                                     \
-  extern "C" __global__ void __launch_bounds__(GEMM::kThreads, 1)                                \
+  extern "C" __global__ void __launch_bounds__(GEMM::kThreads, GEMM::kBlocksPerSM)               \
       NAME(const __grid_constant__ dg::sm90::GemmArgs args) {                                    \
     GEMM::run(args);                                                                             \
   }

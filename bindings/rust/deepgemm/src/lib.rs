@@ -37,6 +37,9 @@ pub use deepgemm_sys as sys;
 /// The `half` crate this one is built with, for `f16` / `bf16` host values.
 pub use half;
 
+mod scaling;
+pub use scaling::{HostScales, Scale, ScaleData, ScaleDataMut, ScaleLayout, ScaleMode, ScaleShape, ScaleType, Scaling};
+
 /// The version of the loaded library, "MAJOR.MINOR.PATCH".
 pub fn version() -> &'static str {
     // SAFETY: static storage, never NULL (deepgemm.h).
@@ -153,6 +156,20 @@ impl Element for half::f16 {
 }
 impl Element for half::bf16 {
     const DTYPE: DType = DType::BF16;
+}
+/// OCP FP8 E4M3, as bits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct F8E4M3(pub u8);
+impl Element for F8E4M3 {
+    const DTYPE: DType = DType::F8E4M3;
+}
+/// OCP FP8 E5M2, as bits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct F8E5M2(pub u8);
+impl Element for F8E5M2 {
+    const DTYPE: DType = DType::F8E5M2;
 }
 
 /// Activation functions (formulas in deepgemm.h).
@@ -437,6 +454,18 @@ impl Context {
         force_kernel: Option<&str>,
         arch_file: Option<&str>,
     ) -> Result<Plan> {
+        self.plan_impl(problem, epilogue, force_kernel, arch_file, None)
+    }
+
+    /// `plan_with`, with the DGEMM_1.1 scaling extension when `scaling` is given.
+    fn plan_impl(
+        &self,
+        problem: &Problem,
+        epilogue: &Epilogue,
+        force_kernel: Option<&str>,
+        arch_file: Option<&str>,
+        scaling: Option<&Scaling>,
+    ) -> Result<Plan> {
         let to_c = |s: Option<&str>, what: &str| -> Result<Option<CString>> {
             s.map(|s| CString::new(s).map_err(|_| invalid(format!("{what} contains a NUL byte")))).transpose()
         };
@@ -447,16 +476,23 @@ impl Context {
         unsafe { sys::dgemm_plan_options_init(&mut options) };
         options.force_kernel = force.as_ref().map_or(ptr::null(), |s| s.as_ptr());
         options.arch_file = arch.as_ref().map_or(ptr::null(), |s| s.as_ptr());
+        let ext = scaling.map(Scaling::raw);
+        let ext_ptr = ext.as_ref().map_or(ptr::null(), |s| s as *const sys::dgemm_scaling_t as *const c_void);
         let mut raw: sys::dgemm_plan_t = ptr::null_mut();
-        check(unsafe { sys::dgemm_create_plan(self.handle.0, &problem.raw, &epilogue.raw, &options, &mut raw) })?;
+        check(unsafe {
+            sys::dgemm_create_plan_ext(self.handle.0, &problem.raw, &epilogue.raw, &options, ext_ptr, &mut raw)
+        })?;
         let mut plan = Plan {
             raw,
             context: self.clone(),
             problem: *problem,
             epilogue: *epilogue,
             workspace_size: 0,
+            scaling: scaling.copied(),
+            scale_shapes: Default::default(),
         };
         check(unsafe { sys::dgemm_plan_workspace_size(raw, &mut plan.workspace_size) })?;
+        plan.scale_shapes = scaling::plan_scale_shapes(raw)?;
         Ok(plan)
     }
 }
@@ -504,6 +540,8 @@ pub struct Plan {
     problem: Problem,
     epilogue: Epilogue,
     workspace_size: usize,
+    scaling: Option<Scaling>,        // DGEMM_1.1 scaling the plan was made with
+    scale_shapes: [ScaleShape; 3],   // its A, B, D scale tensors
 }
 
 // SAFETY: deepgemm.h allows dgemm_execute on one plan from several threads at once, and
@@ -557,6 +595,18 @@ impl Plan {
         b: &[B],
         d: &mut [D],
         args: &HostArgs<'_>,
+    ) -> Result<()> {
+        self.execute_host_ext(a, b, d, args, ptr::null())
+    }
+
+    /// `execute_host` with an execute-time extension chain (checked by the caller).
+    fn execute_host_ext<A: Element, B: Element, D: Element>(
+        &self,
+        a: &[A],
+        b: &[B],
+        d: &mut [D],
+        args: &HostArgs<'_>,
+        ext: *const c_void,
     ) -> Result<()> {
         if self.context.device != Device::Cpu {
             return Err(invalid("execute_host needs a CPU context; use execute_raw for device memory".into()));
@@ -617,13 +667,14 @@ impl Plan {
         // SAFETY: every slice was checked to cover what the plan touches, with the plan's types;
         // the CPU backend computes before returning, so nothing outlives the borrows.
         check(unsafe {
-            sys::dgemm_execute(
+            sys::dgemm_execute_ext(
                 self.raw,
                 a.as_ptr() as *const c_void,
                 b.as_ptr() as *const c_void,
                 c_ptr,
                 d.as_mut_ptr() as *mut c_void,
                 &raw_args,
+                ext,
                 workspace.as_mut_ptr() as *mut c_void,
                 workspace.len(),
                 ptr::null_mut(),
