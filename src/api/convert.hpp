@@ -40,23 +40,24 @@ static_assert(sizeof(dgemm_problem_t) >= 200 && sizeof(dgemm_epilogue_t) >= 96 &
 constexpr std::size_t kMaxStructSize = 4096;
 
 // A public struct as this library understands it, whatever the header the caller was built
-// against: struct_size may be anything from the struct's first size up. The bytes the caller's
-// size covers are copied into a zeroed struct, so fields added after the caller's release read as
-// zero (every field added later means "off" when zero); bytes beyond our struct, from a newer
-// caller, must be zero, since a caller asking for something this library does not know must get
-// an error, not silence. Then the reserved words must be zero. Throws naming the struct and field.
+// against: its size (`size`, read from the field `size_field` names) may be anything from the
+// struct's first size up. The bytes the caller's size covers are copied into a zeroed struct, so
+// fields added after the caller's release read as zero (every field added later means "off" when
+// zero); bytes beyond our struct, from a newer caller, must be zero, since a caller asking for
+// something this library does not know must get an error, not silence. Then the reserved words
+// must be zero. Throws naming the struct and the field.
 template <class Struct>
-inline Struct read_struct(const Struct* s, const char* name, std::size_t first_size = kFirstStructSize<Struct>) {
+inline Struct read_struct(const void* s, std::size_t size, const char* name, const char* size_field,
+                          std::size_t first_size = kFirstStructSize<Struct>) {
   static_assert(std::is_trivially_copyable_v<Struct>, "public structs are plain C structs");
-  const std::size_t size = s->struct_size;
   if (size < first_size || size > kMaxStructSize) {
-    fail(Status::InvalidArgument, name, "->struct_size = ", size, ": expected at least ", first_size,
+    fail(Status::InvalidArgument, name, size_field, " = ", size, ": expected at least ", first_size,
          " (this library's is ", sizeof(Struct), "; initialize the struct with its *_init function)");
   }
   Struct out;
   std::memset(&out, 0, sizeof out);
   std::memcpy(&out, s, size < sizeof out ? size : sizeof out);
-  const auto* bytes = reinterpret_cast<const unsigned char*>(s);
+  const auto* bytes = static_cast<const unsigned char*>(s);
   for (std::size_t i = sizeof out; i < size; ++i) {
     if (bytes[i] != 0) {
       fail(Status::InvalidArgument, name, " byte ", i, " = ", int(bytes[i]), ": a field this library (", sizeof out,
@@ -67,6 +68,12 @@ inline Struct read_struct(const Struct* s, const char* name, std::size_t first_s
     if (out.reserved[i] != 0) fail(Status::InvalidArgument, name, "->reserved[", i, "] = ", out.reserved[i], ": must be 0");
   }
   return out;
+}
+
+// The 1.0 structs, whose size is their first field.
+template <class Struct>
+inline Struct read_struct(const Struct* s, const char* name, std::size_t first_size = kFirstStructSize<Struct>) {
+  return read_struct<Struct>(s, s->struct_size, name, "->struct_size", first_size);
 }
 
 // The integer a caller stored in an enum-typed field or parameter. Loading a value outside the

@@ -18,27 +18,21 @@ static_assert(int(ScaleMode::Blk128x128) == DGEMM_SCALE_BLK128x128, "scale mode 
 static_assert(int(ScaleType::UE8M0) == DGEMM_SCALE_TYPE_UE8M0, "scale type numbers differ");
 static_assert(int(ScaleLayout::KMajor) == DGEMM_SCALE_K_MAJOR, "scale layout numbers differ");
 
-// An extension struct's own size check (the chain walker only knows the header's size).
+// An extension struct as this library reads it (read_struct: any size from its first one up; the
+// chain walker only knows the header's size).
 template <class Ext>
-inline const Ext* checked_ext(const dgemm_ext_header_t* h, const char* name) {
-  if (h->struct_size != sizeof(Ext)) {
-    fail(Status::InvalidArgument, name, "->header.struct_size = ", h->struct_size, ": expected ", sizeof(Ext),
-         " (initialize the struct with its *_init function)");
-  }
-  const Ext* s = reinterpret_cast<const Ext*>(h);
-  for (std::size_t i = 0; i < sizeof(s->reserved) / sizeof(s->reserved[0]); ++i) {
-    if (s->reserved[i] != 0) fail(Status::InvalidArgument, name, "->reserved[", i, "] = ", s->reserved[i], ": must be 0");
-  }
-  return s;
+inline Ext read_ext(const dgemm_ext_header_t* h, const char* name) {
+  return read_struct<Ext>(h, h->struct_size, name, "->header.struct_size");
 }
 
 inline ScaleDesc convert_scale_desc(const dgemm_scale_desc_t& d, const char* name) {
   if (d.reserved0 != 0) fail(Status::InvalidArgument, "scaling->", name, ".reserved0 = ", d.reserved0, ": must be 0");
   ScaleDesc s;
   const std::string field = std::string("scaling->") + name;
-  s.mode = checked_enum<ScaleMode>(d.mode, 4, (field + ".mode").c_str(), "dgemm_scale_mode_t");
-  s.type = checked_enum<ScaleType>(d.type, 1, (field + ".type").c_str(), "dgemm_scale_type_t");
-  s.layout = checked_enum<ScaleLayout>(d.layout, 1, (field + ".layout").c_str(), "dgemm_scale_layout_t");
+  s.mode = checked_enum<ScaleMode>(enum_value(d.mode), 4, (field + ".mode").c_str(), "dgemm_scale_mode_t");
+  s.type = checked_enum<ScaleType>(enum_value(d.type), 1, (field + ".type").c_str(), "dgemm_scale_type_t");
+  s.layout =
+      checked_enum<ScaleLayout>(enum_value(d.layout), 1, (field + ".layout").c_str(), "dgemm_scale_layout_t");
   s.ld = d.ld;
   s.stride = d.stride;
   return s;
@@ -47,7 +41,8 @@ inline ScaleDesc convert_scale_desc(const dgemm_scale_desc_t& d, const char* nam
 // DGEMM_EXT_SCALING (may be null: no scaling) into p and e, then the core's checks.
 inline void apply_scaling(const dgemm_ext_header_t* h, GemmProblem& p, Epilogue& e) {
   if (h == nullptr) return;
-  const auto* s = checked_ext<dgemm_scaling_t>(h, "scaling");
+  const dgemm_scaling_t copy = read_ext<dgemm_scaling_t>(h, "scaling");
+  const dgemm_scaling_t* s = &copy;
   if (s->flags & ~uint32_t(DGEMM_SCALING_AMAX_D))
     fail(Status::InvalidArgument, "scaling->flags = 0x", std::hex, s->flags, ": unknown bits");
   if (s->reserved0 != 0) fail(Status::InvalidArgument, "scaling->reserved0 = ", s->reserved0, ": must be 0");
@@ -77,7 +72,8 @@ inline void apply_scale_args(const dgemm_ext_header_t* h, const GemmProblem& p, 
     fail(Status::InvalidArgument, "ext: the plan has scaling (", scaling_summary(p, e),
          ") but no DGEMM_EXT_SCALE_ARGS was given (use dgemm_execute_ext)");
   }
-  const auto* s = checked_ext<dgemm_scale_args_t>(h, "scale_args");
+  const dgemm_scale_args_t copy = read_ext<dgemm_scale_args_t>(h, "scale_args");
+  const dgemm_scale_args_t* s = &copy;
   if (p.empty_output()) return;
   if (p.k > 0 && p.a_scale.active()) check_scale_pointer(s->a_scale, p.a_scale, "scale_args->a_scale");
   if (p.k > 0 && p.b_scale.active()) check_scale_pointer(s->b_scale, p.b_scale, "scale_args->b_scale");
