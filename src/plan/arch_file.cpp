@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -382,18 +383,51 @@ std::string strip_yaml_suffix(const std::string& name) {
   return n;
 }
 
+// `v` as a YAML double-quoted scalar that reads back byte for byte: quotes and backslashes
+// escaped, and so is every character YAML would fold (line breaks, tabs) or does not allow
+// unescaped (controls, DEL, C1, surrogates, U+FFFE/FFFF). `v` comes from a parse, so it is UTF-8.
+std::string yaml_quoted(const std::string& v) {
+  std::string out = "\"";
+  char buf[16];
+  for (std::size_t i = 0; i < v.size();) {
+    const unsigned char c = static_cast<unsigned char>(v[i]);
+    if (c < 0x80) {
+      if (c == '"' || c == '\\') {
+        out += '\\';
+        out += char(c);
+      } else if (c < 0x20 || c == 0x7f) {
+        std::snprintf(buf, sizeof buf, "\\x%02X", unsigned(c));
+        out += buf;
+      } else {
+        out += char(c);
+      }
+      ++i;
+      continue;
+    }
+    // A UTF-8 sequence: its length from the lead byte, its code point from the whole.
+    const std::size_t len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+    uint32_t cp = c & (len == 4 ? 0x07 : len == 3 ? 0x0f : 0x1f);
+    for (std::size_t k = 1; k < len && i + k < v.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(v[i + k]) & 0x3f);
+    const bool printable = (cp >= 0xa0 && cp <= 0xd7ff && cp != 0x2028 && cp != 0x2029) ||
+                           (cp >= 0xe000 && cp <= 0xfffd && cp != 0xfeff) || cp >= 0x10000;
+    if (printable) {
+      out.append(v, i, len);
+    } else {
+      std::snprintf(buf, sizeof buf, "\\u%04X", unsigned(cp & 0xffff));
+      out += buf;
+    }
+    i += len;
+  }
+  return out + "\"";
+}
+
 }  // namespace
 
 std::string arch_to_yaml(const HardwareDesc& hw) {
   std::ostringstream os;
   os.precision(17);
-  auto quoted = [](const std::string& v) {
-    std::string out = "\"";
-    for (char c : v) out += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
-    return out + "\"";
-  };
   const char* vendor = hw.vendor == Vendor::Nvidia ? "nvidia" : hw.vendor == Vendor::Amd ? "amd" : "cpu";
-  os << "name: " << quoted(hw.name) << "\nvendor: " << vendor << "\ncompute_capability: \"" << hw.cc_major << "."
+  os << "name: " << yaml_quoted(hw.name) << "\nvendor: " << vendor << "\ncompute_capability: \"" << hw.cc_major << "."
      << hw.cc_minor << "\"\nsm_count: " << hw.sm_count << "\nwarp_size: " << hw.warp_size
      << "\nmax_warps_per_sm: " << hw.max_warps_per_sm << "\nmax_blocks_per_sm: " << hw.max_blocks_per_sm
      << "\nmax_threads_per_block: " << hw.max_threads_per_block << "\nregisters_per_sm: " << hw.regs_per_sm
