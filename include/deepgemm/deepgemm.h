@@ -543,7 +543,9 @@ typedef struct dgemm_scaling_t {
  *  @return SUCCESS; INVALID_ARGUMENT (s NULL).
  *
  *  dgemm_create_plan_ext with a dgemm_scaling_t returns, besides its usual statuses:
- *  INVALID_ARGUMENT  header.struct_size != sizeof(dgemm_scaling_t); a mode, type or layout that is
+ *  INVALID_ARGUMENT  header.struct_size below sizeof(dgemm_scaling_t) of 1.1 (a larger one, from a
+ *                    later header, is read up to what this library knows, the rest must be zero);
+ *                    a mode, type or layout that is
  *                    not one of its enum's values; non-zero reserved fields or unknown flag bits;
  *                    a negative ld or stride; an ld below the minimum (naming e.g.
  *                    "a_scale.ld", its value and the minimum); a zero or too small

@@ -185,6 +185,29 @@ BOOST_FIXTURE_TEST_CASE(larger_structs_from_newer_callers_are_accepted_when_thei
   dgemm_destroy_plan(plan);
 }
 
+// The same rule for DGEMM_1.1's extension structs, whose size is in their header.
+BOOST_FIXTURE_TEST_CASE(larger_extension_structs_are_accepted_when_their_tail_is_zero, CpuContext) {
+  dgemm_problem_t p = f32_problem(2, 3, 4);
+  dgemm_scaling_t s;
+  BOOST_REQUIRE(dgemm_scaling_init(&s) == DGEMM_STATUS_SUCCESS);
+  struct {
+    dgemm_scaling_t s;
+    unsigned char extra[24];
+  } grown_scaling;
+  std::memset(&grown_scaling, 0, sizeof grown_scaling);
+  grown_scaling.s = s;
+  grown_scaling.s.header.struct_size = uint32_t(sizeof grown_scaling);
+  dgemm_plan_t plan = nullptr;
+  BOOST_TEST_REQUIRE(dgemm_create_plan_ext(ctx, &p, nullptr, nullptr, &grown_scaling.s, &plan) == DGEMM_STATUS_SUCCESS,
+                     dgemm_last_error());
+  dgemm_destroy_plan(plan);
+  plan = nullptr;
+  grown_scaling.extra[3] = 9;
+  expect_invalid(dgemm_create_plan_ext(ctx, &p, nullptr, nullptr, &grown_scaling.s, &plan),
+                 ("scaling byte " + std::to_string(sizeof(dgemm_scaling_t) + 3) + " = 9").c_str());
+  BOOST_TEST(plan == nullptr);
+}
+
 BOOST_FIXTURE_TEST_CASE(sizes_below_the_first_release_or_absurdly_large_are_refused, CpuContext) {
   dgemm_problem_t p = f32_problem(2, 3, 4);
   dgemm_plan_t plan = nullptr;
