@@ -79,6 +79,28 @@ BOOST_FIXTURE_TEST_CASE(alpha_differing_in_the_last_bit_gets_its_own_plan, CpuCo
   BOOST_TEST(std::signbit(one_element(ctx, -0.0f, 1.0f, 1e6f)));
 }
 
+// Every field of the epilogue is part of its key (the DGEMM_1.1 output scaling was missing once:
+// a plan made for F32 block scales then served a UE8M0 request).
+BOOST_AUTO_TEST_CASE(every_epilogue_field_is_in_the_key) {
+  const dgemm::Epilogue base;
+  std::vector<dgemm::Epilogue> variants(10, base);
+  variants[0].alpha = 1.0000001f;
+  variants[1].beta = -0.0f;
+  variants[2].bias_mode = dgemm::VectorMode::PerRow;
+  variants[3].activation = dgemm::Activation::Silu;
+  variants[4].scale_mode = dgemm::VectorMode::PerTensor;
+  variants[5].saturate = false;
+  variants[6].zero_point = true;
+  variants[7].d_scale.mode = dgemm::ScaleMode::Vec128;
+  variants[8].d_scale = variants[7].d_scale;
+  variants[8].d_scale.type = dgemm::ScaleType::UE8M0;
+  variants[9].amax_d = true;
+  for (std::size_t i = 0; i < variants.size(); ++i) {
+    BOOST_TEST(variants[i].key() != base.key(), "field " << i << " is not in the key");
+    for (std::size_t j = 0; j < i; ++j) BOOST_TEST(variants[i].key() != variants[j].key(), i << " vs " << j);
+  }
+}
+
 // Creating and destroying many distinct shapes must not grow the context without bound; a live
 // plan whose cache entry was forgotten keeps working.
 BOOST_FIXTURE_TEST_CASE(the_plan_cache_is_bounded_and_live_plans_survive_eviction, CpuContext) {
