@@ -112,6 +112,27 @@ std::string Cublas::gemm_ex_f32(const GemmShape& s, const void* A, const void* B
   return gemm_ex_typed(handle_, s, A, B, D, CUDA_R_32F, stream);
 }
 
+std::string Cublas::grouped_gemm_ex(const GemmShape& s, const std::vector<int>& rows, const void* const* A,
+                                    const void* const* B, void* const* D, void* stream) {
+  cublasHandle_t h = static_cast<cublasHandle_t>(handle_);
+  std::string e = cublas_error("cublasSetStream", cublasSetStream(h, static_cast<cudaStream_t>(stream)));
+  if (!e.empty()) return e;
+  // Per group, in cuBLAS's column-major view (see bench_cublas.hpp): D_i^T = op(B_i^T) A_i^T.
+  const ColMajor c = col_major(s);
+  const int groups = static_cast<int>(rows.size());
+  std::vector<cublasOperation_t> trans_first(groups, c.trans_first), trans_second(groups, CUBLAS_OP_N);
+  std::vector<int> m(groups, static_cast<int>(s.n)), k(groups, static_cast<int>(s.k));
+  std::vector<int> ld_first(groups, static_cast<int>(c.ld_first)), ld_second(groups, static_cast<int>(c.ld_second));
+  std::vector<int> ld_out(groups, static_cast<int>(c.ld_out)), group_size(groups, 1);
+  std::vector<float> alpha(groups, 1.0f), beta(groups, 0.0f);
+  const cudaDataType_t t = cuda_type(s.type);
+  return cublas_error("cublasGemmGroupedBatchedEx",
+                      cublasGemmGroupedBatchedEx(h, trans_first.data(), trans_second.data(), m.data(), rows.data(),
+                                                 k.data(), alpha.data(), B, t, ld_first.data(), A, t,
+                                                 ld_second.data(), beta.data(), D, t, ld_out.data(), groups,
+                                                 group_size.data(), CUBLAS_COMPUTE_32F));
+}
+
 void Cublas::release_lt() {
   if (lt_state_->desc) cublasLtMatmulDescDestroy(lt_state_->desc);
   if (lt_state_->first) cublasLtMatrixLayoutDestroy(lt_state_->first);

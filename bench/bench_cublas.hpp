@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "bench_device.hpp"
 
@@ -52,6 +53,12 @@ class Cublas {
   std::string gemm_ex(const GemmShape& s, const void* A, const void* B, void* D, void* stream);
   // The same product with an f32 output: the reference every result is compared with.
   std::string gemm_ex_f32(const GemmShape& s, const void* A, const void* B, float* D, void* stream);
+
+  // cublasGemmGroupedBatchedEx (cuBLAS's grouped GEMM): GEMM i is rows[i] x s.n x s.k in the
+  // layout of `s` (s.m is ignored), one GEMM per group; A, B and D are device arrays of device
+  // pointers, as cuBLAS takes them. Returns "" or the error.
+  std::string grouped_gemm_ex(const GemmShape& s, const std::vector<int>& rows, const void* const* A,
+                              const void* const* B, void* const* D, void* stream);
 
   // cublasLtMatmul with the heuristic's first algorithm and a workspace; the bias + GELU epilogue
   // fused when the shape asks for it. Quantized rows: FP8 e4m3 TN with the per-tensor scales as

@@ -20,7 +20,9 @@
 #include <vector>
 
 #include "bench_cublas.hpp"
+#include "bench_cuda.hpp"
 #include "bench_device.hpp"
+#include "bench_grouped.hpp"
 #include "bench_report.hpp"
 #include "bench_util.hpp"
 
@@ -83,6 +85,7 @@ const char* kUsage =
     "                    --profile-from-start off and compute-sanitizer); no cuBLAS, no timing\n"
     "  --list            print the shape sets and exit\n"
     "  --self-test       check the JSON reader, shape files and statistics (no GPU) and exit\n"
+    "  --grouped         mixture-of-experts GEMMs instead (deepgemm-bench --grouped --help)\n"
     "exit status: 0 all right, 1 a failure or a result mismatch, 2 bad usage, 77 no GPU\n";
 
 // The FP8 / INT8 rows by their --dtype names (None: bf16 / f16).
@@ -248,34 +251,6 @@ std::vector<Shape> collect_shapes(const Options& o) {
   return shapes;
 }
 
-// ---- CUDA helpers -------------------------------------------------------------------------------
-struct CudaFailure {
-  std::string what;
-};
-
-void check_cuda(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw CudaFailure{std::string(what) + ": " + cudaGetErrorString(e)};
-}
-
-void check_int(int e, const char* what) { check_cuda(static_cast<cudaError_t>(e), what); }
-
-// Device memory owned by the benchmark; freed when the row's buffers go.
-struct DeviceBuffer {
-  void* ptr = nullptr;
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(size_t bytes) { check_cuda(cudaMalloc(&ptr, bytes ? bytes : 1), "cudaMalloc"); }
-  ~DeviceBuffer() {
-    if (ptr) cudaFree(ptr);
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr(o.ptr) { o.ptr = nullptr; }
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
-    std::swap(ptr, o.ptr);
-    return *this;
-  }
-};
-
 // ---- our side: a plan made through the public API ----------------------------------------------
 struct OurPlan {
   dgemm_plan_t plan = nullptr;
@@ -414,53 +389,6 @@ std::string fmt_us(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f", v);
   return buf;
-}
-
-// ---- timing -------------------------------------------------------------------------------------
-// One contender: a launcher of one GEMM on input set `set`, timed as N launches per sample.
-struct Contender {
-  std::string name;  // "ours", "runner_up", "cublas", "cublaslt"
-  std::function<std::string(int set)> launch;  // "" or the error
-  void* out = nullptr;                         // its D buffer
-  cudaGraphExec_t graph = nullptr;
-  std::vector<double> samples_us;  // per launch
-  std::string error;
-  Comparison check;
-  bool checked = false;
-  ElemType out_type = ElemType::BF16;  // of its D
-  bool verify = true;                  // computes the row's problem (else: timed only)
-  ~Contender() {
-    if (graph) cudaGraphExecDestroy(graph);
-  }
-};
-
-// Captures `count` launches rotating over `sets` into a graph; nullptr if capture is not possible
-// (then the contender is timed with back-to-back launches).
-cudaGraphExec_t capture(Contender& c, cudaStream_t stream, int count, int sets) {
-  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) return nullptr;
-  std::string err;
-  for (int i = 0; i < count && err.empty(); ++i) err = c.launch(i % sets);
-  cudaGraph_t graph = nullptr;
-  cudaError_t e = cudaStreamEndCapture(stream, &graph);
-  cudaGetLastError();  // a failed capture leaves a (non-sticky) error behind; clear it
-  cudaGraphExec_t exec = nullptr;
-  if (err.empty() && e == cudaSuccess && graph) {
-    if (cudaGraphInstantiate(&exec, graph, 0) != cudaSuccess) exec = nullptr;
-  }
-  if (graph) cudaGraphDestroy(graph);
-  cudaGetLastError();
-  return exec;
-}
-
-void run_batch(Contender& c, cudaStream_t stream, int count, int sets) {
-  if (c.graph) {
-    check_cuda(cudaGraphLaunch(c.graph, stream), "cudaGraphLaunch");
-    return;
-  }
-  for (int i = 0; i < count; ++i) {
-    std::string err = c.launch(i % sets);
-    if (!err.empty()) throw CudaFailure{c.name + ": " + err};
-  }
 }
 
 // ---- one row of the table -----------------------------------------------------------------------
@@ -830,47 +758,11 @@ void run_row(Bench& B, const Shape& shape, ElemType type, const std::string& dty
                    contenders.end());
 
   if (!contenders.empty() && !B.opt.verify_only) {
-    // Launches per sample: enough for ~target_us of work, a multiple of the input sets.
-    Contender& first = *contenders.front();
-    for (int i = 0; i < 3; ++i) run_batch(first, B.stream, 1, 1);  // warm-up (module load, clocks)
-    check_cuda(cudaEventRecord(B.ev_start, B.stream), "cudaEventRecord");
-    run_batch(first, B.stream, 5, ops.sets);
-    check_cuda(cudaEventRecord(B.ev_stop, B.stream), "cudaEventRecord");
-    check_cuda(cudaEventSynchronize(B.ev_stop), "cudaEventSynchronize");
-    float ms = 0;
-    check_cuda(cudaEventElapsedTime(&ms, B.ev_start, B.ev_stop), "cudaEventElapsedTime");
-    double est_us = std::max(1.0, 1000.0 * ms / 5);
-    int count = static_cast<int>(std::ceil(B.opt.target_us / est_us));
-    count = std::max(count, 2);
-    count = std::min(count, 2000);
-    count = (count + ops.sets - 1) / ops.sets * ops.sets;
-    row.launches = count;
-    bool all_graphs = true;
-    for (auto& c : contenders) {
-      if (B.opt.use_graph) c->graph = capture(*c, B.stream, count, ops.sets);
-      if (!c->graph) all_graphs = false;
-      // dgemm_execute promises to be capturable: say so when it was not.
-      if (B.opt.use_graph && !c->graph) row.notes += c->name + " could not be captured in a CUDA graph; ";
-      run_batch(*c, B.stream, count, ops.sets);  // warm-up at the timed length
-    }
-    check_cuda(cudaStreamSynchronize(B.stream), "warm-up");
-    row.timing = all_graphs ? "graph" : (B.opt.use_graph ? "mixed" : "stream");
-
-    // Interleaved: each repetition times every contender once, starting with a different one, so
-    // that clock or thermal drift affects all alike.
-    size_t nc = contenders.size();
-    for (int r = 0; r < B.opt.reps; ++r) {
-      for (size_t i = 0; i < nc; ++i) {
-        Contender& c = *contenders[(i + r) % nc];
-        check_cuda(cudaEventRecord(B.ev_start, B.stream), "cudaEventRecord");
-        run_batch(c, B.stream, count, ops.sets);
-        check_cuda(cudaEventRecord(B.ev_stop, B.stream), "cudaEventRecord");
-        check_cuda(cudaEventSynchronize(B.ev_stop), "cudaEventSynchronize");
-        check_cuda(cudaEventElapsedTime(&ms, B.ev_start, B.ev_stop), "cudaEventElapsedTime");
-        c.samples_us.push_back(1000.0 * ms / count);
-      }
-    }
-    check_cuda(cudaGetLastError(), "timing");
+    const TimingPlan timed = time_contenders(contenders, B.stream, B.ev_start, B.ev_stop, B.opt.reps, B.opt.target_us,
+                                             ops.sets, B.opt.use_graph);
+    row.launches = timed.launches;
+    row.timing = timed.mode;
+    row.notes += timed.notes;
     for (auto& c : contenders) {
       double med = median(c->samples_us);
       if (c->name == "ours") {
@@ -908,13 +800,6 @@ std::string shape_name(const Shape& s) {
   return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
 }
 const char* epi_name(const Shape& s) { return s.epilogue == EpilogueKind::BiasGelu ? "bias_gelu" : "plain"; }
-
-std::string fmt(const char* f, double v) {
-  if (std::isnan(v)) return "-";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 void print_header() {
   std::printf("%-9s %-17s %-9s %-4s %-3s %9s %7s %9s %7s %9s %6s %7s %8s %-30s %9s %9s  %s\n", "set", "MxNxK", "epilogue",
@@ -1089,31 +974,6 @@ std::string summary_text(const Bench& B) {
 }
 
 // ---- JSON output --------------------------------------------------------------------------------
-std::string jstr(const std::string& s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    unsigned char c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (c < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
-}
-
-std::string jnum(double v) {
-  if (!std::isfinite(v)) return "null";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
 std::string json_text(const Bench& B) {
   std::ostringstream out;
   std::time_t now = std::time(nullptr);
@@ -1458,6 +1318,8 @@ int main(int argc, char** argv) {
     }
   }
   try {
+    for (int i = 1; i < argc; ++i)
+      if (std::strcmp(argv[i], "--grouped") == 0) return bench::run_grouped(argc, argv);
     return bench::run(argc, argv);
   } catch (const bench::CudaFailure& f) {
     std::fprintf(stderr, "deepgemm-bench: CUDA failure: %s\n", f.what.c_str());

@@ -50,6 +50,11 @@ double percentile(std::vector<double> v, double q);  // q in [0, 1], linear inte
 // NaN when there are fewer than 3 pairs or one side is constant.
 double spearman(const std::vector<double>& x, const std::vector<double>& y);
 
+// ---- output formatting -------------------------------------------------------------------------
+std::string fmt(const char* format, double v);  // printf of one number; "-" for NaN
+std::string jstr(const std::string& s);         // a JSON string literal, escaped
+std::string jnum(double v);                     // a JSON number; null when not finite
+
 // Runs the checks of the functions above; prints failures; returns the number of failures.
 int self_test();
 

@@ -15,6 +15,7 @@
 #   GPU_CHECK_TEST_ARGS=...    extra Boost.Test arguments for every test executable (e.g. --run_test=...)
 #   GPU_CHECK_BENCH_ARGS=...   deepgemm-bench arguments (default: --set all --quick --runner-up)
 #   GPU_CHECK_BENCH=0          skip the benchmark
+#   GPU_CHECK_WARM_SETS=a,b    first compile those sets' kernels on every core (GPU_CHECK_WARM_ARGS)
 #   GPU_CHECK_NCU=1            ncu metrics of our kernel on one shape (GPU_CHECK_NCU_SHAPE="M N K [FORCE]")
 #   GPU_CHECK_SANITIZER=1      compute-sanitizer memcheck + racecheck of our kernel on small shapes
 #                              (GPU_CHECK_SANITIZER_SHAPES="M N K [FORCE],..." FORCE: a family or
@@ -76,16 +77,39 @@ fi
 
 # ---- benchmark ------------------------------------------------------------------------------------
 bench=$stage/bin/deepgemm-bench
+# GPU_CHECK_WARM_SETS=set,set (with GPU_CHECK_WARM_ARGS, the benchmark's dtype/layout/candidate
+# flags): compile the kernels of those rows on every core first (bench/warm-parallel.sh).
+# Several groups: sets and arguments separated by ';' in both variables, pairwise.
+if [[ -n ${GPU_CHECK_WARM_SETS:-} && -x $bench ]]; then
+  IFS=';' read -r -a warm_sets <<< "$GPU_CHECK_WARM_SETS"
+  IFS=';' read -r -a warm_arg_lists <<< "${GPU_CHECK_WARM_ARGS:-}"
+  for i in "${!warm_sets[@]}"; do
+    start=$SECONDS
+    read -r -a warm_args <<< "${warm_arg_lists[$i]:-}"
+    "$(dirname "$0")/warm-parallel.sh" "$bench" "$(nproc)" "${warm_sets[$i]}" "${warm_args[@]}" 2>&1 | tail -n 1
+    summary+=("$(printf 'warm  %-32s %d s, %d cache entries' "${warm_sets[$i]}" $((SECONDS - start)) "$(ls "$DEEPGEMM_CACHE_DIR" | wc -l)")")
+  done
+fi
 if [[ ${GPU_CHECK_BENCH:-1} != 0 && -x $bench ]]; then
-  read -r -a bench_args <<< "${GPU_CHECK_BENCH_ARGS:---set all --quick --runner-up}"
-  start=$SECONDS
-  # The benchmark stops starting new shapes a minute before the hard timeout, so that its table,
-  # JSON and summary are always written.
-  bench_timeout=${GPU_CHECK_BENCH_TIMEOUT:-300}
-  timeout "$bench_timeout" "$bench" --time-limit $((bench_timeout > 90 ? bench_timeout - 60 : 30)) \
-    "${bench_args[@]}" --json "$OUT/bench.json" --summary "$DEEPGEMM_CACHE_DIR.summary" 2>&1 | tee "$OUT/bench.log"
-  rc=${PIPESTATUS[0]}
-  summary+=("$(printf 'bench %-32s rc=%d (%d s), full table in bench.log / bench.json' "${bench_args[*]}" $rc $((SECONDS - start)))")
+  # Several runs: GPU_CHECK_BENCH_ARGS may hold argument lists separated by ';' (bench.json,
+  # bench2.json, ...; one summary each).
+  IFS=';' read -r -a bench_runs <<< "${GPU_CHECK_BENCH_ARGS:---set all --quick --runner-up}"
+  run=0
+  : > "$OUT/bench.log"
+  for args in "${bench_runs[@]}"; do
+    read -r -a bench_args <<< "$args"
+    run=$((run + 1))
+    suffix=$([[ $run -gt 1 ]] && echo "$run")
+    start=$SECONDS
+    # The benchmark stops starting new shapes a minute before the hard timeout, so that its table,
+    # JSON and summary are always written.
+    bench_timeout=${GPU_CHECK_BENCH_TIMEOUT:-300}
+    timeout "$bench_timeout" "$bench" --time-limit $((bench_timeout > 90 ? bench_timeout - 60 : 30)) \
+      "${bench_args[@]}" --json "$OUT/bench$suffix.json" --summary "$DEEPGEMM_CACHE_DIR.summary$suffix" 2>&1 \
+      | tee -a "$OUT/bench.log"
+    rc=${PIPESTATUS[0]}
+    summary+=("$(printf 'bench %-32s rc=%d (%d s), table in bench.log / bench%s.json' "${bench_args[*]}" $rc $((SECONDS - start)) "$suffix")")
+  done
 fi
 
 # ---- autotuning (issue 5): never slower than the planner's default by more than noise ----------
@@ -166,10 +190,11 @@ summary_file=$DEEPGEMM_CACHE_DIR.summary
 
 # ---- short table, last (the bench summary first: the device reply keeps only the end) ----------
 echo
-if [[ -f $summary_file ]]; then
-  cat "$summary_file"
+for f in "$summary_file" "$summary_file"[0-9]*; do
+  [[ -f $f ]] || continue
+  cat "$f"
   echo
-fi
+done
 echo "==================== gpu-check summary ($(date -u +%H:%M:%SZ)) ===================="
 printf '%s\n' "${summary[@]}"
-rm -rf "$DEEPGEMM_CACHE_DIR" "$summary_file"
+rm -rf "$DEEPGEMM_CACHE_DIR" "$summary_file" "$summary_file"[0-9]*

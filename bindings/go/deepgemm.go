@@ -299,6 +299,23 @@ type PlanOptions struct {
 	ForceKernel string // a kernel family name ("cpu", "sm80", "sm90", ...), "" lets the planner choose
 	ArchFile    string // a YAML hardware description overriding the detected device
 	Autotune    bool   // time the best candidates on the device
+	// Grouped plans a grouped (mixture-of-experts) problem: the Problem's BatchCount groups,
+	// whose rows each Execute gives in ExecArgs.GroupRows (deepgemm.h, "grouped problems").
+	Grouped *Grouping
+}
+
+// GroupLayout is how a grouped problem's rows are laid out (dgemm_group_layout_t).
+type GroupLayout int
+
+var (
+	GroupContiguous = GroupLayout(C.DGEMM_GROUP_CONTIGUOUS) // rows concatenated; G + 1 offsets
+	GroupMasked     = GroupLayout(C.DGEMM_GROUP_MASKED)     // a slot of M rows per group; G counts
+)
+
+// Grouping describes a grouped problem at plan time (dgemm_grouped_t).
+type Grouping struct {
+	Layout     GroupLayout
+	MAlignment int64 // contiguous: every offset is a multiple of it (0 or 1: no promise)
 }
 
 // Plan is a planned GEMM. Execute may be called from many goroutines at once; Close must not race
@@ -309,6 +326,7 @@ type Plan struct {
 	problem   Problem
 	epilogue  Epilogue
 	workspace uint64
+	grouped   *Grouping
 	scales    [3]ScaleShape // A, B, D scale tensors (Problem.Scaling)
 }
 
@@ -357,12 +375,34 @@ func (c *Context) NewPlan(p Problem, e *Epilogue, o *PlanOptions) (*Plan, error)
 			co.flags = C.DGEMM_PLAN_AUTOTUNE
 		}
 	}
+	// The DGEMM_1.1 extensions (scaling, grouping), in C memory like the options, read by the call only.
+	var chain extChain
+	defer chain.free()
+	if p.Scaling != nil {
+		p.Scaling.toC((*C.dgemm_scaling_t)(chain.add(C.sizeof_dgemm_scaling_t)))
+	}
+	var grouped *Grouping
+	if o != nil && o.Grouped != nil {
+		g := (*C.dgemm_grouped_t)(chain.add(C.sizeof_dgemm_grouped_t))
+		C.dgemm_grouped_init(g)
+		g.layout = C.dgemm_group_layout_t(o.Grouped.Layout)
+		if o.Grouped.MAlignment > 0 {
+			g.m_alignment = C.int64_t(o.Grouped.MAlignment)
+		}
+		copied := *o.Grouped
+		grouped = &copied
+	}
 	var h C.dgemm_plan_t
-	if err := createPlan(ctxh, &cp, &ce, co, p.Scaling, &h); err != nil {
+	if err := call(func() C.dgemm_status_t {
+		if ext := chain.head(); ext != nil {
+			return C.dgemm_create_plan_ext(ctxh, &cp, &ce, co, ext, &h)
+		}
+		return C.dgemm_create_plan(ctxh, &cp, &ce, co, &h)
+	}); err != nil {
 		return nil, err
 	}
 	runtime.KeepAlive(c)
-	plan := &Plan{ctx: c, h: h, problem: p, epilogue: epi}
+	plan := &Plan{ctx: c, h: h, problem: p, epilogue: epi, grouped: grouped}
 	var size C.size_t
 	if err := call(func() C.dgemm_status_t { return C.dgemm_plan_workspace_size(plan.h, &size) }); err != nil {
 		_ = plan.Close()
@@ -412,6 +452,10 @@ type ExecArgs struct {
 	// Scale tensors of a plan with Problem.Scaling (Plan.ScaleShapes gives their sizes): read
 	// AScale / BScale, written DScale and AmaxD (one float32).
 	AScale, BScale, DScale, AmaxD Memory
+	// Grouped plans: GroupRows holds the int32 offsets (contiguous, G + 1) or counts (masked, G),
+	// read when the kernel runs; GroupStatus (optional, one uint32) receives the status bits.
+	// Epilogue vectors then hold one copy per group (bias per column: G x n).
+	GroupRows, GroupStatus Memory
 }
 
 // checkSize reports a HostBuffer too small for what the plan reads from it (other Memory kinds
@@ -533,25 +577,80 @@ func (p *Plan) Execute(a, b, c, d Memory, args *ExecArgs, workspace Memory, stre
 			wsSize = uint64(s.Size())
 		}
 	}
-	sargs, err := p.scaleArgs(args)
-	if err != nil {
+	var chain extChain
+	defer chain.free()
+	if err := p.scaleArgs(args, &chain); err != nil {
 		return err
 	}
-	err = call(func() C.dgemm_status_t {
-		if sargs == nil {
+	p.groupArgs(args, &chain)
+	ext := chain.head()
+	err := call(func() C.dgemm_status_t {
+		if ext == nil {
 			return C.dgemm_execute(p.h, pointer(a), pointer(b), pointer(c), pointer(d), &cargs, ws, C.size_t(wsSize),
 				C.dgemm_go_ptr(C.uintptr_t(stream)))
 		}
-		return C.dgemm_execute_ext(p.h, pointer(a), pointer(b), pointer(c), pointer(d), &cargs, unsafe.Pointer(sargs),
-			ws, C.size_t(wsSize), C.dgemm_go_ptr(C.uintptr_t(stream)))
+		return C.dgemm_execute_ext(p.h, pointer(a), pointer(b), pointer(c), pointer(d), &cargs, ext, ws,
+			C.size_t(wsSize), C.dgemm_go_ptr(C.uintptr_t(stream)))
 	})
 	runtime.KeepAlive(p)
 	runtime.KeepAlive([]Memory{a, b, c, d, workspace})
 	if args != nil {
 		runtime.KeepAlive([]Memory{args.Bias, args.Scale, args.ZeroPoint, args.AlphaPtr, args.BetaPtr,
-			args.AScale, args.BScale, args.DScale, args.AmaxD})
+			args.AScale, args.BScale, args.DScale, args.AmaxD, args.GroupRows, args.GroupStatus})
 	}
 	return err
+}
+
+// groupArgs adds a call's DGEMM_EXT_GROUP_ARGS to the chain whenever the plan is grouped or the
+// call gives group arrays: the library says what is missing or extra (no rows for a grouped plan,
+// rows for a plain one).
+func (p *Plan) groupArgs(args *ExecArgs, chain *extChain) {
+	if p.grouped == nil && (args == nil || (args.GroupRows == nil && args.GroupStatus == nil)) {
+		return
+	}
+	ga := (*C.dgemm_group_args_t)(chain.add(C.sizeof_dgemm_group_args_t))
+	C.dgemm_group_args_init(ga)
+	if args != nil {
+		rows := (*C.int32_t)(pointer(args.GroupRows))
+		if p.grouped != nil && p.grouped.Layout == GroupMasked {
+			ga.counts = rows
+		} else {
+			ga.offsets = rows
+		}
+		ga.status = (*C.uint32_t)(pointer(args.GroupStatus))
+	}
+}
+
+// extChain holds the DGEMM_1.1 extension structs of one call in C memory: a chain's structs
+// point to one another, which cgo does not allow for Go memory. Each struct begins with its
+// dgemm_ext_header_t; head links them (after their *_init functions, which clear next).
+type extChain struct {
+	structs []unsafe.Pointer
+}
+
+// add allocates one extension struct of the given size (uninitialized: call its *_init).
+func (c *extChain) add(size C.size_t) unsafe.Pointer {
+	s := C.malloc(size) // cgo's malloc never returns nil
+	c.structs = append(c.structs, s)
+	return s
+}
+
+// head links the structs in the order they were added and returns the first (nil: none).
+func (c *extChain) head() unsafe.Pointer {
+	if len(c.structs) == 0 {
+		return nil
+	}
+	for i := 0; i+1 < len(c.structs); i++ {
+		(*C.dgemm_ext_header_t)(c.structs[i]).next = c.structs[i+1]
+	}
+	return c.structs[0]
+}
+
+func (c *extChain) free() {
+	for _, s := range c.structs {
+		C.free(s)
+	}
+	c.structs = nil
 }
 
 // pointer is the C pointer of a Memory (nil for none).

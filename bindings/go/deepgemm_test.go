@@ -343,3 +343,95 @@ func TestInt8ScaleZeroPointAndDeviceScalars(t *testing.T) {
 		t.Fatalf("missing zero point: %v", err)
 	}
 }
+
+// A masked grouped GEMM (mixture of experts): each group's first counts[g] rows against its own
+// B and bias; rows past a count keep their poison; the status word reads 0; a bad count is the
+// library's INVALID_ARGUMENT on the CPU.
+func TestGroupedMasked(t *testing.T) {
+	ctx := cpuContext(t)
+	groups, m, n, k := 3, 10, 6, 5
+	p := NewProblem(int64(m), int64(n), int64(k), F32)
+	p.TransB = true
+	p.BatchCount = int64(groups)
+	p.StrideA, p.StrideB, p.StrideD = int64(m*k), int64(n*k), int64(m*n)
+	e := NewEpilogue()
+	e.BiasMode, e.BiasType, e.Activation = VectorPerColumn, F32, ActGELUErf
+	plan, err := ctx.NewPlan(p, &e, &PlanOptions{Grouped: &Grouping{Layout: GroupMasked}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plan.Close()
+	a, b, bias, d := randomBuffer(t, groups*m*k), randomBuffer(t, groups*n*k), randomBuffer(t, groups*n),
+		poisoned(t, groups*m*n)
+	counts, _ := NewHostBuffer(4 * groups)
+	status, _ := NewHostBuffer(4)
+	copy(counts.Int32s(), []int32{10, 0, 4})
+	status.Int32s()[0] = -1
+	if err := plan.Execute(a, b, nil, d, &ExecArgs{Bias: bias, GroupRows: counts, GroupStatus: status}, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	if status.Int32s()[0] != 0 {
+		t.Errorf("status word %d", status.Int32s()[0])
+	}
+	for g, rows := range counts.Int32s() {
+		out := d.Float32s()[g*m*n : (g+1)*m*n]
+		ref := reference(a.Float32s()[g*m*k:(g+1)*m*k], b.Float32s()[g*n*k:(g+1)*n*k], bias.Float32s()[g*n:(g+1)*n],
+			int(rows), n, k, false, true, 1, gelu)
+		if rel := relError(t, out[:int(rows)*n], ref); rel > 1e-5 {
+			t.Errorf("group %d: relative error %g", g, rel)
+		}
+		for i, v := range out[int(rows)*n:] {
+			if !math.IsNaN(float64(v)) {
+				t.Fatalf("group %d: element %d past its %d rows was written", g, i, rows)
+			}
+		}
+	}
+	counts.Int32s()[1] = 11
+	err = plan.Execute(a, b, nil, d, &ExecArgs{Bias: bias, GroupRows: counts}, nil, 0)
+	var de *Error
+	if !errors.As(err, &de) || de.Status != StatusInvalidArgument || !strings.Contains(de.Message, "counts[1] = 11") {
+		t.Fatalf("bad count: %v", err)
+	}
+	if err := plan.Execute(a, b, nil, d, &ExecArgs{Bias: bias}, nil, 0); err == nil {
+		t.Fatal("a grouped plan ran without its row counts")
+	}
+}
+
+// Both DGEMM_1.1 extensions in one chain (C memory, linked by extChain): the library sees both
+// and refuses the combination; a grouped plan refuses scale tensors, a scaled plan group rows.
+func TestGroupedWithScalingNotSupported(t *testing.T) {
+	ctx := cpuContext(t)
+	p := NewProblem(8, 4, 4, F32)
+	p.BatchCount, p.StrideA, p.StrideB, p.StrideD = 2, 32, 16, 32
+	p.Scaling = &Scaling{A: Scale{Mode: ScalePerTensor}}
+	_, err := ctx.NewPlan(p, nil, &PlanOptions{Grouped: &Grouping{Layout: GroupMasked}})
+	var de *Error
+	if !errors.As(err, &de) || de.Status != StatusNotSupported || !strings.Contains(de.Message, "with scaling") {
+		t.Fatalf("grouped and scaled: %v", err)
+	}
+	p.Scaling = nil
+	grouped, err := ctx.NewPlan(p, nil, &PlanOptions{Grouped: &Grouping{Layout: GroupMasked}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer grouped.Close()
+	a, b, d := randomBuffer(t, 64), randomBuffer(t, 32), poisoned(t, 64)
+	counts, _ := NewHostBuffer(8)
+	scale, _ := NewHostBuffer(4)
+	err = grouped.Execute(a, b, nil, d, &ExecArgs{GroupRows: counts, AScale: scale}, nil, 0)
+	if !errors.As(err, &de) || de.Status != StatusInvalidArgument || !strings.Contains(de.Message, "no Scaling") {
+		t.Fatalf("scale tensors for a grouped plan: %v", err)
+	}
+	p.BatchCount, p.StrideA, p.StrideB, p.StrideD = 1, 0, 0, 0
+	p.Scaling = &Scaling{A: Scale{Mode: ScalePerTensor}}
+	scaled, err := ctx.NewPlan(p, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer scaled.Close()
+	scale.Float32s()[0] = 1
+	err = scaled.Execute(a, b, nil, d, &ExecArgs{AScale: scale, GroupRows: counts}, nil, 0)
+	if !errors.As(err, &de) || de.Status != StatusInvalidArgument || !strings.Contains(de.Message, "not grouped") {
+		t.Fatalf("group rows for a scaled plan: %v", err)
+	}
+}

@@ -11,8 +11,6 @@ package deepgemm
 */
 import "C"
 
-import "unsafe"
-
 // ScaleMode says which elements share a scale (the header's table).
 type ScaleMode int
 
@@ -63,22 +61,15 @@ func (s Scale) toC(d *C.dgemm_scale_desc_t) {
 	d.ld, d.stride = C.int64_t(s.Ld), C.int64_t(s.Stride)
 }
 
-// createPlan is dgemm_create_plan, or dgemm_create_plan_ext with the scaling extension. The
-// structs hold no Go pointers (options and strings are C memory), as cgo requires.
-func createPlan(ctx C.dgemm_context_t, p *C.dgemm_problem_t, e *C.dgemm_epilogue_t,
-	o *C.dgemm_plan_options_t, s *Scaling, h *C.dgemm_plan_t) error {
-	if s == nil {
-		return call(func() C.dgemm_status_t { return C.dgemm_create_plan(ctx, p, e, o, h) })
-	}
-	var cs C.dgemm_scaling_t
-	C.dgemm_scaling_init(&cs)
+// toC initializes *cs (C memory, part of a plan's extension chain) with this scaling.
+func (s *Scaling) toC(cs *C.dgemm_scaling_t) {
+	C.dgemm_scaling_init(cs)
 	s.A.toC(&cs.a_scale)
 	s.B.toC(&cs.b_scale)
 	s.D.toC(&cs.d_scale)
 	if s.AmaxD {
 		cs.flags = C.DGEMM_SCALING_AMAX_D
 	}
-	return call(func() C.dgemm_status_t { return C.dgemm_create_plan_ext(ctx, p, e, o, unsafe.Pointer(&cs), h) })
 }
 
 // ScaleShape is one of a plan's scale tensors as the library resolved it: Rows x Cols (one
@@ -104,9 +95,9 @@ func (p *Plan) scaleShapes() error {
 // ScaleShapes returns the plan's scale tensors of A, B and D (zero when absent).
 func (p *Plan) ScaleShapes() (a, b, d ScaleShape) { return p.scales[0], p.scales[1], p.scales[2] }
 
-// scaleArgs builds the DGEMM_EXT_SCALE_ARGS of a call (nil for a plan without scaling) and checks
-// that HostBuffers hold the elements the plan addresses.
-func (p *Plan) scaleArgs(args *ExecArgs) (*C.dgemm_scale_args_t, error) {
+// scaleArgs adds the DGEMM_EXT_SCALE_ARGS of a call to the chain (nothing for a plan without
+// scaling) after checking that HostBuffers hold the elements the plan addresses.
+func (p *Plan) scaleArgs(args *ExecArgs, chain *extChain) error {
 	var a, b, d, amax Memory
 	if args != nil {
 		a, b, d, amax = args.AScale, args.BScale, args.DScale, args.AmaxD
@@ -114,9 +105,9 @@ func (p *Plan) scaleArgs(args *ExecArgs) (*C.dgemm_scale_args_t, error) {
 	s := p.problem.Scaling
 	if s == nil {
 		if a != nil || b != nil || d != nil || amax != nil {
-			return nil, &Error{Status: StatusInvalidArgument, Message: "deepgemm: scale tensors given, but the plan has no Scaling"}
+			return &Error{Status: StatusInvalidArgument, Message: "deepgemm: scale tensors given, but the plan has no Scaling"}
 		}
-		return nil, nil
+		return nil
 	}
 	types := [3]ScaleType{s.A.Type, s.B.Type, s.D.Type}
 	for w, m := range []Memory{a, b, d} {
@@ -125,17 +116,17 @@ func (p *Plan) scaleArgs(args *ExecArgs) (*C.dgemm_scale_args_t, error) {
 			size = 1
 		}
 		if err := checkSize([]string{"a scale", "b scale", "d scale"}[w], m, size*int(p.scales[w].Elements)); m != nil && err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if amax != nil {
 		if err := checkSize("amax", amax, 4); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	c := new(C.dgemm_scale_args_t)
+	c := (*C.dgemm_scale_args_t)(chain.add(C.sizeof_dgemm_scale_args_t))
 	C.dgemm_scale_args_init(c)
 	c.a_scale, c.b_scale, c.d_scale = pointer(a), pointer(b), pointer(d)
 	c.amax_d = (*C.float)(pointer(amax))
-	return c, nil
+	return nil
 }

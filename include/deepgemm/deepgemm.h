@@ -597,6 +597,149 @@ typedef enum dgemm_scale_tensor_t {
  *  @return SUCCESS; INVALID_ARGUMENT (NULL plan, which out of range). */
 DGEMM_API dgemm_status_t dgemm_plan_scale_shape(dgemm_plan_t plan, dgemm_scale_tensor_t which, int64_t *rows,
                                                 int64_t *cols, int64_t *ld, int64_t *elements);
+/* DGEMM_1.1: grouped problems (mixture-of-experts layers).
+ *
+ * A grouped problem is G GEMMs that share n, k, the types, the storage order, op(A), op(B), the
+ * leading dimensions and the epilogue's modes, and whose numbers of rows live in device memory:
+ * the kernel reads them when it runs, so they may change between executes with no re-planning and
+ * no host synchronization, and a CUDA graph captured once replays with new counts. Plan it with a
+ * dgemm_grouped_t in the chain of dgemm_create_plan_ext; execute it with dgemm_execute_ext and a
+ * dgemm_group_args_t that points to the per-group arrays.
+ *
+ * The groups are the problem's batches: problem->batch_count = G (>= 1), and group g's B (the
+ * expert's weights, op(B) k x n) is at B + g * stride_b (stride_b = 0 shares one B). m is a
+ * capacity, not a count, and m < 2^31 (the per-group arrays are int32).
+ *
+ * DGEMM_GROUP_CONTIGUOUS (prefill, training): the rows of all groups are concatenated.
+ *   op(A) is m x k and C, D are m x n, one matrix each (stride_a, stride_c and stride_d must be 0).
+ *   The G + 1 int32 `offsets` split its rows: group g owns rows [offsets[g], offsets[g + 1]) of
+ *   op(A), C and D, with 0 <= offsets[0] <= offsets[1] <= ... <= offsets[G] <= m (an empty group
+ *   is allowed). Rows of C and D outside [offsets[0], offsets[G]) are neither read nor written
+ *   (A's rows there may be read, since they are inside A, but never change a result).
+ *   m_alignment: a promise that every offset is a multiple of it (m must be one too); 1 promises
+ *   nothing. With the row tile of a kernel (e.g. 128, as DeepSeek's layout pads each expert's rows
+ *   to the block size) no tile straddles two groups, which the fast kernels need.
+ * DGEMM_GROUP_MASKED (decode under CUDA graphs): every group has a slot of m rows.
+ *   Group g's op(A) (m x k), C and D (m x n) are at A + g * stride_a, C + g * stride_c and
+ *   D + g * stride_d, as in a strided batch. The G int32 `counts` say how many leading rows of each
+ *   slot are valid, 0 <= counts[g] <= m; rows [counts[g], m) of group g's C and D are neither
+ *   read nor written (its A rows there may be read but never change a result). m_alignment must
+ *   be 1.
+ *
+ * Epilogue: applied per group, with one copy of every vector per group, packed one after another:
+ *   PER_COLUMN bias / scale / zero point: G x n values (group g's at g * n);
+ *   PER_TENSOR scale / zero point: G values (one per group);
+ *   PER_ROW bias / scale / zero point: one value per row of D: m values indexed by the row
+ *   (contiguous), G x m values (masked, group g's at g * m).
+ * alpha and beta are shared by all groups.
+ *
+ * Bad per-group values. dgemm_execute_ext checks the arrays it can read: on a CPU context (host
+ * memory) every value is checked and a bad one is INVALID_ARGUMENT naming the entry and its value,
+ * with nothing written. A CUDA plan cannot read device memory without synchronizing, so it checks
+ * only that the pointers are non-NULL and 4-byte aligned; the kernel then applies this rule, which
+ * never writes outside D (nor outside the rows the arrays can name) and never reads outside
+ * A, B and C:
+ *   contiguous: bound[0] = clamp(offsets[0], 0, m) and bound[i] = clamp(offsets[i], bound[i - 1], m)
+ *               for i = 1..G, each rounded down to a multiple of m_alignment; group g computes
+ *               rows [bound[g], bound[g + 1]) (a decreasing offset gives an empty group);
+ *   masked:     group g computes its first clamp(counts[g], 0, m) rows;
+ * and the status word (when given) receives the DGEMM_GROUP_STATUS_* bits of every rule broken, or
+ * 0 when the arrays were valid. */
+typedef enum dgemm_group_layout_t {
+    DGEMM_GROUP_CONTIGUOUS = 1, /* rows of all groups concatenated; G + 1 offsets */
+    DGEMM_GROUP_MASKED = 2      /* one slot of m rows per group; G valid-row counts */
+} dgemm_group_layout_t;
+
+/* Bits of the status word (dgemm_group_args_t.status), each for the raw values of this execute: */
+#define DGEMM_GROUP_STATUS_NEGATIVE     0x1u /* an offset or count < 0 */
+#define DGEMM_GROUP_STATUS_OUT_OF_RANGE 0x2u /* an offset or count > m */
+#define DGEMM_GROUP_STATUS_DECREASING   0x4u /* contiguous: offsets[i] < offsets[i - 1] */
+#define DGEMM_GROUP_STATUS_UNALIGNED    0x8u /* contiguous: an offset not a multiple of m_alignment */
+
+/* Plan time (type DGEMM_EXT_GROUPED). */
+typedef struct dgemm_grouped_t {
+    dgemm_ext_header_t header;   /* type DGEMM_EXT_GROUPED, struct_size; set by dgemm_grouped_init */
+    dgemm_group_layout_t layout; /* DGEMM_GROUP_CONTIGUOUS or DGEMM_GROUP_MASKED */
+    uint32_t reserved0;          /* must be zero */
+    int64_t m_alignment;         /* contiguous: every offset (and m) is a multiple of it, >= 1; masked: 1 */
+    uint64_t reserved[6];        /* must be zero */
+} dgemm_grouped_t;
+
+/*! dgemm_grouped_init() :
+ *  Sets *g to a contiguous grouping with m_alignment 1, next NULL, reserved zeroed, header set.
+ *  @return SUCCESS; INVALID_ARGUMENT (g NULL). */
+DGEMM_API dgemm_status_t dgemm_grouped_init(dgemm_grouped_t *g);
+
+/* Execute time (type DGEMM_EXT_GROUP_ARGS); required by, and only accepted by, grouped plans.
+ * The arrays are in the plan's device memory (host memory on a CPU context), read by the kernel
+ * when it runs: they must stay valid and unchanged until the execute has completed on the stream. */
+typedef struct dgemm_group_args_t {
+    dgemm_ext_header_t header; /* type DGEMM_EXT_GROUP_ARGS, struct_size; set by dgemm_group_args_init */
+    const int32_t *offsets;    /* contiguous: G + 1 row offsets; must be NULL for masked plans */
+    const int32_t *counts;     /* masked: G valid-row counts; must be NULL for contiguous plans */
+    uint32_t *status;          /* optional (NULL: none): written once by every execute that computes
+                                  (m, n > 0), in stream order: the DGEMM_GROUP_STATUS_* bits of the
+                                  rules the arrays broke, 0 when they were valid. Needs no reset
+                                  between executes or graph replays. */
+    uint64_t reserved[6];      /* must be zero */
+} dgemm_group_args_t;
+
+/*! dgemm_group_args_init() :
+ *  Every pointer NULL, next NULL, reserved zeroed, header set.
+ *  @return SUCCESS; INVALID_ARGUMENT (a NULL). */
+DGEMM_API dgemm_status_t dgemm_group_args_init(dgemm_group_args_t *a);
+
+/* dgemm_create_plan_ext with a dgemm_grouped_t also returns INVALID_ARGUMENT for: a bad layout, a
+ * non-zero reserved field, m >= 2^31, m_alignment < 1 (or != 1 for masked, or not dividing m),
+ * a non-zero stride_a, stride_c or stride_d (contiguous); and NOT_SUPPORTED when no kernel family of
+ * the context's device runs grouped problems (the message names each family's reason; in this
+ * release only the CPU backend does), or for a chain with both a dgemm_grouped_t and a
+ * dgemm_scaling_t (no backend runs a grouped problem with input scaling or a block-scaled output
+ * yet).
+ * dgemm_execute_ext on a grouped plan also returns INVALID_ARGUMENT for: no dgemm_group_args_t in
+ * the chain, the array of the other layout given or this layout's missing, a pointer not aligned
+ * to 4 bytes, and (CPU contexts) a value that breaks the rules above, naming it. */
+
+/* ------------------------------------------------------------------------------------------ */
+/* DGEMM_1.1: many independent GEMMs of arbitrary shapes in one call (as cublasGemmGroupedBatchedEx,
+ * with the sizes and pointers on the host).
+ *
+ * dgemm_create_plan_many plans `count` problems, each with its own shape, types, layout and
+ * epilogue, once: identical problems share one kernel (plans are cached per context), and the plan
+ * needs the largest workspace of its problems. dgemm_execute_many then enqueues them in order on
+ * one stream (on the CPU: computes them in order); like dgemm_execute it allocates nothing and
+ * never synchronizes. Per-group row counts in device memory are the grouped problems' job (above);
+ * this form suits a handful of differently shaped GEMMs known on the host. A plan made here works
+ * with dgemm_destroy_plan, dgemm_plan_workspace_size and dgemm_plan_describe (JSON with one entry
+ * per distinct problem); dgemm_execute and dgemm_execute_ext reject it, and dgemm_execute_many
+ * rejects every other plan. */
+
+/*! dgemm_create_plan_many() :
+ *  @param count      number of problems, >= 1.
+ *  @param problems   `count` problem descriptors (copied).
+ *  @param epilogues  `count` epilogues (copied), or NULL for the identity epilogue everywhere.
+ *  @param options    NULL for the defaults; applies to every problem.
+ *  @param plan       receives the plan; untouched on failure.
+ *  @return as dgemm_create_plan, for the first problem that fails (the message says which:
+ *          "problems[3]: ..."); INVALID_ARGUMENT also for count < 1. */
+DGEMM_API dgemm_status_t dgemm_create_plan_many(dgemm_context_t ctx, int64_t count,
+                                                const dgemm_problem_t *problems,
+                                                const dgemm_epilogue_t *epilogues,
+                                                const dgemm_plan_options_t *options,
+                                                dgemm_plan_t *plan);
+
+/*! dgemm_execute_many() :
+ *  Runs problem i with A[i], B[i], C[i], D[i] and args[i] (host arrays of `count` entries).
+ *  @param C     NULL when no problem reads C; else an array whose entries are NULL where unused.
+ *  @param args  NULL for every problem's defaults, or `count` dgemm_args_t.
+ *  @return as dgemm_execute, for the first problem whose arguments are bad ("A[2] is NULL");
+ *          INVALID_ARGUMENT also for a NULL array or a plan not made by dgemm_create_plan_many.
+ *          Every problem's arguments are checked before anything is enqueued: on failure nothing
+ *          is enqueued and no output is written. */
+DGEMM_API dgemm_status_t dgemm_execute_many(dgemm_plan_t plan, const void *const *A,
+                                            const void *const *B, const void *const *C,
+                                            void *const *D, const dgemm_args_t *args,
+                                            void *workspace, size_t workspace_size, void *stream);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -94,10 +94,12 @@ inline Enum checked_enum(int value, int max, const char* name, const char* type)
 }
 
 // Checks and converts; throws Error naming the field. Leading dimensions come back resolved.
-inline GemmProblem convert_problem(const dgemm_problem_t* caller) {
+// `grouping` (from a DGEMM_EXT_GROUPED extension) takes part in the validation.
+inline GemmProblem convert_problem(const dgemm_problem_t* caller, const Grouping& grouping = Grouping()) {
   const dgemm_problem_t q = read_struct(caller, "problem");
   const dgemm_problem_t* p = &q;
   GemmProblem g;
+  g.grouping = grouping;
   g.m = p->m;
   g.n = p->n;
   g.k = p->k;

@@ -15,7 +15,9 @@
 #include <string>
 
 #include "api/convert.hpp"
+#include "api/entry_points.hpp"
 #include "api/extensions.hpp"
+#include "api/grouped.hpp"
 #include "api/handles.hpp"
 #include "api/scaling.hpp"
 #include "backend/backend.hpp"
@@ -233,7 +235,7 @@ DGEMM_API dgemm_status_t dgemm_context_device(dgemm_context_t ctx, dgemm_device_
 
 }  // extern "C"
 
-namespace {
+namespace dgemm::api {
 
 // dgemm_create_plan and dgemm_create_plan_ext: `ext` is the plan-time extension chain.
 void create_plan(dgemm_context_t ctx, const dgemm_problem_t* problem, const dgemm_epilogue_t* epilogue,
@@ -241,11 +243,10 @@ void create_plan(dgemm_context_t ctx, const dgemm_problem_t* problem, const dgem
   require_non_null(ctx, "ctx");
   require_non_null(problem, "problem");
   require_non_null(plan, "plan");
-  GemmProblem p = convert_problem(problem);
-  Epilogue e = convert_epilogue(epilogue, p);
   const ExtensionChain chain = collect_extensions(ext, ExtensionStage::Plan);
+  GemmProblem p = convert_problem(problem, convert_grouped(chain.grouped));
+  Epilogue e = convert_epilogue(epilogue, p);
   apply_scaling(chain.scaling, p, e);
-  if (chain.grouped) fail(Status::NotSupported, "DGEMM_EXT_GROUPED: grouped problems are not implemented yet");
   PlanRequest request;
   std::string arch_file;
   bool autotune = false;
@@ -300,7 +301,7 @@ void create_plan(dgemm_context_t ctx, const dgemm_problem_t* problem, const dgem
   *plan = h.release();
 }
 
-}  // namespace
+}  // namespace dgemm::api
 
 extern "C" {
 
@@ -347,14 +348,16 @@ DGEMM_API dgemm_status_t dgemm_plan_describe(dgemm_plan_t plan, char* buffer, si
 
 }  // extern "C"
 
-namespace {
+namespace dgemm::api {
 
 // dgemm_execute and dgemm_execute_ext: `ext` is the execute-time extension chain.
-void execute(dgemm_plan_t plan, const void* A, const void* B, const void* C, void* D, const dgemm_args_t* caller_args,
-             const void* ext, void* workspace, size_t workspace_size, void* stream) {
+bool prepare_execute(dgemm_plan_t plan, const void* A, const void* B, const void* C, void* D,
+                     const dgemm_args_t* caller_args, const void* ext, void* workspace, size_t workspace_size,
+                     void* stream, ExecArgs* out) {
   require_non_null(plan, "plan");
+  if (!plan->parts.empty())
+    fail(Status::InvalidArgument, "plan was made by dgemm_create_plan_many: run it with dgemm_execute_many");
   const ExtensionChain chain = collect_extensions(ext, ExtensionStage::Execute);
-  if (chain.group_args) fail(Status::InvalidArgument, "ext: DGEMM_EXT_GROUP_ARGS given, but the plan is not grouped");
   const GemmProblem& p = plan->problem;
   const Epilogue& e = plan->epilogue;
   ExecArgs x;
@@ -385,8 +388,9 @@ void execute(dgemm_plan_t plan, const void* A, const void* B, const void* C, voi
     x.scale = args->scale;
     x.zero_point = args->zero_point;
   }
+  convert_group_args(*plan, chain.group_args, &x);
   apply_scale_args(chain.scale_args, p, e, x);
-  if (p.empty_output()) return;  // nothing to compute: touches nothing
+  if (p.empty_output()) return false;  // nothing to compute: touches nothing
   require_non_null(D, "D");
   check_aligned(D, p.d_type, "D");
   if (p.k > 0) {
@@ -427,7 +431,19 @@ void execute(dgemm_plan_t plan, const void* A, const void* B, const void* C, voi
   x.workspace = workspace;
   x.workspace_size = workspace_size;
   x.stream = stream;
-  plan->entry->executable->run(x);
+  *out = x;
+  return true;
+}
+
+}  // namespace dgemm::api
+
+namespace {
+
+void execute(dgemm_plan_t plan, const void* A, const void* B, const void* C, void* D, const dgemm_args_t* args,
+             const void* ext, void* workspace, size_t workspace_size, void* stream) {
+  ExecArgs x;
+  if (prepare_execute(plan, A, B, C, D, args, ext, workspace, workspace_size, stream, &x))
+    plan->entry->executable->run(x);
 }
 
 }  // namespace
@@ -446,6 +462,28 @@ DGEMM_API dgemm_status_t dgemm_execute_ext(dgemm_plan_t plan, const void* A, con
                                            size_t workspace_size, void* stream) {
   return guarded("dgemm_execute_ext",
                  [&] { execute(plan, A, B, C, D, args, ext, workspace, workspace_size, stream); });
+}
+
+/* DGEMM_1.1: grouped problems and many-problem plans (bodies in api/grouped.cpp, api/plan_many.cpp). */
+DGEMM_API dgemm_status_t dgemm_grouped_init(dgemm_grouped_t* g) {
+  return guarded("dgemm_grouped_init", [&] { grouped_init(g); });
+}
+
+DGEMM_API dgemm_status_t dgemm_group_args_init(dgemm_group_args_t* a) {
+  return guarded("dgemm_group_args_init", [&] { group_args_init(a); });
+}
+
+DGEMM_API dgemm_status_t dgemm_create_plan_many(dgemm_context_t ctx, int64_t count, const dgemm_problem_t* problems,
+                                                const dgemm_epilogue_t* epilogues, const dgemm_plan_options_t* options,
+                                                dgemm_plan_t* plan) {
+  return guarded("dgemm_create_plan_many", [&] { create_plan_many(ctx, count, problems, epilogues, options, plan); });
+}
+
+DGEMM_API dgemm_status_t dgemm_execute_many(dgemm_plan_t plan, const void* const* A, const void* const* B,
+                                            const void* const* C, void* const* D, const dgemm_args_t* args,
+                                            void* workspace, size_t workspace_size, void* stream) {
+  return guarded("dgemm_execute_many",
+                 [&] { execute_many(plan, A, B, C, D, args, workspace, workspace_size, stream); });
 }
 
 // ---- DGEMM_1.1: scaling (the conversions are in api/scaling.hpp) --------------------------------

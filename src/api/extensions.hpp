@@ -4,8 +4,10 @@
 // extension means; its converter (next to the feature's own code in src/api) does.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
+#include "api/convert.hpp"
 #include "core/error.hpp"
 #include "deepgemm/deepgemm.h"
 
@@ -54,6 +56,16 @@ inline ExtensionChain collect_extensions(const void* first, ExtensionStage stage
     *slot = h;
   }
   return chain;
+}
+
+// An extension struct as this library reads it, like the 1.0 structs (read_struct): any
+// header.struct_size from the struct's first one up, only the bytes that size covers (a field
+// added later reads as zero), non-zero bytes beyond what this library knows refused, reserved
+// words zero. `name` is how messages call it ("grouped"). A copy: the caller's struct may be
+// smaller than ours.
+template <class Ext>
+inline Ext read_extension(const dgemm_ext_header_t* h, const char* name) {
+  return read_struct<Ext>(h, h->struct_size, name, "->header.struct_size");
 }
 
 }  // namespace dgemm::api

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "backend/backend.hpp"
 #include "core/hardware.hpp"
@@ -46,6 +47,19 @@ struct dgemm_plan {
   dgemm::GemmProblem problem;
   dgemm::Epilogue epilogue;
   std::shared_ptr<const dgemm::PlanEntry> entry;
+  // dgemm_create_plan_many: one plan per problem, owned by this one (each counted in
+  // ctx->live_plans until this one is destroyed). Empty for every other plan.
+  std::vector<dgemm_plan*> parts;
+
+  dgemm_plan() = default;
+  dgemm_plan(const dgemm_plan&) = delete;
+  dgemm_plan& operator=(const dgemm_plan&) = delete;
+  ~dgemm_plan() {
+    for (dgemm_plan* part : parts) {
+      part->ctx->live_plans.fetch_sub(1);
+      delete part;
+    }
+  }
 };
 
 namespace dgemm {

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "api/convert.hpp"
+#include "api/extensions.hpp"
 #include "core/error.hpp"
 #include "core/problem.hpp"
 #include "core/scaling.hpp"
@@ -17,13 +18,6 @@ namespace dgemm::api {
 static_assert(int(ScaleMode::Blk128x128) == DGEMM_SCALE_BLK128x128, "scale mode numbers differ");
 static_assert(int(ScaleType::UE8M0) == DGEMM_SCALE_TYPE_UE8M0, "scale type numbers differ");
 static_assert(int(ScaleLayout::KMajor) == DGEMM_SCALE_K_MAJOR, "scale layout numbers differ");
-
-// An extension struct as this library reads it (read_struct: any size from its first one up; the
-// chain walker only knows the header's size).
-template <class Ext>
-inline Ext read_ext(const dgemm_ext_header_t* h, const char* name) {
-  return read_struct<Ext>(h, h->struct_size, name, "->header.struct_size");
-}
 
 inline ScaleDesc convert_scale_desc(const dgemm_scale_desc_t& d, const char* name) {
   if (d.reserved0 != 0) fail(Status::InvalidArgument, "scaling->", name, ".reserved0 = ", d.reserved0, ": must be 0");
@@ -41,7 +35,7 @@ inline ScaleDesc convert_scale_desc(const dgemm_scale_desc_t& d, const char* nam
 // DGEMM_EXT_SCALING (may be null: no scaling) into p and e, then the core's checks.
 inline void apply_scaling(const dgemm_ext_header_t* h, GemmProblem& p, Epilogue& e) {
   if (h == nullptr) return;
-  const dgemm_scaling_t copy = read_ext<dgemm_scaling_t>(h, "scaling");
+  const dgemm_scaling_t copy = read_extension<dgemm_scaling_t>(h, "scaling");
   const dgemm_scaling_t* s = &copy;
   if (s->flags & ~uint32_t(DGEMM_SCALING_AMAX_D))
     fail(Status::InvalidArgument, "scaling->flags = 0x", std::hex, s->flags, ": unknown bits");
@@ -72,7 +66,7 @@ inline void apply_scale_args(const dgemm_ext_header_t* h, const GemmProblem& p, 
     fail(Status::InvalidArgument, "ext: the plan has scaling (", scaling_summary(p, e),
          ") but no DGEMM_EXT_SCALE_ARGS was given (use dgemm_execute_ext)");
   }
-  const dgemm_scale_args_t copy = read_ext<dgemm_scale_args_t>(h, "scale_args");
+  const dgemm_scale_args_t copy = read_extension<dgemm_scale_args_t>(h, "scale_args");
   const dgemm_scale_args_t* s = &copy;
   if (p.empty_output()) return;
   if (p.k > 0 && p.a_scale.active()) check_scale_pointer(s->a_scale, p.a_scale, "scale_args->a_scale");

@@ -50,6 +50,8 @@ KernelView kernel_view(const GemmProblem& p, bool swap_ab) {
     v.stride_b = p.stride_b;
     v.a_type = p.a_type;
     v.b_type = p.b_type;
+    v.a_scale = p.a_scale;
+    v.b_scale = p.b_scale;
   } else {
     v.a_kmajor = b_k;
     v.b_kmajor = a_k;
@@ -61,6 +63,8 @@ KernelView kernel_view(const GemmProblem& p, bool swap_ab) {
     v.stride_b = p.stride_a;
     v.a_type = p.b_type;
     v.b_type = p.a_type;
+    v.a_scale = p.b_scale;
+    v.b_scale = p.a_scale;
   }
   return v;
 }

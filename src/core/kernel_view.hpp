@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "core/problem.hpp"
+#include "core/scaling.hpp"
 
 namespace dgemm {
 
@@ -25,6 +26,8 @@ struct KernelView {
   int64_t lda = 0, ldb = 0;            // leading dimensions of KA's and KB's storage
   int64_t stride_a = 0, stride_b = 0;  // batch strides of KA's and KB's storage
   DType a_type = DType::BF16, b_type = DType::BF16;
+  // The DGEMM_1.1 input scales of KA and KB (the problem's A's and B's, swapped with them).
+  ScaleDesc a_scale, b_scale;
 };
 
 // A single-row op(A) (m = 1) stored MN-contiguous with lda = 1 holds its K elements adjacent, as

@@ -1,6 +1,7 @@
 // Validation and printing of the problem and epilogue value types.
 #include "core/problem.hpp"
 
+#include <cstdint>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -67,6 +68,30 @@ int64_t checked_extent(const GemmProblem& p, const char* name, int64_t rows, int
   return last;
 }
 
+// A grouped problem's own rules (deepgemm.h, "grouped problems"); the batches are its groups.
+void validate_grouping(const GemmProblem& p) {
+  const Grouping& g = p.grouping;
+  if (!g.contiguous() && !g.masked())
+    fail(Status::InvalidArgument, "grouped->layout = ", int(g.layout), ": not a dgemm_group_layout_t");
+  // The per-group arrays are int32.
+  if (p.m > INT32_MAX)
+    fail(Status::InvalidArgument, "m = ", p.m, ": a grouped problem's m must be < 2^31 (its row arrays are int32)");
+  if (g.masked() && g.m_alignment != 1)
+    fail(Status::InvalidArgument, "grouped->m_alignment = ", g.m_alignment, ": must be 1 for a masked layout");
+  if (!g.contiguous()) return;
+  if (g.m_alignment < 1 || g.m_alignment > INT32_MAX)
+    fail(Status::InvalidArgument, "grouped->m_alignment = ", g.m_alignment, ": must be in [1, 2^31)");
+  if (p.m % g.m_alignment != 0)
+    fail(Status::InvalidArgument, "m = ", p.m, ": not a multiple of grouped->m_alignment = ", g.m_alignment,
+         " (the contiguous layout promises aligned offsets up to m)");
+  for (auto [name, v] : {std::pair{"stride_a", p.stride_a}, std::pair{"stride_c", p.stride_c},
+                         std::pair{"stride_d", p.stride_d}}) {
+    if (v != 0)
+      fail(Status::InvalidArgument, name, " = ", v, ": must be 0 for a contiguous grouped problem (A, C and D ",
+           "are single matrices whose rows the groups share; only B has one matrix per group)");
+  }
+}
+
 bool is_float_input(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16 || dtype_is_fp8(t); }
 
 }  // namespace
@@ -93,6 +118,8 @@ void GemmProblem::resolve_and_validate() {
                          std::pair{"stride_c", stride_c}, std::pair{"stride_d", stride_d}}) {
     if (v < 0) fail(Status::InvalidArgument, name, " = ", v, ": batch strides must be >= 0");
   }
+
+  if (grouping.grouped()) validate_grouping(*this);
 
   // Type combination.
   for (auto [name, t] : {std::pair{"a_type", a_type}, std::pair{"b_type", b_type}, std::pair{"c_type", c_type},
@@ -121,7 +148,9 @@ void GemmProblem::resolve_and_validate() {
     unsupported("compute_type must be f32 (float inputs) or i32 (i8 inputs)");
   }
 
-  if (batch_count > 1 && stride_d == 0 && !empty_output()) {
+  // Contiguous groups share D (and own disjoint rows of it).
+  const bool d_per_batch = batch_count > 1 && !grouping.contiguous();
+  if (d_per_batch && stride_d == 0 && !empty_output()) {
     fail(Status::InvalidArgument, "stride_d = 0 with batch_count = ", batch_count,
          ": batches would overwrite each other's D");
   }
@@ -135,7 +164,7 @@ void GemmProblem::resolve_and_validate() {
     checked_extent(*this, "a", a_rows(), a_cols(), lda, stride_a, dtype_size(a_type));
     checked_extent(*this, "b", b_rows(), b_cols(), ldb, stride_b, dtype_size(b_type));
   }
-  if (batch_count > 1 && stride_d < one_d) {
+  if (d_per_batch && stride_d < one_d) {
     fail(Status::InvalidArgument, "stride_d = ", stride_d, ": smaller than one D matrix (", one_d,
          " elements), so batches would overlap");
   }
@@ -151,6 +180,7 @@ std::string GemmProblem::to_string() const {
     os << " batch=" << batch_count << " strides=" << stride_a << "," << stride_b << "," << stride_c << ","
        << stride_d;
   }
+  os << grouping.to_string();
   if (a_scale.active()) os << " a_scale=" << a_scale.to_string();
   if (b_scale.active()) os << " b_scale=" << b_scale.to_string();
   return os.str();

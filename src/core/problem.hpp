@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/dtype.hpp"
+#include "core/grouping.hpp"
 #include "core/scaling.hpp"
 
 namespace dgemm {
@@ -31,6 +32,9 @@ struct GemmProblem {
   int64_t lda = 0, ldb = 0, ldc = 0, ldd = 0;
   int64_t batch_count = 1;
   int64_t stride_a = 0, stride_b = 0, stride_c = 0, stride_d = 0;
+  // Grouped problems: the batches are the groups, whose rows are given at execute time
+  // (ExecArgs::group_offsets / group_counts); m is their capacity (core/grouping.hpp).
+  Grouping grouping;
   // DGEMM_1.1 input scaling (core/scaling.hpp): outer index i of op(A) / j of op(B), inner k.
   ScaleDesc a_scale, b_scale;
 
@@ -52,7 +56,11 @@ struct GemmProblem {
 
   bool is_integer() const { return compute_type == DType::I32; }
   bool empty_output() const { return m == 0 || n == 0; }
-  double flops() const { return 2.0 * double(m) * double(n) * double(k) * double(batch_count); }
+  // At most (grouped problems: every row of the capacity computed once; contiguous groups share
+  // the m rows instead of having m each).
+  double flops() const {
+    return 2.0 * double(m) * double(n) * double(k) * (grouping.contiguous() ? 1.0 : double(batch_count));
+  }
 
   // Replaces zero leading dimensions with the packed value, then checks every field: sizes,
   // leading dimensions, overflow of every extent, the type combination. Throws Error naming the
@@ -109,6 +117,10 @@ struct ExecArgs {
   const void* bias = nullptr;
   const float* scale = nullptr;
   const int32_t* zero_point = nullptr;
+  // Grouped plans: the per-group rows in the plan's device memory, read when the kernel runs.
+  const int32_t* group_offsets = nullptr;  // contiguous: G + 1 row offsets
+  const int32_t* group_counts = nullptr;   // masked: G valid-row counts
+  uint32_t* group_status = nullptr;        // optional: receives the run's GroupStatus bits
   const void* a_scale = nullptr;  // DGEMM_1.1 scale tensors (types and layouts from the plan)
   const void* b_scale = nullptr;
   void* d_scale = nullptr;        // written: D's block scales

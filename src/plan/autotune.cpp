@@ -90,6 +90,8 @@ std::string problem_class_key(const GemmProblem& p, const Epilogue& e) {
     if (s->active())
       os << " " << scale_mode_name(s->mode) << "/" << scale_type_name(s->type) << "/" << scale_layout_name(s->layout);
   }
+  // So does a grouping: a grouped problem never reuses a strided batch's winner, or the reverse.
+  os << p.grouping.to_string();
   os << " | " << e.key();
   return os.str();
 }

@@ -26,6 +26,7 @@
 #include <sstream>
 
 #include "core/kernel_view.hpp"
+#include "core/scaling.hpp"
 #include "core/tma_rules.hpp"
 #include "plan/cost_model.hpp"
 #include "plan/families.hpp"
@@ -59,13 +60,69 @@ constexpr int kRegsAtEntry256 = 255;  // one CTA per SM; two CTAs per SM cap it 
 // Skinny tiles: BLOCK_N buckets for a view with few columns, and the K splits offered.
 constexpr int kSkinnyN[] = {8, 16, 32, 64, 128, 192, 256};
 constexpr int kClusterKs[] = {1, 2, 4, 8};
+// K splits over more than two CTAs stay measurable (force_kernel, bench --candidates) but are
+// not chosen: on the H200 (2026-12-01, bench/RESULTS.md) every ck4 and ck8 kernel ran 1.3-2.3x
+// the time of the same tile with ck2 or none, at every shape of the decode, batched and fp8 sets
+// (128x4096x4096: 128x128 ck4 33.7 us, 128x64 ck2 14.9 us), which the model does not explain.
+constexpr int kMaxChosenClusterK = 2;
 constexpr int kMaxStages = 12;
 
 int threads_for(int block_m) { return 128 + (block_m >= 128 ? 256 : 128); }
 
-// Shared memory the kernel needs beyond the operand ring: split-K parking, barriers, alignment.
-long smem_extra(const KernelConfig& c) {
-  return (c.cluster_k > 1 ? long(c.block_m) * c.block_n * 4 : 0L) + long(2 * c.stages + 2) * 8 + 1024;
+// Shared memory the kernel needs beyond the operand ring: split-K parking, barriers, alignment;
+// with block input scales, the per-stage scale vectors and the tile's K row of 128 x 128 scales
+// (src/backend/cuda/sm90_gemm.cpp, sm90_smem_bytes, is the exact count).
+long smem_extra(const KernelConfig& c, const KernelView& v, int64_t k) {
+  long extra = (c.cluster_k > 1 ? long(c.block_m) * c.block_n * 4 : 0L) + long(2 * c.stages + 2) * 8 + 1024;
+  if (v.a_scale.mode == ScaleMode::Vec128) extra += long(c.stages) * ((c.block_m * 4 + 127) / 128 * 128);
+  if (v.b_scale.mode == ScaleMode::Vec128) extra += long(c.stages) * ((c.block_n * 4 + 127) / 128 * 128);
+  if (v.a_scale.mode == ScaleMode::Blk128x128 || v.b_scale.mode == ScaleMode::Blk128x128)
+    extra += 2 * ((k + 127) / 128 + 3) / 4 * 16;
+  return extra;
+}
+
+// The operand pairs the kernel takes: both 16-bit of one type, any two fp8 types, or i8 x i8, with
+// the matching compute type.
+std::string operand_problem(const GemmProblem& p) {
+  const bool sixteen = p.a_type == p.b_type && (p.a_type == DType::F16 || p.a_type == DType::BF16);
+  const bool fp8 = dtype_is_fp8(p.a_type) && dtype_is_fp8(p.b_type);
+  const bool i8 = p.a_type == DType::I8 && p.b_type == DType::I8;
+  if (!sixteen && !fp8 && !i8)
+    return std::string("takes f16, bf16, fp8 (e4m3/e5m2) or i8 A and B (got ") + dtype_name(p.a_type) + ", " +
+           dtype_name(p.b_type) + ")";
+  const DType compute = i8 ? DType::I32 : DType::F32;
+  if (p.compute_type != compute)
+    return std::string("computes ") + dtype_name(p.a_type) + " in " + dtype_name(compute) + " only (compute_type " +
+           dtype_name(p.compute_type) + ")";
+  return "";
+}
+
+// Why a tile cannot apply the view's input scales ("" when it can): block scales are promoted per
+// 128 of K (8-bit operands) into a second set of accumulators, f32 scales only.
+std::string scale_problem(const KernelConfig& c, const KernelView& v) {
+  for (int op = 0; op < 2; ++op) {
+    const ScaleDesc& s = op == 0 ? v.a_scale : v.b_scale;
+    if (!s.active()) continue;
+    const char* name = op == 0 ? "A" : "B";
+    if (s.type != ScaleType::F32) return std::string("UE8M0 scales of the kernel's ") + name + " (f32 only so far)";
+    if (!s.blocked()) continue;
+    if (dtype_size(v.a_type) != 1) return "block scales need 8-bit operands (one scale block per stage)";
+    if (s.mode == ScaleMode::Vec128 && (s.layout != ScaleLayout::MnMajor || s.ld % 4 != 0))
+      return std::string("VEC128 scales of the kernel's ") + name +
+             " are read with TMA: MN-major with ld a multiple of 4 (got " + scale_layout_name(s.layout) + ", ld " +
+             std::to_string(s.ld) + ")";
+    if (s.mode == ScaleMode::Blk128x128 && op == 0 && c.block_m > 128)
+      return "a 128 x 128 block scale per tile needs BLOCK_M <= 128";
+    if (s.mode == ScaleMode::Blk128x128 && op == 1 && 128 % c.block_n != 0)
+      return "a 128 x 128 block scale per tile needs BLOCK_N dividing 128";
+  }
+  const bool promote = v.a_scale.blocked() || v.b_scale.blocked();
+  const int consumers = c.block_m >= 128 ? 256 : 128;
+  if (promote && 2L * c.block_m * c.block_n / consumers > 128)
+    return "promoted block scales keep two accumulator sets: BLOCK_M x BLOCK_N too large";
+  if (promote && c.blocks_per_sm > 1 && 2L * c.block_m * c.block_n / consumers > 64)
+    return "promoted block scales at two CTAs per SM: two accumulator sets exceed 64 registers";
+  return "";
 }
 
 // Main-loop efficiency of a skinny tile: the wgmma N is small, so the tensor pipe idles more per
@@ -79,6 +136,20 @@ class Sm90Family final : public FamilyModel {
  public:
   Family family() const override { return Family::Sm90; }
   bool uses_tma(const KernelConfig&) const override { return true; }
+  // DGEMM_1.1 input scales: f32, block modes with 8-bit operands and one batch (per candidate:
+  // scale_problem); no block-scaled output or amax of D yet; no grouped problems yet.
+  std::string unsupported_features(const GemmProblem& p, const Epilogue& e) const override {
+    return missing_features(p, e, runs_scaling(p, e), false);
+  }
+  static bool runs_scaling(const GemmProblem& p, const Epilogue& e) {
+    if (e.d_scale.active() || e.amax_d) return false;
+    for (const ScaleDesc* s : {&p.a_scale, &p.b_scale}) {
+      if (!s->active()) continue;
+      if (s->type != ScaleType::F32) return false;
+      if (s->blocked() && (dtype_size(p.a_type) != 1 || p.batch_count > 1)) return false;
+    }
+    return true;
+  }
 
   std::vector<Candidate> enumerate(const GemmProblem& problem, const Epilogue& e, const HardwareDesc& hw) const override {
     std::vector<Candidate> out;
@@ -87,18 +158,18 @@ class Sm90Family final : public FamilyModel {
     if (hw.vendor != Vendor::Nvidia) why = "needs an NVIDIA GPU (this is " + hw.name + ")";
     else if (!hw.has_wgmma || !hw.has_tma)
       why = "needs sm_90a (wgmma and TMA); device is compute capability " + std::to_string(hw.cc());
-    else if (p.compute_type != DType::F32)
-      why = "computes in f32 only (compute_type " + std::string(dtype_name(p.compute_type)) + ")";
-    else if (p.a_type != p.b_type || (p.a_type != DType::F16 && p.a_type != DType::BF16))
-      why = std::string("takes f16 or bf16 A and B (got ") + dtype_name(p.a_type) + ", " + dtype_name(p.b_type) + ")";
-    else if (p.m < 1 || p.n < 1 || p.k < 1)
+    else if (!(why = operand_problem(p)).empty()) {
+    } else if (p.m < 1 || p.n < 1 || p.k < 1)
       why = "needs m, n, k >= 1 (k = 0 is the epilogue alone; a zero-sized TMA box cannot be described)";
     else
       why = tma_layout_problem(p);
     // Rows that break TMA's 16-byte rule: the candidates pack those operands into the workspace
     // first (the cost model charges the copy), and the planner weighs that against sm80.
     bool pack_a = false, pack_b = false;
-    if (!why.empty() && tma_problem_is_alignment(why)) {
+    const bool eight_bit = dtype_size(p.a_type) == 1;
+    if (!why.empty() && tma_problem_is_alignment(why) && eight_bit) {
+      why += " (8-bit operands are not packed)";
+    } else if (!why.empty() && tma_problem_is_alignment(why)) {
       pack_a = tma_operand_needs_pack(p, 0);
       pack_b = tma_operand_needs_pack(p, 1);
       const std::string packed_why = tma_layout_problem(packed_problem(p, pack_a, pack_b));
@@ -111,7 +182,7 @@ class Sm90Family final : public FamilyModel {
       c.family = Family::Sm90;
       c.block_m = t.block_m;
       c.block_n = t.block_n;
-      c.block_k = 64;
+      c.block_k = eight_bit ? 128 : 64;  // 128 bytes of K per stage
       c.stages = t.stages;
       c.threads = threads_for(t.block_m);
       c.blocks_per_sm = t.blocks;
@@ -125,13 +196,19 @@ class Sm90Family final : public FamilyModel {
       c.pack_b = pack_b;
       std::string tile_why = why;
       const KernelView v = kernel_view(kp, swap);
+      if (tile_why.empty() && eight_bit && !(v.a_kmajor && v.b_kmajor))
+        tile_why = std::string("8-bit wgmma needs both operands K-major (the kernel's A is ") +
+                   (v.a_kmajor ? "K" : "MN") + "-major, B " + (v.b_kmajor ? "K" : "MN") + "-major)";
+      if (tile_why.empty() && p.a_type == DType::I8 && !(t.block_n <= 24 || t.block_n % 16 == 0))
+        tile_why = "s8 wgmma takes N = 8, 16, 24 or a multiple of 16 (BLOCK_N " + std::to_string(t.block_n) + ")";
+      if (tile_why.empty()) tile_why = scale_problem(c, v);
       if (tile_why.empty() && !v.b_kmajor && t.block_n % 64 != 0)
         tile_why = "an N-major B tile is made of 64-column boxes (BLOCK_N " + std::to_string(t.block_n) + ")";
       // A cluster splits an N-major B tile into whole 64-column boxes, one set per CTA.
       if (tile_why.empty() && t.cluster_m > 1 && !v.b_kmajor && (t.block_n / 64) % t.cluster_m != 0)
         tile_why = "a cluster of " + std::to_string(t.cluster_m) + " cannot split an N-major B tile of " +
                    std::to_string(t.block_n) + " columns into 64-column boxes";
-      const long k_blocks = long((p.k + 63) / 64);
+      const long k_blocks = long((p.k + c.block_k - 1) / c.block_k);
       if (tile_why.empty() && t.cluster_k > 1 && k_blocks < 2L * t.cluster_k)
         tile_why = "a K split over " + std::to_string(t.cluster_k) + " CTAs needs >= 2 K blocks each (k = " +
                    std::to_string(p.k) + ")";
@@ -149,7 +226,7 @@ class Sm90Family final : public FamilyModel {
       in.math = MathInstr::Wgmma;
       in.consumer_threads = c.threads - 128;
       in.regs_per_thread = c.threads == 384 ? kRegsAtEntry384 : t.blocks > 1 ? 128 : kRegsAtEntry256;
-      in.smem_extra_bytes = smem_extra(c);
+      in.smem_extra_bytes = smem_extra(c, v, p.k);
       in.math_efficiency = t.efficiency;
       GemmProblem view = p;  // tile counts follow the kernel's (row-major) view
       view.m = v.rows;
@@ -165,7 +242,7 @@ class Sm90Family final : public FamilyModel {
       // K splits are for problems with fewer output tiles than SMs; elsewhere they stay measurable.
       const long tiles = long((plain.rows + t.block_m - 1) / t.block_m) * long((plain.cols + t.block_n - 1) / t.block_n) *
                          long(std::max<int64_t>(1, p.batch_count));
-      add(t, false, t.cluster_k > 1 && tiles >= sms);
+      add(t, false, (t.cluster_k > 1 && tiles >= sms) || t.cluster_k > kMaxChosenClusterK);
     }
     // Skinny tiles for whichever view has few columns (swap-AB turns a small M into the columns).
     for (bool swap : {false, true}) {
@@ -185,17 +262,17 @@ class Sm90Family final : public FamilyModel {
           // Shared memory per CTA: the opt-in maximum, or half of the SM's for two CTAs.
           const long optin = hw.smem_per_block_optin > 0 ? hw.smem_per_block_optin : 232448;
           const long budget = blocks > 1 ? std::min(optin, (hw.smem_per_sm > 0 ? hw.smem_per_sm : 233472) / 2 - 1024) : optin;
-          const long stage = long(bm + bn) * 64 * 2;
+          const long stage = long(bm + bn) * 128;  // 128 bytes of K per row, any element size
           KernelConfig probe;
           probe.block_m = bm;
           probe.block_n = bn;
           probe.cluster_k = ck;
           probe.stages = kMaxStages;
-          const long fixed = smem_extra(probe);
+          const long fixed = smem_extra(probe, v, p.k);
           t.stages = int(std::min<long>(kMaxStages, (budget - fixed) / stage));
           if (t.stages < 3) continue;
           if (t.block_m * t.block_n / (t.block_m >= 128 ? 256 : 128) > 128) continue;  // accumulator budget
-          add(t, swap, false);
+          add(t, swap, ck > kMaxChosenClusterK);
         }
       }
     }

@@ -53,6 +53,18 @@ Candidate make_candidate(const KernelConfig& config, const CostEstimate& estimat
   return c;
 }
 
+std::string FamilyModel::missing_features(const GemmProblem& p, const Epilogue& e, bool runs_scaling,
+                                          bool runs_grouping) const {
+  std::string why;
+  if (!runs_scaling && needs_scaling(p, e))
+    why = std::string("no ") + family_name(family()) + " kernel for scaling yet (" + scaling_summary(p, e) + ")";
+  if (!runs_grouping && p.grouping.grouped()) {
+    if (!why.empty()) why += "; ";
+    why += "grouped problems (DGEMM_EXT_GROUPED) are not implemented by this kernel family";
+  }
+  return why;
+}
+
 bool needs_pointer_fallback(const FamilyModel& model, const KernelConfig& config) {
   return model.uses_tma(config) && !(config.pack_a && config.pack_b);
 }
@@ -155,12 +167,11 @@ CandidateSet evaluate_candidates(const GemmProblem& p, const Epilogue& e, const 
   CandidateSet set;
   for (const FamilyModel* model : models) {
     if (request.force && model->family() != *request.force) continue;
-    if (needs_scaling(p, e) && !model->supports_scaling(p, e)) {
+    if (std::string why = model->unsupported_features(p, e); !why.empty()) {
       Candidate c;
       c.config.family = model->family();
       c.feasible = false;
-      c.reject_reason = std::string("no ") + family_name(model->family()) + " kernel for scaling yet (" +
-                        scaling_summary(p, e) + ")";
+      c.reject_reason = std::move(why);
       set.rejected.push_back(std::move(c));
       continue;
     }

@@ -41,6 +41,15 @@ class FamilyModel {
   // not (with reject_reason). An empty list means the family does not apply at all.
   virtual std::vector<Candidate> enumerate(const GemmProblem& p, const Epilogue& e,
                                            const HardwareDesc& hw) const = 0;
+  // Why this family cannot run the problem's DGEMM_1.1 features (scaling: needs_scaling; grouped
+  // problems: GemmProblem::grouping), or "" when it can. The planner asks first and rejects a
+  // family that gives a reason with one candidate carrying it. A feature added after 1.0 is
+  // unsupported until a family overrides this to say otherwise (usually through
+  // missing_features), so a new feature never reaches a kernel that ignores it: the default names
+  // every such feature the problem uses.
+  virtual std::string unsupported_features(const GemmProblem& p, const Epilogue& e) const {
+    return missing_features(p, e, false, false);
+  }
   // Whether the configuration loads A and B with TMA: its operands then need 16-byte aligned rows
   // (checked by the planner) and base pointers (checked at execute; a plan with such a
   // configuration carries a fallback configuration that takes any pointer, unless it packs both).
@@ -48,10 +57,12 @@ class FamilyModel {
     (void)config;
     return false;
   }
-  // Whether the family has kernels for DGEMM_1.1 scaling (input scales, a block-scaled output,
-  // the amax of D: needs_scaling). The planner asks first and rejects a family that says no with
-  // one candidate naming the reason; GPU families say no until their FP8 / INT8 kernels exist.
-  virtual bool supports_scaling(const GemmProblem&, const Epilogue&) const { return false; }
+
+ protected:
+  // The reason for each DGEMM_1.1 feature the problem uses that this family does not run, joined
+  // by "; " ("" when none): runs_scaling / runs_grouping say whether it runs the problem's
+  // scaling / grouping.
+  std::string missing_features(const GemmProblem& p, const Epilogue& e, bool runs_scaling, bool runs_grouping) const;
 };
 
 // Whether a plan with `config` (of `model`'s family) needs a fallback for unaligned base pointers.

@@ -94,9 +94,10 @@ inline dgemm_context_t context() {
   return ctx;
 }
 
-// A plan through the public C API for the internal problem/epilogue, with `force_kernel` forced.
+// A plan through the public C API for the internal problem/epilogue, with `force_kernel` forced
+// (nullptr: the planner chooses) and `ext`, a DGEMM_1.1 extension chain (nullptr: none).
 inline dgemm_status_t make_plan_forced(const GemmProblem& cp, const Epilogue& ce, const char* force_kernel,
-                                       dgemm_plan_t* plan) {
+                                       dgemm_plan_t* plan, const void* ext = nullptr) {
   dgemm_problem_t p;
   dgemm_problem_init(&p);
   p.m = cp.m; p.n = cp.n; p.k = cp.k;
@@ -120,7 +121,7 @@ inline dgemm_status_t make_plan_forced(const GemmProblem& cp, const Epilogue& ce
   dgemm_plan_options_t o;
   dgemm_plan_options_init(&o);
   o.force_kernel = force_kernel;
-  return dgemm_create_plan(context(), &p, &e, &o, plan);
+  return dgemm_create_plan_ext(context(), &p, &e, &o, ext, plan);
 }
 
 // Elements a matrix spans over all batches (0 when absent).

@@ -8,6 +8,7 @@
 
 #if DGEMM_WITH_CUDA
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +22,7 @@
 
 #include "backend/cuda/jit.hpp"
 #include "backend/cuda/sm90_gemm.hpp"
+#include "core/scaling.hpp"
 #include "common/nvrtc_checks.hpp"
 #include "plan/arch_file.hpp"
 #include "plan/families.hpp"
@@ -61,7 +63,8 @@ std::string check_code(const KernelConfig& c, const jit::CompiledCode& code, std
   static const std::string cuobjdump = find_cuobjdump();
   if (!cuobjdump.empty()) {
     const std::string sass = dgemm_test::cuobjdump_cubin(cuobjdump, "-sass", code, "/tmp/dgemm_sm90_cubin_XXXXXX");
-    if (count(sass, std::regex(R"(\bHGMMA\b)")) == 0) bad << "no HGMMA in the SASS; ";
+    // HGMMA for 16-bit operands, QGMMA for fp8, IGMMA for s8.
+    if (count(sass, std::regex(R"(\b[HQI]GMMA\b)")) == 0) bad << "no HGMMA / QGMMA / IGMMA in the SASS; ";
     if (count(sass, std::regex(R"(\b(LDL|STL)\b)")) != 0) bad << "local memory (LDL/STL) in the SASS; ";
     if (count(sass, std::regex(R"(\bUTMALDG\b)")) == 0) bad << "no TMA load (UTMALDG) in the SASS; ";
   }
@@ -174,6 +177,88 @@ BOOST_AUTO_TEST_CASE(sm90_default_menu_compiles_for_sm90a_with_hgmma_and_no_spil
       if (c.feasible && c.config.swap_ab && c.config.block_m == 128 && n++ < 2) jobs.push_back({decode_t, full, c.config});
     BOOST_CHECK_EQUAL(n >= 2, true);
   }
+  compile_all(jobs);
+}
+
+// 8-bit operands: fp8 (every type pair) and s8, unscaled, per-tensor / per-row-column scales in
+// the epilogue, and block scales promoted per 128 of K (DeepGEMM's 1 x 128 A with 128 x 128 B, and
+// VEC128 on both), in the square menu and as skinny swap-AB tiles, with an exact i32 output.
+BOOST_AUTO_TEST_CASE(sm90_8bit_and_block_scaled_variants_compile) {
+  const HardwareDesc hw = apply_arch_file(HardwareDesc{}, "h200");
+  std::vector<Job> jobs;
+  auto fp8 = [](int64_t m, int64_t n, int64_t k, DType a, DType b, DType d) {
+    GemmProblem p = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, m, n, k);
+    p.a_type = a;
+    p.b_type = b;
+    p.c_type = p.d_type = d;
+    p.compute_type = a == DType::I8 ? DType::I32 : DType::F32;
+    return p;
+  };
+  auto deepseek = [](GemmProblem p) {
+    p.a_scale.mode = ScaleMode::Vec128;  // 1 x 128 per token, MN-major (DeepGEMM's layout)
+    p.a_scale.layout = ScaleLayout::MnMajor;
+    p.a_scale.ld = (p.m + 3) / 4 * 4;
+    p.b_scale.mode = ScaleMode::Blk128x128;  // 128 x 128 per weight block, K-major
+    p.b_scale.layout = ScaleLayout::KMajor;
+    p.b_scale.ld = (p.k + 127) / 128;
+    return p;
+  };
+  int added = 0;
+  auto add_best = [&](const GemmProblem& p, const Epilogue& e, int count) {
+    int n = 0;
+    std::vector<Candidate> ranked = sm90_family_model().enumerate(p, e, hw);
+    std::stable_sort(ranked.begin(), ranked.end(), [](const Candidate& a, const Candidate& b) {
+      return a.feasible != b.feasible ? a.feasible : a.predicted_us < b.predicted_us;
+    });
+    for (const Candidate& c : ranked) {
+      if (!c.feasible) continue;
+      jobs.push_back({p, e, c.config});
+      ++added;
+      if (++n == count) break;
+    }
+    BOOST_CHECK_MESSAGE(n == count, p.to_string() << ": " << n << " feasible sm90 candidates");
+  };
+  const Epilogue plain;
+  add_best(fp8(4096, 4096, 4096, DType::F8E4M3, DType::F8E4M3, DType::BF16), plain, 2);
+  add_best(fp8(512, 512, 1024, DType::F8E5M2, DType::F8E4M3, DType::F32), plain, 1);
+  add_best(fp8(512, 512, 1024, DType::F8E4M3, DType::F8E5M2, DType::F16), plain, 1);
+  add_best(fp8(512, 512, 1024, DType::F8E5M2, DType::F8E5M2, DType::BF16), plain, 1);
+  {
+    GemmProblem p = fp8(1000, 2000, 1024, DType::F8E4M3, DType::F8E4M3, DType::BF16);
+    p.a_scale.mode = ScaleMode::OuterVec;
+    p.a_scale.ld = 1;
+    p.b_scale.mode = ScaleMode::PerTensor;
+    p.b_scale.ld = 1;
+    add_best(p, plain, 1);
+  }
+  add_best(deepseek(fp8(4096, 7168, 2048, DType::F8E4M3, DType::F8E4M3, DType::BF16)), plain, 3);
+  add_best(deepseek(fp8(64, 7168, 2048, DType::F8E4M3, DType::F8E4M3, DType::BF16)), plain, 3);  // swap-AB
+  {
+    GemmProblem p = deepseek(fp8(300, 1000, 2048, DType::F8E4M3, DType::F8E4M3, DType::F32));
+    p.b_scale = p.a_scale;
+    p.b_scale.ld = (p.n + 3) / 4 * 4;
+    add_best(p, plain, 1);
+  }
+  // s8: exact i32, a requantized i8 output with scale and zero point, bf16 with row x column scales.
+  add_best(fp8(4096, 4096, 4096, DType::I8, DType::I8, DType::I32), plain, 1);
+  add_best(fp8(16, 4096, 4096, DType::I8, DType::I8, DType::I32), plain, 1);
+  {
+    GemmProblem p = fp8(700, 500, 1024, DType::I8, DType::I8, DType::I8);
+    Epilogue e;
+    e.scale_mode = VectorMode::PerRow;
+    e.zero_point = true;
+    add_best(p, e, 1);
+    GemmProblem q = fp8(700, 500, 1024, DType::I8, DType::I8, DType::BF16);
+    q.a_scale.mode = ScaleMode::OuterVec;
+    q.a_scale.ld = 1;
+    q.b_scale.mode = ScaleMode::OuterVec;
+    q.b_scale.ld = 1;
+    Epilogue b;
+    b.bias_mode = VectorMode::PerColumn;
+    b.bias_type = DType::BF16;
+    add_best(q, b, 1);
+  }
+  BOOST_TEST(added == 17);
   compile_all(jobs);
 }
 

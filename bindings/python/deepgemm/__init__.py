@@ -4,6 +4,9 @@
     y = deepgemm.linear(x, w, b, activation="gelu")                   # like F.gelu(F.linear(x, w, b))
     y = deepgemm.matmul(x, w, trans_b=True, bias=b, activation="gelu")   # NumPy (CPU) or GPU tensors
 
+Mixture-of-experts layers: ``deepgemm.grouped_matmul(x, w, offsets=...)`` (contiguous rows) or
+``counts=...`` (a masked slot per expert).
+
 For repeated shapes, plan once and execute many times:
 
     with deepgemm.Context("cpu") as ctx, ctx.plan(m, n, k, "float32", bias="float32") as plan:
@@ -15,13 +18,14 @@ subclasses are also ``ValueError`` (ArgumentError), ``TypeError`` (DTypeError),
 The C API itself is ``deepgemm.capi`` (ctypes).
 """
 from . import capi
-from ._api import ACTIVATIONS, SCALE_MODES, Context, Plan, Scale, linear, matmul, version
+from ._api import ACTIVATIONS, GROUP_LAYOUTS, SCALE_MODES, Context, Plan, Scale, linear, matmul, version
 from ._errors import (ArgumentError, DeviceError, DTypeError, Error, NotSupportedError, OutOfMemoryError, Status)
+from ._grouped import grouped_matmul
 from ._torch import register_torch_ops
 
-__all__ = ["ACTIVATIONS", "SCALE_MODES", "ArgumentError", "Context", "DTypeError", "DeviceError", "Error",
-           "NotSupportedError", "OutOfMemoryError", "Plan", "Scale", "Status", "arch_files", "capi", "linear",
-           "matmul", "register_torch_ops", "version"]
+__all__ = ["ACTIVATIONS", "GROUP_LAYOUTS", "SCALE_MODES", "ArgumentError", "Context", "DTypeError", "DeviceError",
+           "Error", "NotSupportedError", "OutOfMemoryError", "Plan", "Scale", "Status", "arch_files", "capi",
+           "grouped_matmul", "linear", "matmul", "register_torch_ops", "version"]
 __version__ = capi.dgemm_version_string()
 
 

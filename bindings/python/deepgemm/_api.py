@@ -4,9 +4,11 @@
 Where the C API grows (input scales, grouped problems: version node DGEMM_1.1), the new values are
 keyword arguments of ``Context.plan`` (what the plan fixes) and ``Plan.execute`` (what each call
 passes), filled into the C structs in ``_plan_structs`` and ``Plan._args``; ``matmul`` and
-``linear`` forward them. Input scaling (DGEMM_1.1) is the first: its plan-time descriptions and
-execute-time arrays go through ``_scaling`` into the extension structs ``dgemm_scaling_t`` and
-``dgemm_scale_args_t`` (``Plan._scale_args``).
+``linear`` forward them. Input scaling's plan-time descriptions and execute-time arrays go
+through ``_scaling`` into the extension structs ``dgemm_scaling_t`` and ``dgemm_scale_args_t``
+(``Plan._scale_args``); a grouped problem's layout and row arrays into ``dgemm_grouped_t`` and
+``dgemm_group_args_t`` (``Plan._group_args``; ``grouped_matmul`` in ``_grouped``). The extension
+structs a call needs are linked into one chain (``_chain``).
 """
 import collections
 import ctypes
@@ -35,6 +37,9 @@ ACTIVATIONS: Dict[Optional[str], int] = {
     "silu": capi.DGEMM_ACT_SILU,
 }
 
+# Grouped layouts (deepgemm.h dgemm_group_layout_t) by the names Context.plan takes.
+GROUP_LAYOUTS: Dict[str, int] = {"contiguous": capi.DGEMM_GROUP_CONTIGUOUS, "masked": capi.DGEMM_GROUP_MASKED}
+
 # Output scale modes (deepgemm.h dgemm_vector_mode_t) by the names Context.plan takes.
 SCALE_MODES: Dict[Optional[str], int] = {
     None: capi.DGEMM_VECTOR_NONE,
@@ -62,6 +67,16 @@ def _parse_device(device: Device) -> Tuple[int, int]:
     if text.startswith("cuda:") and text[5:].isdigit():
         return capi.DGEMM_DEVICE_CUDA, int(text[5:])
     raise argument_error(f"device {device!r}: expected 'auto', 'cpu', 'cuda', 'cuda:N' or an int")
+
+
+def _chain(*exts):
+    """Links the DGEMM_1.1 extension structs given (None: absent) through ``header.next`` and
+    returns a reference to the first for dgemm_create_plan_ext / dgemm_execute_ext, or None when
+    there is none. The caller keeps the structs alive until the call returns."""
+    present = [x for x in exts if x is not None]
+    for first, second in zip(present, present[1:]):
+        first.header.next = ctypes.addressof(second)
+    return ctypes.byref(present[0]) if present else None
 
 
 class _Handle:
@@ -132,7 +147,8 @@ class Context(_Handle):
              arch_file: Optional[Union[str, "os.PathLike[str]"]] = None, autotune: bool = False,
              scale: Optional[str] = None, zero_point: bool = False, saturate: bool = True,
              a_scale: Union[Scale, str, None] = None, b_scale: Union[Scale, str, None] = None,
-             d_scale: Union[Scale, str, None] = None, amax: bool = False) -> "Plan":
+             d_scale: Union[Scale, str, None] = None, amax: bool = False, grouped: Optional[str] = None,
+             m_alignment: int = 1) -> "Plan":
         """Plans ``D = quantize(act(alpha * op(A) @ op(B) + beta * C + bias) * scale)`` for one shape
         (see deepgemm.h).
 
@@ -149,6 +165,10 @@ class Context(_Handle):
         ``d_scale`` (FP8 ``out_dtype``) quantizes D in 1 x 128 blocks with scales the plan writes
         (a Scale, or "float32" / "ue8m0"); ``amax`` writes max |y| of D. The arrays themselves
         are given to each execute.
+
+        ``grouped`` ("contiguous" or "masked") plans a grouped problem of ``batch`` groups whose
+        rows each execute gives (``offsets`` / ``counts``, see deepgemm.h "grouped problems"); m is
+        then the rows' capacity and ``m_alignment`` what the contiguous offsets promise.
         """
         a_name = dtype_name(dtype)
         b_name = dtype_name(b_dtype) if b_dtype is not None else a_name
@@ -164,14 +184,23 @@ class Context(_Handle):
         scales = {"a": _scaling.as_scale(a_scale, "a_scale"), "b": _scaling.as_scale(b_scale, "b_scale"),
                   "d": _scaling.as_scale(d_scale, "d_scale", default_mode="vec128")}
         scaling = _scaling.make_scaling(scales["a"], scales["b"], scales["d"], amax)
+        g = None
+        if grouped is not None:
+            if grouped not in GROUP_LAYOUTS:
+                raise argument_error(f"grouped {grouped!r}: expected one of {list(GROUP_LAYOUTS)} or None")
+            g = capi.dgemm_grouped_t()
+            _check(capi.dgemm_grouped_init(ctypes.byref(g)))
+            g.layout = GROUP_LAYOUTS[grouped]
+            g.m_alignment = int(m_alignment)
         handle = capi.dgemm_plan_t()
         structs = (ctypes.byref(p), ctypes.byref(e), ctypes.byref(o) if o is not None else None)
-        if scaling is None:
+        ext = _chain(scaling, g)
+        if ext is None:
             _check(capi.dgemm_create_plan(self.handle, *structs, ctypes.byref(handle)))
         else:
-            _check(capi.dgemm_create_plan_ext(self.handle, *structs, ctypes.byref(scaling), ctypes.byref(handle)))
+            _check(capi.dgemm_create_plan_ext(self.handle, *structs, ext, ctypes.byref(handle)))
         return Plan(self, handle.value, p, e, (a_name, b_name, c_name, d_name, bias_name),
-                    scales if scaling is not None else None, bool(amax))
+                    scales if scaling is not None else None, bool(amax), grouped)
 
     def close(self) -> None:
         """Frees the context (and the plans matmul cached on it). Error if other plans are alive."""
@@ -258,7 +287,8 @@ class Plan(_Handle):
     from several threads at once. ``describe()`` says which kernel was chosen and why."""
 
     def __init__(self, context: Context, handle: int, problem, epilogue, dtypes,
-                 scales: Optional[Dict[str, Optional[Scale]]] = None, amax: bool = False):
+                 scales: Optional[Dict[str, Optional[Scale]]] = None, amax: bool = False,
+                 grouped: Optional[str] = None):
         self.context = context  # keeps the context alive as long as the plan
         self._handle = handle
         # The plan's scale tensors (DGEMM_1.1) as the library resolved them; None: no scaling.
@@ -267,6 +297,7 @@ class Plan(_Handle):
             for which, code in (("a", capi.DGEMM_SCALE_TENSOR_A), ("b", capi.DGEMM_SCALE_TENSOR_B),
                                 ("d", capi.DGEMM_SCALE_TENSOR_D)) if scales[which] is not None}
         self.amax: bool = amax
+        self.grouped = grouped  # None, "contiguous" or "masked"
         self._p = problem
         self._e = epilogue
         self.a_dtype, self.b_dtype, self.c_dtype, self.out_dtype, self.bias_dtype = dtypes
@@ -343,13 +374,19 @@ class Plan(_Handle):
     @property
     def scale_length(self) -> int:
         """How many entries the output scale (and zero point) has: 0 without a scale."""
-        mode = self._e.scale_mode
+        return self._vector_length(self._e.scale_mode)
+
+    def _vector_length(self, mode: int) -> int:
+        """Entries of an epilogue vector of this mode; a grouped plan has one vector per group
+        (per row: one entry per row of D, which a masked layout has per group)."""
+        p = self._p
+        groups = p.batch_count if self.grouped else 1
         if mode == capi.DGEMM_VECTOR_PER_TENSOR:
-            return 1
+            return groups
         if mode == capi.DGEMM_VECTOR_PER_ROW:
-            return self._p.m
+            return p.m * (groups if self.grouped == "masked" else 1)
         if mode == capi.DGEMM_VECTOR_PER_COLUMN:
-            return self._p.n
+            return p.n * groups
         return 0
 
     def _vector(self, name, x, dtype, length, keep):
@@ -378,7 +415,8 @@ class Plan(_Handle):
     def execute(self, a: ArrayLike, b: ArrayLike, d: ArrayLike, *, c: ArrayLike = None, bias: ArrayLike = None,
                 alpha: Any = None, beta: Any = None, scale: ArrayLike = None, zero_point: ArrayLike = None,
                 workspace: ArrayLike = None, stream: Any = None, a_scale: ArrayLike = None, b_scale: ArrayLike = None,
-                d_scale: ArrayLike = None, amax: ArrayLike = None) -> ArrayLike:
+                d_scale: ArrayLike = None, amax: ArrayLike = None, offsets: ArrayLike = None, counts: ArrayLike = None,
+                group_status: ArrayLike = None) -> ArrayLike:
         """Runs the plan: ``d`` receives the result (and is returned). Arrays are checked against
         the plan (dtype, device, shape, strides); ints are taken as raw addresses. ``c`` and the
         other optional operands are keyword-only, so that C cannot be passed where D belongs (the
@@ -394,7 +432,12 @@ class Plan(_Handle):
         Scaled plans (DGEMM_1.1): ``a_scale`` / ``b_scale`` (read) and ``d_scale`` (written) are
         arrays of the plan's scale tensors (``self.scales`` has their shapes): the (rows, cols)
         matrix (or (batch, rows, cols)) with the planned layout's strides, or a flat array of
-        exactly the elements the plan addresses; ``amax`` is a one-element float32 array, written."""
+        exactly the elements the plan addresses; ``amax`` is a one-element float32 array, written.
+
+        Grouped plans: ``offsets`` (contiguous, G + 1) or ``counts`` (masked, G) are int32 arrays in
+        the plan's memory, read when the kernel runs; ``group_status`` an optional one-element int32
+        array that receives the DGEMM_GROUP_STATUS_* bits. Epilogue vectors hold one copy per group
+        (bias per column: G x n)."""
         p = self._p
         ta, tb = p.op_a == capi.DGEMM_OP_T, p.op_b == capi.DGEMM_OP_T
         a_ptr, va = self._operand("a", a, self.a_dtype, *((p.k, p.m) if ta else (p.m, p.k)), p.lda, p.stride_a)
@@ -420,12 +463,14 @@ class Plan(_Handle):
             stream = next((v.stream for v in (va, vb, vd) if v is not None and v.stream is not None), 0)
         stream = getattr(stream, "cuda_stream", getattr(stream, "ptr", stream))  # torch / cupy stream objects
         sargs = self._scale_args(keep, a_scale=a_scale, b_scale=b_scale, d_scale=d_scale, amax=amax)
-        if sargs is None:
+        gargs = self._group_args(keep, offsets=offsets, counts=counts, status=group_status)
+        ext = _chain(sargs, gargs)
+        if ext is None:
             _check(capi.dgemm_execute(self._live(), a_ptr, b_ptr, c_ptr, d_ptr, ctypes.byref(args), ws_ptr, ws_size,
                                       int(stream) or None))
         else:
-            _check(capi.dgemm_execute_ext(self._live(), a_ptr, b_ptr, c_ptr, d_ptr, ctypes.byref(args),
-                                          ctypes.byref(sargs), ws_ptr, ws_size, int(stream) or None))
+            _check(capi.dgemm_execute_ext(self._live(), a_ptr, b_ptr, c_ptr, d_ptr, ctypes.byref(args), ext, ws_ptr,
+                                          ws_size, int(stream) or None))
         del keep
         return d
 
@@ -458,8 +503,7 @@ class Plan(_Handle):
         if bias is not None:
             if self.bias_dtype is None:
                 raise argument_error("the plan has no bias")
-            n = self._p.m if self._e.bias_mode == capi.DGEMM_VECTOR_PER_ROW else self._p.n
-            args.bias = self._vector("bias", bias, self.bias_dtype, n, keep)
+            args.bias = self._vector("bias", bias, self.bias_dtype, self._vector_length(self._e.bias_mode), keep)
         return args
 
     def _scale_args(self, keep, *, a_scale, b_scale, d_scale, amax) -> Optional[capi.dgemm_scale_args_t]:
@@ -495,6 +539,24 @@ class Plan(_Handle):
                 raise argument_error("amax given, but the plan was made without amax=True")
             sargs.amax_d = self._vector("amax", amax, "float32", 1, keep)
         return sargs
+
+    def _group_args(self, keep, *, offsets, counts, status) -> Optional[capi.dgemm_group_args_t]:
+        """The dgemm_group_args_t of a grouped plan's call (None for a plan that is not grouped)."""
+        if not self.grouped:
+            if offsets is not None or counts is not None or status is not None:
+                raise argument_error("offsets / counts / group_status are for grouped plans")
+            return None
+        groups = self._p.batch_count
+        contiguous = self.grouped == "contiguous"
+        name, rows, length = ("offsets", offsets, groups + 1) if contiguous else ("counts", counts, groups)
+        if rows is None or (counts if contiguous else offsets) is not None:
+            raise argument_error(f"a {self.grouped} plan takes {name} ({length} int32), and only that")
+        g = capi.dgemm_group_args_t()
+        _check(capi.dgemm_group_args_init(ctypes.byref(g)))
+        setattr(g, name, self._vector(name, rows, "int32", length, keep))
+        if status is not None:
+            g.status = self._vector("group_status", status, "int32", 1, keep)
+        return g
 
     def close(self) -> None:
         if self._handle is not None:

@@ -76,7 +76,8 @@ DGEMM_SCALARS_FROM_PLAN = 0
 DGEMM_SCALARS_HOST = 1
 DGEMM_SCALARS_DEVICE = 2
 
-# DGEMM_1.1: extension chains and input scaling
+# DGEMM_1.1: extension chains (dgemm_create_plan_ext / dgemm_execute_ext), input scaling and
+# grouped problems
 DGEMM_VERSION_HAS_EXT = 1
 
 DGEMM_EXT_SCALING = 1
@@ -102,6 +103,14 @@ DGEMM_SCALE_TENSOR_A = 0
 DGEMM_SCALE_TENSOR_B = 1
 DGEMM_SCALE_TENSOR_D = 2
 
+DGEMM_GROUP_CONTIGUOUS = 1
+DGEMM_GROUP_MASKED = 2
+
+DGEMM_GROUP_STATUS_NEGATIVE = 0x1
+DGEMM_GROUP_STATUS_OUT_OF_RANGE = 0x2
+DGEMM_GROUP_STATUS_DECREASING = 0x4
+DGEMM_GROUP_STATUS_UNALIGNED = 0x8
+
 # ---- types ----------------------------------------------------------------------------------
 _enum = ctypes.c_int  # every enum of the header is an int-sized C enum
 dgemm_status_t = _enum
@@ -117,6 +126,7 @@ dgemm_scale_mode_t = _enum
 dgemm_scale_type_t = _enum
 dgemm_scale_layout_t = _enum
 dgemm_scale_tensor_t = _enum
+dgemm_group_layout_t = _enum
 dgemm_context_t = ctypes.c_void_p  # opaque handles
 dgemm_plan_t = ctypes.c_void_p
 
@@ -213,6 +223,23 @@ class dgemm_scale_args_t(_Struct):
     ]
 
 
+class dgemm_grouped_t(_Struct):
+    _fields_ = [
+        ("header", dgemm_ext_header_t),
+        ("layout", dgemm_group_layout_t), ("reserved0", ctypes.c_uint32),
+        ("m_alignment", ctypes.c_int64),
+        ("reserved", ctypes.c_uint64 * 6),
+    ]
+
+
+class dgemm_group_args_t(_Struct):
+    _fields_ = [
+        ("header", dgemm_ext_header_t),
+        ("offsets", ctypes.c_void_p), ("counts", ctypes.c_void_p), ("status", ctypes.c_void_p),
+        ("reserved", ctypes.c_uint64 * 6),
+    ]
+
+
 # ---- loading --------------------------------------------------------------------------------
 SONAME = "libdeepgemm.so.1"
 
@@ -282,7 +309,7 @@ dgemm_execute = _declare("dgemm_execute", dgemm_status_t, dgemm_plan_t, ctypes.c
                          ctypes.c_void_p, ctypes.c_void_p, _P(dgemm_args_t), ctypes.c_void_p, ctypes.c_size_t,
                          ctypes.c_void_p)
 
-# DGEMM_1.1 (``ext`` is the first extension struct of a chain, passed by reference, or None)
+# DGEMM_1.1 (``ext`` is the first extension struct of a chain: ctypes.byref or addressof, or None)
 dgemm_create_plan_ext = _declare("dgemm_create_plan_ext", dgemm_status_t, dgemm_context_t, _P(dgemm_problem_t),
                                  _P(dgemm_epilogue_t), _P(dgemm_plan_options_t), ctypes.c_void_p, _P(dgemm_plan_t))
 dgemm_execute_ext = _declare("dgemm_execute_ext", dgemm_status_t, dgemm_plan_t, ctypes.c_void_p, ctypes.c_void_p,
@@ -292,6 +319,14 @@ dgemm_scaling_init = _declare("dgemm_scaling_init", dgemm_status_t, _P(dgemm_sca
 dgemm_scale_args_init = _declare("dgemm_scale_args_init", dgemm_status_t, _P(dgemm_scale_args_t))
 dgemm_plan_scale_shape = _declare("dgemm_plan_scale_shape", dgemm_status_t, dgemm_plan_t, dgemm_scale_tensor_t,
                                   _P(ctypes.c_int64), _P(ctypes.c_int64), _P(ctypes.c_int64), _P(ctypes.c_int64))
+dgemm_grouped_init = _declare("dgemm_grouped_init", dgemm_status_t, _P(dgemm_grouped_t))
+dgemm_group_args_init = _declare("dgemm_group_args_init", dgemm_status_t, _P(dgemm_group_args_t))
+dgemm_create_plan_many = _declare("dgemm_create_plan_many", dgemm_status_t, dgemm_context_t, ctypes.c_int64,
+                                  _P(dgemm_problem_t), _P(dgemm_epilogue_t), _P(dgemm_plan_options_t),
+                                  _P(dgemm_plan_t))
+dgemm_execute_many = _declare("dgemm_execute_many", dgemm_status_t, dgemm_plan_t, _P(ctypes.c_void_p),
+                              _P(ctypes.c_void_p), _P(ctypes.c_void_p), _P(ctypes.c_void_p), _P(dgemm_args_t),
+                              ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)
 
 
 def dgemm_version_string() -> str:

@@ -17,7 +17,8 @@ INCLUDE = os.environ.get("DEEPGEMM_TEST_INCLUDE_DIR") or os.path.join(os.path.di
 HEADER = os.path.join(INCLUDE, "deepgemm", "deepgemm.h")
 STRUCTS = [capi.dgemm_problem_t, capi.dgemm_epilogue_t, capi.dgemm_plan_options_t, capi.dgemm_args_t,
            # DGEMM_1.1 (the nested header and scale descriptors are checked as structs of their own)
-           capi.dgemm_ext_header_t, capi.dgemm_scale_desc_t, capi.dgemm_scaling_t, capi.dgemm_scale_args_t]
+           capi.dgemm_ext_header_t, capi.dgemm_scale_desc_t, capi.dgemm_scaling_t, capi.dgemm_scale_args_t,
+           capi.dgemm_grouped_t, capi.dgemm_group_args_t]
 
 
 def header_text():
@@ -105,6 +106,13 @@ def test_init_functions_fill_what_ctypes_reads():
     assert capi.dgemm_scale_args_init(sa) == 0
     assert (sa.header.type, sa.header.struct_size, sa.a_scale, sa.amax_d) == (capi.DGEMM_EXT_SCALE_ARGS,
                                                                              ctypes.sizeof(sa), None, None)
+    g = capi.dgemm_grouped_t()
+    assert capi.dgemm_grouped_init(g) == 0
+    assert (g.header.type, g.header.struct_size, g.layout, g.m_alignment) == (
+        capi.DGEMM_EXT_GROUPED, ctypes.sizeof(g), capi.DGEMM_GROUP_CONTIGUOUS, 1)
+    ga = capi.dgemm_group_args_t()
+    assert capi.dgemm_group_args_init(ga) == 0
+    assert (ga.header.type, ga.header.struct_size, ga.offsets) == (capi.DGEMM_EXT_GROUP_ARGS, ctypes.sizeof(ga), None)
 
 
 def test_the_package_is_typed_and_loads_its_own_library():

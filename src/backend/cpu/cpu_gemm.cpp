@@ -227,6 +227,19 @@ struct Job {
   double alpha, beta;
   bool read_c;
   MacroKernel macro;
+
+  // Index into an epilogue vector for element (i, j) of batch `batch`. Plain batches share one
+  // vector; a grouped problem has one per group, packed (deepgemm.h, "grouped problems").
+  int64_t vector_index(VectorMode mode, int64_t batch, int64_t i, int64_t j) const {
+    const int64_t g = p->grouping.grouped() ? batch : 0;
+    switch (mode) {
+      case VectorMode::PerTensor: return g;
+      case VectorMode::PerColumn: return g * p->n + j;
+      case VectorMode::PerRow: return p->grouping.masked() ? g * p->m + i : i;
+      case VectorMode::None: break;
+    }
+    return 0;
+  }
 };
 
 // One thread's scratch, carved out of the workspace: packed panels of op(A) and op(B) for one K
@@ -264,6 +277,11 @@ ScratchShape scratch_shape(const GemmProblem& p) {
   s.acc_rows = std::min(kMC, p.m);
   s.acc_ld = std::min(kNC, p.n);
   return s;
+}
+
+// The per-batch row ranges and first task of each batch: 3 * batch_count + 1 integers.
+std::size_t batch_arrays_bytes(const GemmProblem& p) {
+  return std::size_t(round_up(int64_t((3 * p.batch_count + 1) * sizeof(int64_t)), kWorkspaceAlign));
 }
 
 int64_t task_count(const GemmProblem& p) {
@@ -333,11 +351,11 @@ void run_tile(const Job& job, int64_t batch, int64_t i0, int64_t mc, int64_t j0,
       }
       if (job.read_c) v += job.beta * load_as_double(p.c_type, c_base, p.offset(i, j, p.ldc));
       if (e.bias_mode != VectorMode::None)
-        v += load_as_double(e.bias_type, x.bias, e.bias_mode == VectorMode::PerRow ? i : j);
+        v += load_as_double(e.bias_type, x.bias, job.vector_index(e.bias_mode, batch, i, j));
       v = activate(e.activation, v);
       if (e.amax_d) *s.amax = amax_update(*s.amax, v);
       if (e.scale_mode != VectorMode::None) {
-        const int64_t s_idx = e.scale_mode == VectorMode::PerTensor ? 0 : e.scale_mode == VectorMode::PerRow ? i : j;
+        const int64_t s_idx = job.vector_index(e.scale_mode, batch, i, j);
         v *= double(x.scale[s_idx]);
         // The zero point is added to the rounded value, before saturation to [-128, 127].
         if (e.zero_point) v = std::nearbyint(v) + double(x.zero_point[s_idx]);
@@ -356,7 +374,7 @@ void run_tile(const Job& job, int64_t batch, int64_t i0, int64_t mc, int64_t j0,
 
 std::size_t cpu_gemm_workspace_size(const GemmProblem& p) {
   if (p.empty_output()) return 0;
-  return kWorkspaceAlign + std::size_t(wanted_threads(p)) * scratch_shape(p).bytes();
+  return kWorkspaceAlign + batch_arrays_bytes(p) + std::size_t(wanted_threads(p)) * scratch_shape(p).bytes();
 }
 
 void cpu_gemm(const GemmProblem& p, const Epilogue& e, const ExecArgs& args) {
@@ -377,28 +395,55 @@ void cpu_gemm(const GemmProblem& p, const Epilogue& e, const ExecArgs& args) {
   // BLAS: beta = 0 at run time does not read C (NaNs in C must not reach D), as the GPU epilogues.
   if (job.beta == 0.0) job.read_c = false;
 
-  const int64_t row_tiles = (p.m + kMC - 1) / kMC;
-  const int64_t col_tiles = (p.n + kNC - 1) / kNC;
-  const int64_t tiles_per_batch = row_tiles * col_tiles;
-  const int64_t tasks = p.batch_count * tiles_per_batch;
-
-  // Each thread's scratch comes from the workspace; it bounds the threads (the thread count may
-  // have changed since the plan sized it). Callers inside the library that pass none (the tests'
-  // oracle) get a buffer of their own.
+  // Each thread's scratch, and the per-batch row ranges, come from the workspace; its slices
+  // bound the threads (the thread count may have changed since the plan sized it). Callers inside
+  // the library that pass none (the tests' oracle) get a buffer of their own.
   const ScratchShape shape = scratch_shape(p);
   std::vector<unsigned char> own;
   void* ws = args.workspace;
   std::size_t ws_size = args.workspace_size;
-  if (ws == nullptr || ws_size < kWorkspaceAlign + shape.bytes()) {
+  if (ws == nullptr || ws_size < kWorkspaceAlign + batch_arrays_bytes(p) + shape.bytes()) {  // not one slice
     own.resize(cpu_gemm_workspace_size(p));
     ws = own.data();
     ws_size = own.size();
   }
   const auto base = (reinterpret_cast<std::uintptr_t>(ws) + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign;
-  const std::size_t usable = ws_size - (base - reinterpret_cast<std::uintptr_t>(ws));
-  const int threads = int(std::min<std::size_t>(std::size_t(wanted_threads(p)), usable / shape.bytes()));
+  const std::size_t usable = ws_size - (base - reinterpret_cast<std::uintptr_t>(ws)) - batch_arrays_bytes(p);
+  auto* row_begin = reinterpret_cast<int64_t*>(base);
+  int64_t* row_end = row_begin + p.batch_count;
+  int64_t* first_task = row_end + p.batch_count;  // batch_count + 1 entries
+  const std::uintptr_t slices = base + batch_arrays_bytes(p);
+
+  // The rows each batch computes: all m, or a group's rows after the clipping rule (which the C
+  // boundary has already enforced as errors; direct callers, such as the GPU tests' oracle, get
+  // the documented device-side behaviour).
+  if (p.grouping.grouped()) {
+    const GroupCheck check =
+        resolve_group_rows(p.grouping, p.batch_count, p.m, args.group_offsets, args.group_counts, row_begin, row_end);
+    if (args.group_status) *args.group_status = check.status;
+  } else {
+    std::fill(row_begin, row_begin + p.batch_count, int64_t(0));
+    std::fill(row_end, row_end + p.batch_count, p.m);
+  }
+  // Tasks are numbered batch after batch; first_task[b] is batch b's first.
+  const int64_t col_tiles = (p.n + kNC - 1) / kNC;
+  first_task[0] = 0;
+  int64_t total_rows = 0;
+  for (int64_t b = 0; b < p.batch_count; ++b) {
+    const int64_t batch_rows = row_end[b] - row_begin[b];
+    total_rows += batch_rows;
+    first_task[b + 1] = first_task[b] + (batch_rows + kMC - 1) / kMC * col_tiles;
+  }
+  const int64_t tasks = first_task[p.batch_count];
+
+  // Threads only pay off past a few hundred thousand multiply-adds; tiny problems (most of a test
+  // sweep) stay on the calling thread.
+  const double work = double(total_rows) * double(p.n) * double(std::max<int64_t>(p.k, 1));
+  int threads = 1;
+  if (tasks > 1 && work > 2e5) threads = int(std::min<int64_t>(omp_get_max_threads(), tasks));
+  threads = int(std::min<std::size_t>(std::size_t(threads), usable / shape.bytes()));
   auto scratch_of = [&](int thread) {
-    auto* d = reinterpret_cast<double*>(base + std::size_t(thread) * shape.bytes());
+    auto* d = reinterpret_cast<double*>(slices + std::size_t(thread) * shape.bytes());
     double* acc = d + shape.a_doubles + shape.b_doubles;
     double* col_scale = acc + shape.acc_rows * shape.acc_ld;
     double* row_out = col_scale + shape.acc_ld;
@@ -406,11 +451,11 @@ void cpu_gemm(const GemmProblem& p, const Epilogue& e, const ExecArgs& args) {
   };
 
   auto task = [&](int64_t t, int thread) {
-    const int64_t batch = t / tiles_per_batch;
-    const int64_t tile = t % tiles_per_batch;
-    const int64_t i0 = (tile / col_tiles) * kMC;
+    const int64_t batch = std::upper_bound(first_task, first_task + p.batch_count + 1, t) - first_task - 1;
+    const int64_t tile = t - first_task[batch];
+    const int64_t i0 = row_begin[batch] + (tile / col_tiles) * kMC;
     const int64_t j0 = (tile % col_tiles) * kNC;
-    run_tile(job, batch, i0, std::min(kMC, p.m - i0), j0, std::min(kNC, p.n - j0), scratch_of(thread));
+    run_tile(job, batch, i0, std::min(kMC, row_end[batch] - i0), j0, std::min(kNC, p.n - j0), scratch_of(thread));
   };
   for (int t = 0; t < threads; ++t) *scratch_of(t).amax = 0.0;
   // One thread runs outside OpenMP altogether: even a serialized parallel region allocates a

@@ -28,6 +28,9 @@ namespace dgemm {
 //    (the sum over K of sa * sb * partial sums, regrouped per product); per-tensor and per-row /
 //    column scales multiply the finished sum; D's block scales and amax follow the header's rule
 //    exactly (core/scaling.cpp). args.a_scale / b_scale / d_scale / amax_d are host pointers.
+// Grouped problems: batch b is group b; it computes the rows that resolve_group_rows gives for
+// args.group_offsets / group_counts (host memory), applies one epilogue vector per group, and
+// writes the status bits to *args.group_status when that is non-null.
 void cpu_gemm(const GemmProblem& p, const Epilogue& e, const ExecArgs& args);
 
 // The workspace cpu_gemm needs for `p`: one scratch slice per thread it will use (the OpenMP

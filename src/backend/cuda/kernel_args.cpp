@@ -41,7 +41,16 @@ DgemmParams bind_call(const DgemmParams& plan, const KernelView& v, const ExecAr
   prm.beta_ptr = x.scalar_mode == ScalarMode::Device ? x.beta_ptr : nullptr;
   prm.workspace = x.workspace;
   prm.workspace_size = x.workspace_size;
+  // Input scales outside the K sum (per tensor, per row / column) go to the epilogue.
+  const void* ka_scale = v.swap_operands ? x.b_scale : x.a_scale;
+  const void* kb_scale = v.swap_operands ? x.a_scale : x.b_scale;
+  prm.row_scale = epilogue_in_scale(v.a_scale) ? static_cast<const float*>(ka_scale) : nullptr;
+  prm.col_scale = epilogue_in_scale(v.b_scale) ? static_cast<const float*>(kb_scale) : nullptr;
   return prm;
+}
+
+int epilogue_in_scale(const ScaleDesc& s) {
+  return s.mode == ScaleMode::PerTensor ? 1 : s.mode == ScaleMode::OuterVec ? 2 : 0;
 }
 
 const char* device_type_name(DType t) {
@@ -71,6 +80,8 @@ std::string epilogue_struct(const std::string& struct_name, const GemmProblem& p
      << "  static constexpr bool kZeroPoint = " << (e.zero_point ? "true" : "false") << ";\n"
      << "  static constexpr bool kSaturate = " << (e.saturate ? "true" : "false") << ";\n"
      << "  static constexpr bool kTransposedOut = " << (v.out_transposed ? "true" : "false") << ";\n"
+     << "  static constexpr int kRowInScale = " << epilogue_in_scale(v.a_scale) << ";\n"
+     << "  static constexpr int kColInScale = " << epilogue_in_scale(v.b_scale) << ";\n"
      << "};\n";
   return os.str();
 }

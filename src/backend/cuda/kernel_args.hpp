@@ -28,6 +28,10 @@ DgemmParams bind_call(const DgemmParams& plan, const KernelView& v, const ExecAr
 std::string epilogue_struct(const std::string& struct_name, const GemmProblem& p, const Epilogue& e,
                             const KernelView& v);
 
+// How an operand's input scale reaches the epilogue (kRowInScale / kColInScale): 0 not there (none,
+// or a block mode the main loop applies), 1 one per tensor, 2 one per row of X / column of X.
+int epilogue_in_scale(const ScaleDesc& s);
+
 // The device type name of a DType in JIT sources ("dg::bf16", "float", "signed char", ...).
 const char* device_type_name(DType t);
 

@@ -20,9 +20,14 @@ inline constexpr int kSm90BlockK = 64;
 // Threads per block: the producer warpgroup and the consumer warpgroups (one for BLOCK_M = 64, two
 // for 128 and 256).
 int sm90_threads(const KernelConfig& config);
-// Dynamic shared memory of `config`'s kernel: the stage ring, the split-K parking tile, the
-// barriers and 1 KB alignment slack (mirrors dg::sm90::Gemm::kSmemBytes).
-int sm90_smem_bytes(const KernelConfig& config);
+// Dynamic shared memory of `config`'s kernel for a problem: the stage ring (with per-stage block
+// scales), the split-K parking tile, the barriers, the tile's 128 x 128 block scales and 1 KB
+// alignment slack (mirrors dg::sm90::Gemm::kSmemBytes and its run-time part).
+int sm90_smem_bytes(const KernelConfig& config, const GemmProblem& p);
+
+// How an operand's input scale enters the main loop (dg::sm90 kScale*): 0 not at all (none, or
+// applied by the epilogue), 1 VEC128 (per row, loaded with each stage), 2 BLK128x128 (per tile).
+int sm90_mainloop_scale(const ScaleDesc& s);
 
 jit::CompileRequest sm90_compile_request(const GemmProblem& p, const Epilogue& e, const KernelConfig& config,
                                          const std::string& arch);

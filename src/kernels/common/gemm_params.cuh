@@ -22,6 +22,10 @@ struct DgemmParams {
   int reserved;
   void* workspace;
   unsigned long long workspace_size;
+  // DGEMM_1.1 input scales that do not vary along K, applied in the epilogue in the kernel's view:
+  // one f32 per tensor or per row of X (row_scale) and per column of X (col_scale); null if absent.
+  const float* row_scale;
+  const float* col_scale;
 };
 
 // The output tiles of a launch, as the shared tile scheduler (common/scheduler.cuh) walks them.
@@ -31,4 +35,12 @@ struct TileGrid {
   int raster_group;  // M blocks per rasterization group; <= 1 = row order (N blocks fastest)
   int cluster_m;     // tiles per work unit along M (CTAs of a cluster on adjacent tiles)
   int split_k;       // K splits per tile (>= 1)
+};
+
+// What a grouped launch receives (common/group_walk.cuh walks it on the device).
+struct GroupArgs {
+  const int* rows;   // contiguous: G + 1 row offsets; masked: G counts (device memory)
+  unsigned* status;  // the run's status word (DGEMM_GROUP_STATUS_* bits), or null
+  int groups;        // G
+  int alignment;     // contiguous: the plan's m_alignment (>= 1)
 };

@@ -129,4 +129,12 @@ template <> struct Convert<int> {
 template <class T>
 __device__ __forceinline__ T from_float(float x, bool saturate = true) { return Convert<T>::from(x, saturate); }
 
+// Type selection without <type_traits> (NVRTC compiles these sources without toolkit headers).
+template <bool kFirst, class A, class B>
+struct Select { using type = A; };
+template <class A, class B>
+struct Select<false, A, B> { using type = B; };
+template <class A, class B> struct IsSame { static constexpr bool value = false; };
+template <class A> struct IsSame<A, A> { static constexpr bool value = true; };
+
 }  // namespace dg

@@ -11,7 +11,10 @@
 //     static constexpr bool kZeroPoint = ...;   // i8 output adds zero_point[scale index]
 //     static constexpr bool kSaturate = ...;    // fp8 outputs clamp to the largest finite value
 //     static constexpr bool kTransposedOut = ...;  // the kernel's X(row, col) is D[col * ldd + row]
+//     static constexpr int  kRowInScale = ...;  // input scale outside the K sum, per row of X:
+//     static constexpr int  kColInScale = ...;  //   0 none, 1 one per tensor, 2 one per row / column
 //   };
+// (The two input-scale members are optional: configurations without them have none.)
 //
 // Rows and columns are those of the kernel's own output X (core/kernel_view.hpp): the launcher
 // swaps per-row and per-column modes when X's rows are D's columns, and sets kTransposedOut when X
@@ -57,6 +60,16 @@ __device__ __forceinline__ float activation(float x) {
   return x;
 }
 
+// The optional input-scale members of an epilogue configuration (0 when the struct has none).
+template <class Epi, class = void>
+struct InScales {
+  static constexpr int kRow = 0, kCol = 0;
+};
+template <class Epi>
+struct InScales<Epi, decltype(void(Epi::kRowInScale), void(Epi::kColInScale))> {
+  static constexpr int kRow = Epi::kRowInScale, kCol = Epi::kColInScale;
+};
+
 template <class T> struct IsHalfFloat { static constexpr bool value = false; };
 template <> struct IsHalfFloat<f16> { static constexpr bool value = true; };
 template <> struct IsHalfFloat<bf16> { static constexpr bool value = true; };
@@ -69,6 +82,12 @@ struct EpilogueOp {
   using BiasType = typename Epi::BiasType;
   static constexpr bool kTrans = Epi::kTransposedOut;
   static constexpr bool kFastAct = IsHalfFloat<DType>::value;
+  static constexpr int kRowInScale = InScales<Epi>::kRow, kColInScale = InScales<Epi>::kCol;
+  // An integer product stored as i32 with nothing applied: kernels with integer accumulators
+  // store them exactly (store_exact) instead of through float.
+  static constexpr bool kExactInt = IsSame<DType, int>::value && !Epi::kHasC && Epi::kBiasMode == kVecNone &&
+                                    Epi::kActivation == kActNone && Epi::kScaleMode == kVecNone &&
+                                    kRowInScale == 0 && kColInScale == 0;
 
   float alpha, beta;
   const CType* c;
@@ -77,6 +96,8 @@ struct EpilogueOp {
   const BiasType* bias;
   const float* scale;
   const int* zero_point;
+  const float* row_scale;
+  const float* col_scale;
 
   __device__ __forceinline__ void init(const DgemmParams& p, long long batch) {
     // Device scalars are read when the kernel runs (DGEMM_SCALARS_DEVICE), else the host values.
@@ -90,6 +111,22 @@ struct EpilogueOp {
     bias = static_cast<const BiasType*>(p.bias);
     scale = p.scale;
     zero_point = p.zero_point;
+    row_scale = p.row_scale;
+    col_scale = p.col_scale;
+  }
+
+  // Grouped problems (kernels/GROUPED.md): after init(p, g), group g's vectors. Per column they
+  // start at g * n, a per-tensor scale and zero point is element g, and a per-row vector is
+  // g * m + row for a masked group (contiguous groups share D's rows: the row is already its index).
+  __device__ __forceinline__ void select_group(long long g, long long m, long long n, bool masked) {
+    if (Epi::kBiasMode == kVecPerColumn) bias += g * n;
+    if (Epi::kBiasMode == kVecPerRow && masked) bias += g * m;
+    const long long s = Epi::kScaleMode == kVecPerTensor   ? g
+                        : Epi::kScaleMode == kVecPerColumn ? g * n
+                        : Epi::kScaleMode == kVecPerRow && masked ? g * m
+                                                                  : 0;
+    if (Epi::kScaleMode != kVecNone) scale += s;
+    if (Epi::kZeroPoint) zero_point += s;
   }
 
   // Where X(row, col) lives in D and C.
@@ -114,6 +151,10 @@ struct EpilogueOp {
   // Everything up to the conversion: the value to store at (row, col), in float, given that row's
   // and column's bias (row_bias / col_bias).
   __device__ __forceinline__ float value(long long row, long long col, float acc, float rbias, float cbias) const {
+    if (kRowInScale == 1) acc *= row_scale[0];
+    if (kRowInScale == 2) acc *= row_scale[row];
+    if (kColInScale == 1) acc *= col_scale[0];
+    if (kColInScale == 2) acc *= col_scale[col];
     float x = alpha * acc;
     // BLAS: a run-time beta of 0 does not read C (its NaNs and infinities must not reach D), also
     // when the plan reads C because beta was non-zero at plan time or comes from device memory.
@@ -143,6 +184,10 @@ struct EpilogueOp {
 
   __device__ __forceinline__ void store(long long row, long long col, float acc) const {
     d[d_offset(row, col)] = convert(row, col, value(row, col, acc));
+  }
+  // kExactInt: the integer sum itself.
+  __device__ __forceinline__ void store_exact(long long row, long long col, int acc) const {
+    d[d_offset(row, col)] = DType(acc);
   }
 
   // X(row, col) and, when has_second, X(row, col + 1); the caller checked row and col are inside X

@@ -190,12 +190,6 @@ struct LeanOperandLoader {
   }
 };
 
-// Type selection without <type_traits> (NVRTC compiles these sources without toolkit headers).
-template <bool kFirst, class A, class B>
-struct Select { using type = A; };
-template <class A, class B>
-struct Select<false, A, B> { using type = B; };
-
 template <int BLOCK_M, int BLOCK_N, int BLOCK_K, int kNumStages>
 struct SmemLayout {
   static constexpr int kABytes = BLOCK_M * BLOCK_K * 2;

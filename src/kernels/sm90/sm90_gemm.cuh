@@ -1,14 +1,28 @@
-// sm90 family: the Hopper GEMM kernel for f16/bf16 operands with f32 accumulation.
+// sm90 family: the Hopper GEMM kernel for 16-bit (f16, bf16) and 8-bit (e4m3, e5m2, s8) operands.
 //
 // Persistent grid: each CTA (or cluster) walks work units of the shared tile scheduler
 // (common/scheduler.cuh). Warp specialization: warpgroup 0 is the producer (one thread issues TMA
 // loads into a kStages ring of 128-byte-swizzled stages guarded by full/empty mbarriers); the
-// consumer warpgroups (one for BLOCK_M = 64, two otherwise) issue wgmma.mma_async m64nNk16 with
+// consumer warpgroups (one for BLOCK_M = 64, two otherwise) issue wgmma.mma_async with
 // accumulators in registers and run the fused epilogue straight from registers. Tails in M, N and
-// K come from TMA's out-of-bounds zero fill. Operands may be K-major or MN-major (wgmma's transpose
-// bits). The kernel computes the launcher's view X = KA * KB of the problem (core/kernel_view.hpp):
-// with swap-AB that is D^T, so a decode-sized M is wgmma's N (BLOCK_N down to 8) and the epilogue
-// stores X transposed.
+// K come from TMA's out-of-bounds zero fill. The kernel computes the launcher's view X = KA * KB of
+// the problem (core/kernel_view.hpp): with swap-AB that is D^T, so a decode-sized M is wgmma's N
+// (BLOCK_N down to 8) and the epilogue stores X transposed.
+//
+// Operands (kType): a stage row is 128 bytes whatever the element size, so BLOCK_K is 64 for 16-bit
+// and 128 for 8-bit operands, and one stage is four m64nNk16 (16-bit) or m64nNk32 (8-bit) MMAs.
+// 16-bit operands may be K-major or MN-major (wgmma's transpose bits); 8-bit ones must be K-major.
+// s8 accumulates exactly in s32; fp8 in f32.
+//
+// Input scales (DGEMM_1.1) that vary along K multiply inside the sum (kAScale, kBScale), so each
+// stage's MMAs accumulate a fresh partial tile that is then "promoted": acc += partial * sa * sb,
+// in f32 (the fp8 tensor-core accumulation is narrower than f32: promoting every 128 of K keeps
+// the result accurate). Per stage, BLOCK_K = 128 = one scale block:
+//   kScaleVec128: one f32 per row of the tile's operand, loaded by TMA with the stage;
+//   kScaleBlk128: one f32 per 128 x 128 block, the same for the whole tile (its rows or columns lie
+//                 in one 128-block): the tile's K row of them is copied to shared memory at the
+//                 start of each tile.
+// Scales that do not vary along K (per tensor, per row or column) are applied by the epilogue.
 //
 // Clusters (at most one kind per kernel):
 //   kClusterM = 2: two CTAs take vertically adjacent tiles (same N block); each loads half of the
@@ -18,11 +32,18 @@
 //     own shared memory, the leader (rank 0) adds them through distributed shared memory and runs
 //     the epilogue. One launch, no workspace.
 //
+// Grouped problems (kGrouped, src/kernels/GROUPED.md): the batches are the groups of a
+// mixture-of-experts layer, whose rows the kernel reads from the caller's device array as it runs
+// (common/group_walk.cuh): the persistent walk covers each group's own M tiles, a tile's rows past
+// its group's end are loaded (they are inside A, or zero-filled) but never stored, and the
+// epilogue's vectors are the group's. One CTA per tile, no block scales.
+//
 // The JIT prelude instantiates Gemm<...> through DGEMM_SM90_DEFINE_KERNEL (bottom) so that the
 // kernel has a stable extern "C" name.
 #pragma once
 
 #include "common/gemm_params.cuh"
+#include "common/group_walk.cuh"
 #include "common/pipeline.cuh"
 #include "common/scheduler.cuh"
 #include "epilogue/epilogue.cuh"
@@ -32,43 +53,77 @@
 namespace dg {
 namespace sm90 {
 
+// Operand kinds (kType), numbered as the launcher writes them.
+enum : int { kOpBF16 = 0, kOpF16 = 1, kOpE4M3E4M3 = 2, kOpE4M3E5M2 = 3, kOpE5M2E4M3 = 4, kOpE5M2E5M2 = 5, kOpS8 = 6 };
+// How an operand's input scale enters the main loop.
+enum : int { kScaleNone = 0, kScaleVec128 = 1, kScaleBlk128 = 2 };
+
 // The kernel's one parameter, passed as __grid_constant__ so the tensor maps stay in parameter
 // space (TMA reads them from there; the host encodes them per call, on its stack).
 struct GemmArgs {
-  TensorMap tma_a;  // KA: K-major {K, rows, batch} box {64, BLOCK_M}, or MN-major {rows, K, batch} box {64, 64}
-  TensorMap tma_b;  // KB: K-major {K, cols, batch} box {64, BLOCK_N / kClusterM}, or MN-major box {64, 64}
-  DgemmParams p;    // the kernel's view: sizes, leading dimensions, pointers, epilogue values
-  TileGrid tiles;   // what the scheduler walks (cluster_m = kClusterM, split_k = 1)
+  TensorMap tma_a;   // KA: K-major {K, rows, batch} box {BLOCK_K, BLOCK_M}, or MN-major {rows, K, batch} box {64, 64}
+  TensorMap tma_b;   // KB: K-major {K, cols, batch} box {BLOCK_K, BLOCK_N / kClusterM}, or MN-major box {64, 64}
+  TensorMap tma_sa;  // kScaleVec128 scales of KA: f32 {rows, K blocks} box {BLOCK_M, 1}
+  TensorMap tma_sb;  // kScaleVec128 scales of KB: f32 {cols, K blocks} box {BLOCK_N, 1}
+  DgemmParams p;     // the kernel's view: sizes, leading dimensions, pointers, epilogue values
+  TileGrid tiles;    // what the scheduler walks (cluster_m = kClusterM, split_k = 1)
   int num_k_blocks;
+  int reserved;
+  const float* sa_blk;  // kScaleBlk128 scales of KA: element (row block, K block) at r * ld + c ...
+  const float* sb_blk;  // ... or r + c * ld when the tensor is MN-major (ld < 0 encodes that)
+  long long sa_ld, sb_ld;
+  // The batch coordinate of KA's and KB's tensor maps is batch * step: 0 for an operand every
+  // batch (or group) shares (its map then has one batch), 1 otherwise.
+  int a_batch_step, b_batch_step;
+  GroupArgs groups;  // kGrouped: the per-group rows (common/group_walk.cuh)
 };
 
-template <int kBlockM, int kBlockN, int kStages, int kF16, bool kAKMajor, bool kBKMajor, int kClusterM, int kClusterK,
-          class Epi, int kMinBlocks = 1>
+// One work unit as the loops see it: the tile's first row of X and the end of the rows it may
+// store (m, or its group's end), its N block, the batch of its operands and output, its group.
+struct Work {
+  long long row0, row_end;
+  int n_block, batch, group;
+};
+
+template <int kBlockM, int kBlockN, int kStages, int kType, bool kAKMajor, bool kBKMajor, int kClusterM,
+          int kClusterK, class Epi, int kMinBlocks = 1, int kAScale = kScaleNone, int kBScale = kScaleNone,
+          int kGrouped = kGroupNone>
 struct Gemm {
+  // Operands not K-major are MN-major: wgmma reads them with its transpose bit (16-bit only).
+  static constexpr int kAMajorMN = kAKMajor ? 0 : 1;
+  static constexpr int kBMajorMN = kBKMajor ? 0 : 1;
+  static constexpr bool k8Bit = kType >= kOpE4M3E4M3;
+  static constexpr bool kIntAcc = kType == kOpS8;
+  using Acc = typename Select<kIntAcc, int, float>::type;
   // CTAs meant to share an SM (__launch_bounds__' minimum): 2 for the one-warpgroup tiles whose
   // accumulators fit 128 registers, so that one CTA's prologue and epilogue overlap the other's
   // main loop.
   static constexpr int kBlocksPerSM = kMinBlocks;
-  // Operands not K-major are MN-major: wgmma reads them with its transpose bit.
-  static constexpr int kAMajorMN = kAKMajor ? 0 : 1;
-  static constexpr int kBMajorMN = kBKMajor ? 0 : 1;
-  static constexpr int kBlockK = 64;  // 64 16-bit elements = one 128-byte swizzle span
+  static constexpr int kBlockK = k8Bit ? 128 : 64;  // one 128-byte swizzle span
   static constexpr int kMathWGs = kBlockM >= 128 ? 2 : 1;
   static constexpr int kThreads = 128 * (kMathWGs + 1);
   static constexpr int kConsumers = 128 * kMathWGs;
   static constexpr int kWGRows = kBlockM / kMathWGs;
   static constexpr int kMAtoms = kWGRows / 64;  // m64 instructions per consumer warpgroup
-  static constexpr int kAcc = kBlockN / 2;      // f32 accumulators per thread per m64 atom
+  static constexpr int kAcc = kBlockN / 2;      // accumulators per thread per m64 atom
   static constexpr int kClusterSize = kClusterM * kClusterK;
-  static constexpr u32 kStageA = kBlockM * kBlockK * 2;
-  static constexpr u32 kStageB = kBlockN * kBlockK * 2;
+  static constexpr bool kPromote = kAScale != kScaleNone || kBScale != kScaleNone;
+  static constexpr u32 kStageA = kBlockM * 128;
+  static constexpr u32 kStageB = kBlockN * 128;
+  // Per-stage scale slots (kScaleVec128), 128-byte aligned, after the operand ring.
+  static constexpr u32 kScaleA = kAScale == kScaleVec128 ? (kBlockM * 4 + 127) / 128 * 128 : 0;
+  static constexpr u32 kScaleB = kBScale == kScaleVec128 ? (kBlockN * 4 + 127) / 128 * 128 : 0;
+  static constexpr u32 kScaleOffset = kStages * (kStageA + kStageB);
   // Split-K partial tile parked for the leader: [accumulator quad][consumer thread] of float4.
   static constexpr u32 kReduceBytes = kClusterK > 1 ? u32(kBlockM) * kBlockN * 4 : 0;
-  static constexpr u32 kReduceOffset = kStages * (kStageA + kStageB);
+  static constexpr u32 kReduceOffset = kScaleOffset + kStages * (kScaleA + kScaleB);
   static constexpr u32 kBarrierOffset = kReduceOffset + kReduceBytes;
   static constexpr u32 kNumBarriers = 2 * kStages + 2;
+  // After the barriers (16-byte aligned): the tile's K row of kScaleBlk128 scales, sized by the
+  // launcher at run time (num_k_blocks floats per blocked operand, each rounded up to 4).
+  static constexpr u32 kBlkOffset = kBarrierOffset + (kNumBarriers * 8 + 15) / 16 * 16;
   // +1024: the dynamic shared window is only 16-byte aligned; swizzled stages need 1024.
-  static constexpr u32 kSmemBytes = kBarrierOffset + kNumBarriers * 8 + 1024;
+  static constexpr u32 kSmemBytes = kBlkOffset + 1024;
   static constexpr int kProducerRegs = 40;
   static constexpr int kConsumerRegs = 232;
   // Column biases are loaded kGroup column pairs ahead of the stores that use them.
@@ -77,16 +132,58 @@ struct Gemm {
 
   static_assert(kBlockM == 64 || kBlockM == 128 || kBlockM == 256, "BLOCK_M is 64, 128 or 256");
   static_assert(kBlockN % 8 == 0 && kBlockN >= 8 && kBlockN <= 256, "BLOCK_N is a multiple of 8 up to 256");
+  static_assert(!kIntAcc || kBlockN == 8 || kBlockN == 16 || kBlockN == 24 || kBlockN % 16 == 0,
+                "s8 wgmma: N = 8, 16, 24 or a multiple of 16");
+  static_assert(!k8Bit || (kAKMajor && kBKMajor), "8-bit wgmma reads K-major operands only");
   static_assert(!kBMajorMN || kBlockN % 64 == 0, "an MN-major B tile is made of 64-column boxes");
-  static_assert(kMAtoms * kAcc <= 128, "accumulators must fit the consumer register budget");
+  static_assert(kMAtoms * kAcc * (kPromote ? 2 : 1) <= 128, "accumulators must fit the consumer register budget");
+  static_assert(!kPromote || !kIntAcc, "block scales are for fp8 operands");
+  static_assert(kAScale != kScaleBlk128 || kBlockM <= 128, "a tile's rows lie in one 128 x 128 scale block");
+  static_assert(kBScale != kScaleBlk128 || 128 % kBlockN == 0, "a tile's columns lie in one 128 x 128 scale block");
   static_assert(kStages >= 2, "need at least two stages");
-  static_assert(kMinBlocks == 1 || (kMathWGs == 1 && kAcc <= 64), "two CTAs per SM: one warpgroup, <= 64 accumulators");
+  static_assert(kMinBlocks == 1 || (kMathWGs == 1 && kAcc * (kPromote ? 2 : 1) <= 64),
+                "two CTAs per SM: one warpgroup, <= 64 accumulator registers");
   static_assert(kClusterM == 1 || kClusterK == 1, "a cluster either shares B or splits K");
   static_assert(kClusterM == 1 || kClusterM == 2, "clusters of 1 or 2 CTAs along M");
   static_assert(kClusterK >= 1 && kClusterK <= 8, "K split over at most 8 CTAs (a portable cluster)");
   static_assert(kClusterM == 1 || !kBMajorMN || (kBlockN / 64) % kClusterM == 0,
                 "an N-major B tile splits into whole 64-column boxes per CTA");
   static_assert(kClusterM == 1 || kBMajorMN || (kBlockN / kClusterM) % 8 == 0, "B box rows per CTA");
+  static_assert(kGrouped == kGroupNone || (kClusterSize == 1 && !kPromote),
+                "grouped: one CTA per tile (a cluster's tiles could straddle groups), no block scales");
+
+  // The work unit `unit`, or false past the last one. Grouped walks scan the group rows (each
+  // walker keeps its own cursor; units only increase).
+  __device__ __forceinline__ static bool next_work(const GemmArgs& args, const TileScheduler& sched, int num_units,
+                                                   GroupWalk<kGrouped, kBlockM>& walk, int unit, u32 rank_m, Work& w) {
+    if constexpr (kGrouped != kGroupNone) {
+      if (!walk.seek(unit)) return false;
+      walk.tile(unit, w.row0, w.n_block);
+      w.row_end = walk.end;
+      w.batch = walk.group;
+      w.group = walk.group;
+    } else {
+      if (unit >= num_units) return false;
+      const TileCoord t = sched.coords(unit);
+      w.row0 = (long long)(t.m_block + int(rank_m)) * kBlockM;
+      w.row_end = args.p.m;
+      w.n_block = t.n_block;
+      w.batch = t.batch;
+      w.group = 0;
+    }
+    return true;
+  }
+
+  // The MMA of one K step (16 of 16-bit or 32 of 8-bit elements) into one m64 accumulator atom.
+  __device__ __forceinline__ static void mma(Acc (&d)[kAcc], u64 desc_a, u64 desc_b, int scale_d) {
+    if constexpr (kType == kOpBF16 || kType == kOpF16)
+      wgmma_m64k16<kBlockN, kType == kOpF16 ? 1 : 0, kAMajorMN, kBMajorMN>(d, desc_a, desc_b, scale_d);
+    else if constexpr (kIntAcc)
+      wgmma_m64k32_s8<kBlockN>(d, desc_a, desc_b, scale_d);
+    else
+      wgmma_m64k32_fp8<kBlockN, (kType == kOpE5M2E4M3 || kType == kOpE5M2E5M2) ? 1 : 0,
+                       (kType == kOpE4M3E5M2 || kType == kOpE5M2E5M2) ? 1 : 0>(d, desc_a, desc_b, scale_d);
+  }
 
   __device__ static void run(const GemmArgs& args) {
     extern __shared__ unsigned char smem_raw[];
@@ -94,10 +191,17 @@ struct Gemm {
     const u32 base = (raw + 1023u) & ~1023u;
     auto smem_a = [&](int s) { return base + s * kStageA; };
     auto smem_b = [&](int s) { return base + kStages * kStageA + s * kStageB; };
+    auto scale_a = [&](int s) { return base + kScaleOffset + s * kScaleA; };
+    auto scale_b = [&](int s) { return base + kScaleOffset + kStages * kScaleA + s * kScaleB; };
     auto full_bar = [&](int s) { return base + kBarrierOffset + s * 8; };
     auto empty_bar = [&](int s) { return base + kBarrierOffset + (kStages + s) * 8; };
     const u32 reduce_full_bar = base + kBarrierOffset + 2 * kStages * 8;   // leader: partials parked
     const u32 reduce_empty_bar = reduce_full_bar + 8;                      // non-leader: partials taken
+    // Generic pointers into the aligned window, for data the consumers read with plain loads.
+    auto generic = [&](u32 addr) { return reinterpret_cast<float*>(smem_raw + (addr - raw)); };
+    // The tile's K row of kScaleBlk128 scales (KA's first, then KB's).
+    float* blk_scales = generic(base + kBlkOffset);
+    const int blk_stride = (args.num_k_blocks + 3) / 4 * 4;
 
     const u32 rank = kClusterSize > 1 ? cluster_ctarank() : 0;
     const u32 rank_m = kClusterM > 1 ? rank : 0, rank_k = kClusterK > 1 ? rank : 0;
@@ -109,6 +213,8 @@ struct Gemm {
     if (threadIdx.x == 0) {
       tma_prefetch_map(&args.tma_a);
       tma_prefetch_map(&args.tma_b);
+      if constexpr (kAScale == kScaleVec128) tma_prefetch_map(&args.tma_sa);
+      if constexpr (kBScale == kScaleVec128) tma_prefetch_map(&args.tma_sb);
       for (int s = 0; s < kStages; ++s) {
         mbar_init(full_bar(s), 1);                                // the local producer's arrive.expect_tx
         mbar_init(empty_bar(s), kClusterM * kMathWGs * 4);        // every consumer warp sharing the stage
@@ -134,22 +240,32 @@ struct Gemm {
       // Producer warpgroup: registers go to the consumers; one thread drives the TMA ring.
       if constexpr (kMathWGs == 2) setmaxnreg_dec<kProducerRegs>();
       if (threadIdx.x == 0) {
+        constexpr u32 kStageBytes = kStageA + kStageB + (kAScale == kScaleVec128 ? kBlockM * 4 : 0) +
+                                    (kBScale == kScaleVec128 ? kBlockN * 4 : 0);
         PipelineState<kStages> ps;
-        for (int unit = cluster_id; unit < num_units; unit += num_clusters) {
-          const TileCoord t = sched.coords(unit);
+        GroupWalk<kGrouped, kBlockM> walk;
+        if constexpr (kGrouped != kGroupNone) walk.start(args.groups, args.p.m, args.tiles.num_n_blocks);
+        Work w;
+        for (int unit = cluster_id; next_work(args, sched, num_units, walk, unit, rank_m, w); unit += num_clusters) {
           int kb_begin, kb_end;
           TileScheduler::k_range(args.num_k_blocks, kClusterK, int(rank_k), kb_begin, kb_end);
-          const int m0 = (t.m_block + int(rank_m)) * kBlockM, n0 = t.n_block * kBlockN;
+          const int m0 = int(w.row0), n0 = w.n_block * kBlockN;
+          const int a_batch = w.batch * args.a_batch_step, b_batch = w.batch * args.b_batch_step;
           for (int kb = kb_begin; kb < kb_end; ++kb, ps.advance()) {
             const int k0 = kb * kBlockK;
             mbar_wait(empty_bar(ps.stage), ps.phase ^ 1);
             // Own A + the whole B tile (half of it arrives from the peer CTA when multicast).
-            mbar_arrive_expect_tx(full_bar(ps.stage), kStageA + kStageB);
-            load_a(args, smem_a(ps.stage), full_bar(ps.stage), m0, k0, t.batch);
-            load_b(args, smem_b(ps.stage), full_bar(ps.stage), n0, k0, t.batch, rank_m);
+            mbar_arrive_expect_tx(full_bar(ps.stage), kStageBytes);
+            load_a(args, smem_a(ps.stage), full_bar(ps.stage), m0, k0, a_batch);
+            load_b(args, smem_b(ps.stage), full_bar(ps.stage), n0, k0, b_batch, rank_m);
+            if constexpr (kAScale == kScaleVec128) tma_load_2d(scale_a(ps.stage), &args.tma_sa, full_bar(ps.stage), m0, kb);
+            if constexpr (kBScale == kScaleVec128) tma_load_2d(scale_b(ps.stage), &args.tma_sb, full_bar(ps.stage), n0, kb);
           }
         }
       }
+      // Grouped: one thread of the grid (an idle producer warp's) reports the raw values' status.
+      if constexpr (kGrouped != kGroupNone)
+        if (blockIdx.x == 0 && threadIdx.x == 32) write_group_status<kGrouped>(args.groups, args.p.m);
     } else {
       if constexpr (kMathWGs == 2) setmaxnreg_inc<kConsumerRegs>();
       const int math_wg = warpgroup - 1;
@@ -167,28 +283,37 @@ struct Gemm {
           }
         }
       };
-      float acc[kMAtoms][kAcc];
+      // With promotion, `acc` holds the f32 sum and `part` the current stage's MMA result.
+      Acc acc[kMAtoms][kAcc];
+      Acc part[kPromote ? kMAtoms : 1][kPromote ? kAcc : 1];
       PipelineState<kStages> ps;
       u32 reduce_phase = 0;
-      for (int unit = cluster_id; unit < num_units; unit += num_clusters) {
-        const TileCoord t = sched.coords(unit);
+      GroupWalk<kGrouped, kBlockM> walk;
+      if constexpr (kGrouped != kGroupNone) walk.start(args.groups, args.p.m, args.tiles.num_n_blocks);
+      Work w;
+      for (int unit = cluster_id; next_work(args, sched, num_units, walk, unit, rank_m, w); unit += num_clusters) {
         int kb_begin, kb_end;
         TileScheduler::k_range(args.num_k_blocks, kClusterK, int(rank_k), kb_begin, kb_end);
-        if (kb_begin == kb_end) {
-          // More CTAs than K blocks in the cluster: this one's share of the sum is zero.
+        const int m0 = int(w.row0), n0 = w.n_block * kBlockN;
+        if constexpr (kAScale == kScaleBlk128 || kBScale == kScaleBlk128)
+          load_blk_scales(args, blk_scales, blk_stride, m0, n0, kb_begin, kb_end, ctid);
+        if (kPromote || kb_begin == kb_end) {
+          // Promotion adds into a zeroed sum; a CTA with no K blocks contributes zero.
 #pragma unroll
           for (int ma = 0; ma < kMAtoms; ++ma)
 #pragma unroll
-            for (int i = 0; i < kAcc; ++i) acc[ma][i] = 0.0f;
+            for (int i = 0; i < kAcc; ++i) acc[ma][i] = Acc(0);
         }
         for (int kb = kb_begin; kb < kb_end; ++kb, ps.advance()) {
           mbar_wait(full_bar(ps.stage), ps.phase);
+          auto& dst = select_acc(acc, part);
 #pragma unroll
-          for (int ma = 0; ma < kMAtoms; ++ma) fence_regs(acc[ma]);
+          for (int ma = 0; ma < kMAtoms; ++ma) fence_regs(dst[ma]);
           wgmma_fence();
 #pragma unroll
-          for (int k = 0; k < kBlockK / 16; ++k) {
-            // K-major steps 32 bytes per 16 K inside the swizzled row; MN-major steps 16 rows.
+          for (int k = 0; k < 4; ++k) {
+            // One MMA covers 32 bytes of K: K-major steps 32 bytes inside the swizzled row;
+            // MN-major (16-bit) steps 16 K rows.
             const u64 desc_b = kBMajorMN ? make_desc_sw128(smem_b(ps.stage) + k * 2048, 8192, 1024)
                                          : make_desc_sw128(smem_b(ps.stage) + k * 32, 16, 1024);
 #pragma unroll
@@ -196,16 +321,20 @@ struct Gemm {
               const int chunk = math_wg * kMAtoms + ma;  // which 64-row slice of the A stage
               const u64 desc_a = kAMajorMN ? make_desc_sw128(smem_a(ps.stage) + chunk * 8192 + k * 2048, 8192, 1024)
                                            : make_desc_sw128(smem_a(ps.stage) + chunk * 8192 + k * 32, 16, 1024);
-              wgmma_m64k16<kBlockN, kF16, kAMajorMN, kBMajorMN>(acc[ma], desc_a, desc_b,
-                                                               (kb != kb_begin) || (k != 0));
+              // Without promotion the first MMA of the tile overwrites; with it, each stage's.
+              mma(dst[ma], desc_a, desc_b, kPromote ? (k != 0) : ((kb != kb_begin) || (k != 0)));
             }
           }
           wgmma_commit();
           // wait<0> measured as fast as keeping one K block in flight (sm90/NOTES.md), and it
-          // means this stage's reads are done: hand it back now (kStages - 1 loads in flight).
+          // means this stage's reads are done: hand it back (kStages - 1 loads in flight) once
+          // the promotion below has read the stage's scales.
           wgmma_wait<0>();
 #pragma unroll
-          for (int ma = 0; ma < kMAtoms; ++ma) fence_regs(acc[ma]);
+          for (int ma = 0; ma < kMAtoms; ++ma) fence_regs(dst[ma]);
+          if constexpr (kPromote)
+            promote(acc, part, generic(scale_a(ps.stage)), generic(scale_b(ps.stage)), blk_scales, blk_stride,
+                    kb - kb_begin, math_wg, warp_in_wg, lane);
           release(ps.stage);
         }
 
@@ -218,8 +347,8 @@ struct Gemm {
 #pragma unroll
             for (int q = 0; q < kQuads; ++q) {
               const int ma = q / (kAcc / 4), i = (q % (kAcc / 4)) * 4;
-              st_shared_f4(park + (q * kConsumers + ctid) * 16, acc[ma][i], acc[ma][i + 1], acc[ma][i + 2],
-                           acc[ma][i + 3]);
+              st_shared_f4(park + (q * kConsumers + ctid) * 16, as_float(acc[ma][i]), as_float(acc[ma][i + 1]),
+                           as_float(acc[ma][i + 2]), as_float(acc[ma][i + 3]));
             }
             // One arrive per warp: the warp barrier orders every lane's stores before lane 0's
             // release, which the leader's acquire then observes.
@@ -236,10 +365,10 @@ struct Gemm {
             for (int q = 0; q < kQuads; ++q) {
               const int ma = q / (kAcc / 4), i = (q % (kAcc / 4)) * 4;
               const float4 v = ld_shared_cluster_f4(peer + (q * kConsumers + ctid) * 16);
-              acc[ma][i] += v.x;
-              acc[ma][i + 1] += v.y;
-              acc[ma][i + 2] += v.z;
-              acc[ma][i + 3] += v.w;
+              add_float(acc[ma][i], v.x);
+              add_float(acc[ma][i + 1], v.y);
+              add_float(acc[ma][i + 2], v.z);
+              add_float(acc[ma][i + 3], v.w);
             }
           }
           __syncwarp();
@@ -250,12 +379,77 @@ struct Gemm {
           reduce_phase ^= 1;
         }
 
-        epilogue(args, t, rank_m, math_wg, warp_in_wg, lane, acc);
+        if constexpr (kIntAcc && EpilogueOp<Epi>::kExactInt) epilogue_exact(args, w, math_wg, warp_in_wg, lane, acc);
+        else epilogue(args, w, math_wg, warp_in_wg, lane, acc);
+        (void)m0;
+        (void)n0;
       }
     }
     // A clustered CTA must outlive its peers' remote arrivals on (and multicasts into, and reads
     // of) its shared memory.
     if constexpr (kClusterSize > 1) cluster_sync();
+  }
+
+  // The MMAs' destination: the sum itself, or the stage's partial tile when promoting.
+  __device__ __forceinline__ static Acc (&select_acc(Acc (&acc)[kMAtoms][kAcc],
+                                                    Acc (&part)[kPromote ? kMAtoms : 1][kPromote ? kAcc : 1]))[kMAtoms][kAcc] {
+    if constexpr (kPromote) return part;
+    else return acc;
+  }
+
+  // Integer sums cross distributed shared memory as their bit patterns (exact).
+  __device__ __forceinline__ static float as_float(float x) { return x; }
+  __device__ __forceinline__ static float as_float(int x) { return __int_as_float(x); }
+  __device__ __forceinline__ static void add_float(float& a, float x) { a += x; }
+  __device__ __forceinline__ static void add_float(int& a, float x) { a += __float_as_int(x); }
+
+  // acc += part * (scale of the row) * (scale of the column) for this stage's K block.
+  __device__ __forceinline__ static void promote(Acc (&acc)[kMAtoms][kAcc],
+                                                 Acc (&part)[kPromote ? kMAtoms : 1][kPromote ? kAcc : 1],
+                                                 const float* sa_smem, const float* sb_smem, const float* blk,
+                                                 int blk_stride, int kb_in_tile, int math_wg, int warp_in_wg, int lane) {
+    if constexpr (kPromote) {
+      float tile_scale = 1.0f;  // the 128 x 128 block scales, one per operand for the whole tile
+      if constexpr (kAScale == kScaleBlk128) tile_scale *= blk[kb_in_tile];
+      if constexpr (kBScale == kScaleBlk128) tile_scale *= blk[blk_stride + kb_in_tile];
+      const int row0 = math_wg * kWGRows + warp_in_wg * 16 + lane / 4;  // within the tile
+      const int col0 = (lane % 4) * 2;
+#pragma unroll
+      for (int ma = 0; ma < kMAtoms; ++ma)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          float rs = tile_scale;
+          if constexpr (kAScale == kScaleVec128) rs *= sa_smem[row0 + ma * 64 + h * 8];
+#pragma unroll
+          for (int i = 0; i < kAcc / 4; ++i)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              float s = rs;
+              if constexpr (kBScale == kScaleVec128) s *= sb_smem[col0 + i * 8 + e];
+              const int idx = i * 4 + h * 2 + e;
+              acc[ma][idx] = fmaf(part[ma][idx], s, acc[ma][idx]);
+            }
+        }
+    }
+  }
+
+  // The tile's row of 128 x 128 block scales for its K blocks, into shared memory (after every
+  // consumer has finished the previous tile, which read the same slots).
+  __device__ static void load_blk_scales(const GemmArgs& args, float* blk, int blk_stride, int m0, int n0, int kb_begin,
+                                         int kb_end, int ctid) {
+    asm volatile("bar.sync 1, %0;" ::"n"(kConsumers) : "memory");
+    for (int c = ctid; c < kb_end - kb_begin; c += kConsumers) {
+      const long long kb = kb_begin + c;
+      if constexpr (kAScale == kScaleBlk128) {
+        const long long r = m0 / 128, ld = args.sa_ld;
+        blk[c] = ld > 0 ? args.sa_blk[r * ld + kb] : args.sa_blk[r + kb * -ld];
+      }
+      if constexpr (kBScale == kScaleBlk128) {
+        const long long r = n0 / 128, ld = args.sb_ld;
+        blk[blk_stride + c] = ld > 0 ? args.sb_blk[r * ld + kb] : args.sb_blk[r + kb * -ld];
+      }
+    }
+    asm volatile("bar.sync 1, %0;" ::"n"(kConsumers) : "memory");
   }
 
   __device__ static void load_a(const GemmArgs& args, u32 dst, u32 bar, int m0, int k0, int batch) {
@@ -291,17 +485,43 @@ struct Gemm {
     }
   }
 
-  // The fused epilogue from registers. wgmma's f32 accumulator layout: thread (warp w, lane l)
-  // holds, for each 8-column group i, rows w*16 + l/4 (+8) and columns i*8 + (l%4)*2 (+1).
-  __device__ static void epilogue(const GemmArgs& args, const TileCoord& t, u32 rank_m, int math_wg, int warp_in_wg,
-                                  int lane, float (&acc)[kMAtoms][kAcc]) {
+  // The epilogue of an integer product stored as i32 with nothing applied: the sums themselves,
+  // exactly (float would round sums beyond 2^24).
+  __device__ static void epilogue_exact(const GemmArgs& args, const Work& w, int math_wg, int warp_in_wg, int lane,
+                                        Acc (&acc)[kMAtoms][kAcc]) {
+    const long long m = w.row_end, n = args.p.n;
+    const long long row_base = w.row0 + math_wg * kWGRows + warp_in_wg * 16 + lane / 4;
+    const long long col_base = (long long)w.n_block * kBlockN + (lane % 4) * 2;
+    EpilogueOp<Epi> epi;
+    epi.init(args.p, w.batch);
+#pragma unroll
+    for (int ma = 0; ma < kMAtoms; ++ma)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const long long row = row_base + ma * 64 + h * 8;
+        if (row >= m) continue;
+#pragma unroll
+        for (int i = 0; i < kPairs; ++i)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const long long col = col_base + i * 8 + e;
+            if (col < n) epi.store_exact(row, col, int(acc[ma][i * 4 + h * 2 + e]));
+          }
+      }
+  }
+
+  // The fused epilogue from registers. wgmma's accumulator layout: thread (warp w, lane l) holds,
+  // for each 8-column group i, rows w*16 + l/4 (+8) and columns i*8 + (l%4)*2 (+1).
+  // Rows at or past w.row_end (D's end, or the group's) are not stored.
+  __device__ static void epilogue(const GemmArgs& args, const Work& w, int math_wg, int warp_in_wg, int lane,
+                                  Acc (&acc)[kMAtoms][kAcc]) {
     using Op = EpilogueOp<Epi>;
-    const long long m = args.p.m, n = args.p.n;
-    const long long row_base =
-        (long long)(t.m_block + rank_m) * kBlockM + math_wg * kWGRows + warp_in_wg * 16 + lane / 4;
-    const long long col_base = (long long)t.n_block * kBlockN + (lane % 4) * 2;
+    const long long m = w.row_end, n = args.p.n;
+    const long long row_base = w.row0 + math_wg * kWGRows + warp_in_wg * 16 + lane / 4;
+    const long long col_base = (long long)w.n_block * kBlockN + (lane % 4) * 2;
     Op epi;
-    epi.init(args.p, t.batch);
+    epi.init(args.p, w.batch);
+    if constexpr (kGrouped != kGroupNone) epi.select_group(w.group, args.p.m, n, kGrouped == kGroupMasked);
     // Bias once per row and per column of the thread's fragment, not per element. Column biases
     // come kGroup column pairs at a time, the next group's loads issued before this group's
     // stores (a load after a store to D cannot be hoisted above it: they may alias).
@@ -325,8 +545,7 @@ struct Gemm {
     load_cbias(0, cbias);
     // A tile wholly inside D with pair-aligned rows (the usual case) stores without bounds
     // checks, from one pointer per row plus compile-time offsets.
-    const bool full_tile = (long long)(t.m_block + rank_m + 1) * kBlockM <= m &&
-                           (long long)(t.n_block + 1) * kBlockN <= n && epi.pairs_aligned();
+    const bool full_tile = w.row0 + kBlockM <= m && (long long)(w.n_block + 1) * kBlockN <= n && epi.pairs_aligned();
     if (full_tile) {
       typename Op::DType* rowp[kMAtoms][2];
 #pragma unroll
@@ -344,8 +563,8 @@ struct Gemm {
 #pragma unroll
             for (int h = 0; h < 2; ++h)
               epi.store_pair_aligned(rowp[ma][h] + i * 8, row_base + ma * 64 + h * 8, col_base + i * 8,
-                                     acc[ma][i * 4 + h * 2], acc[ma][i * 4 + h * 2 + 1], rbias[ma][h], cbias[ii][0],
-                                     cbias[ii][1]);
+                                     float(acc[ma][i * 4 + h * 2]), float(acc[ma][i * 4 + h * 2 + 1]), rbias[ma][h],
+                                     cbias[ii][0], cbias[ii][1]);
         }
         if (g + 1 < kPairs / kGroup) {
 #pragma unroll
@@ -371,7 +590,7 @@ struct Gemm {
             for (int h = 0; h < 2; ++h) {
               const long long row = row_base + ma * 64 + h * 8;
               if (row < m)
-                epi.store_pair(row, col, acc[ma][i * 4 + h * 2], acc[ma][i * 4 + h * 2 + 1], col + 1 < n,
+                epi.store_pair(row, col, float(acc[ma][i * 4 + h * 2]), float(acc[ma][i * 4 + h * 2 + 1]), col + 1 < n,
                                rbias[ma][h], cbias[ii][0], cbias[ii][1]);
             }
           }

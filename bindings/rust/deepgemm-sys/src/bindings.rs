@@ -9,6 +9,10 @@ pub const DGEMM_EPILOGUE_ZERO_POINT: u32 = 2;
 pub const DGEMM_PLAN_AUTOTUNE: u32 = 1;
 pub const DGEMM_VERSION_HAS_EXT: u32 = 1;
 pub const DGEMM_SCALING_AMAX_D: u32 = 1;
+pub const DGEMM_GROUP_STATUS_NEGATIVE: u32 = 1;
+pub const DGEMM_GROUP_STATUS_OUT_OF_RANGE: u32 = 2;
+pub const DGEMM_GROUP_STATUS_DECREASING: u32 = 4;
+pub const DGEMM_GROUP_STATUS_UNALIGNED: u32 = 8;
 pub type __int32_t = ::std::os::raw::c_int;
 pub type __uint32_t = ::std::os::raw::c_uint;
 pub type __int64_t = ::std::os::raw::c_long;
@@ -1611,5 +1615,253 @@ extern "C" {
         cols: *mut i64,
         ld: *mut i64,
         elements: *mut i64,
+    ) -> dgemm_status_t::Type;
+}
+pub mod dgemm_group_layout_t {
+    pub type Type = ::std::os::raw::c_uint;
+    pub const DGEMM_GROUP_CONTIGUOUS: Type = 1;
+    pub const DGEMM_GROUP_MASKED: Type = 2;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dgemm_grouped_t {
+    pub header: dgemm_ext_header_t,
+    pub layout: dgemm_group_layout_t::Type,
+    pub reserved0: u32,
+    pub m_alignment: i64,
+    pub reserved: [u64; 6usize],
+}
+#[test]
+fn bindgen_test_layout_dgemm_grouped_t() {
+    assert_eq!(
+        ::std::mem::size_of::<dgemm_grouped_t>(),
+        80usize,
+        concat!("Size of: ", stringify!(dgemm_grouped_t))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<dgemm_grouped_t>(),
+        8usize,
+        concat!("Alignment of ", stringify!(dgemm_grouped_t))
+    );
+    fn test_field_header() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_grouped_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).header) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_grouped_t),
+                "::",
+                stringify!(header)
+            )
+        );
+    }
+    test_field_header();
+    fn test_field_layout() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_grouped_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).layout) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_grouped_t),
+                "::",
+                stringify!(layout)
+            )
+        );
+    }
+    test_field_layout();
+    fn test_field_reserved0() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_grouped_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).reserved0) as usize - ptr as usize
+            },
+            20usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_grouped_t),
+                "::",
+                stringify!(reserved0)
+            )
+        );
+    }
+    test_field_reserved0();
+    fn test_field_m_alignment() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_grouped_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).m_alignment) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_grouped_t),
+                "::",
+                stringify!(m_alignment)
+            )
+        );
+    }
+    test_field_m_alignment();
+    fn test_field_reserved() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_grouped_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).reserved) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_grouped_t),
+                "::",
+                stringify!(reserved)
+            )
+        );
+    }
+    test_field_reserved();
+}
+extern "C" {
+    pub fn dgemm_grouped_init(g: *mut dgemm_grouped_t) -> dgemm_status_t::Type;
+}
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct dgemm_group_args_t {
+    pub header: dgemm_ext_header_t,
+    pub offsets: *const i32,
+    pub counts: *const i32,
+    pub status: *mut u32,
+    pub reserved: [u64; 6usize],
+}
+#[test]
+fn bindgen_test_layout_dgemm_group_args_t() {
+    assert_eq!(
+        ::std::mem::size_of::<dgemm_group_args_t>(),
+        88usize,
+        concat!("Size of: ", stringify!(dgemm_group_args_t))
+    );
+    assert_eq!(
+        ::std::mem::align_of::<dgemm_group_args_t>(),
+        8usize,
+        concat!("Alignment of ", stringify!(dgemm_group_args_t))
+    );
+    fn test_field_header() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_group_args_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).header) as usize - ptr as usize
+            },
+            0usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_group_args_t),
+                "::",
+                stringify!(header)
+            )
+        );
+    }
+    test_field_header();
+    fn test_field_offsets() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_group_args_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).offsets) as usize - ptr as usize
+            },
+            16usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_group_args_t),
+                "::",
+                stringify!(offsets)
+            )
+        );
+    }
+    test_field_offsets();
+    fn test_field_counts() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_group_args_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).counts) as usize - ptr as usize
+            },
+            24usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_group_args_t),
+                "::",
+                stringify!(counts)
+            )
+        );
+    }
+    test_field_counts();
+    fn test_field_status() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_group_args_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).status) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_group_args_t),
+                "::",
+                stringify!(status)
+            )
+        );
+    }
+    test_field_status();
+    fn test_field_reserved() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_group_args_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).reserved) as usize - ptr as usize
+            },
+            40usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_group_args_t),
+                "::",
+                stringify!(reserved)
+            )
+        );
+    }
+    test_field_reserved();
+}
+extern "C" {
+    pub fn dgemm_group_args_init(a: *mut dgemm_group_args_t) -> dgemm_status_t::Type;
+}
+extern "C" {
+    pub fn dgemm_create_plan_many(
+        ctx: dgemm_context_t,
+        count: i64,
+        problems: *const dgemm_problem_t,
+        epilogues: *const dgemm_epilogue_t,
+        options: *const dgemm_plan_options_t,
+        plan: *mut dgemm_plan_t,
+    ) -> dgemm_status_t::Type;
+}
+extern "C" {
+    pub fn dgemm_execute_many(
+        plan: dgemm_plan_t,
+        A: *const *const ::std::os::raw::c_void,
+        B: *const *const ::std::os::raw::c_void,
+        C: *const *const ::std::os::raw::c_void,
+        D: *const *mut ::std::os::raw::c_void,
+        args: *const dgemm_args_t,
+        workspace: *mut ::std::os::raw::c_void,
+        workspace_size: usize,
+        stream: *mut ::std::os::raw::c_void,
     ) -> dgemm_status_t::Type;
 }

@@ -454,10 +454,25 @@ impl Context {
         force_kernel: Option<&str>,
         arch_file: Option<&str>,
     ) -> Result<Plan> {
-        self.plan_impl(problem, epilogue, force_kernel, arch_file, None)
+        self.plan_impl(problem, epilogue, force_kernel, arch_file, None, None)
     }
 
-    /// `plan_with`, with the DGEMM_1.1 scaling extension when `scaling` is given.
+    /// Plans a grouped (mixture-of-experts) problem: the problem's batches are the groups, whose
+    /// rows each [`Plan::execute_grouped_raw`] gives (deepgemm.h, "grouped problems").
+    /// `m_alignment`: contiguous layouts promise offsets that are multiples of it (1: none).
+    pub fn plan_grouped(&self, problem: &Problem, epilogue: &Epilogue, layout: GroupLayout, m_alignment: i64) -> Result<Plan> {
+        let mut g = unsafe { std::mem::zeroed::<sys::dgemm_grouped_t>() };
+        // SAFETY: a properly sized struct.
+        unsafe { sys::dgemm_grouped_init(&mut g) };
+        g.layout = match layout {
+            GroupLayout::Contiguous => sys::dgemm_group_layout_t::DGEMM_GROUP_CONTIGUOUS,
+            GroupLayout::Masked => sys::dgemm_group_layout_t::DGEMM_GROUP_MASKED,
+        };
+        g.m_alignment = m_alignment;
+        self.plan_impl(problem, epilogue, None, None, None, Some((&g, layout)))
+    }
+
+    /// `plan_with`, with the DGEMM_1.1 extensions given (scaling, a grouping) chained.
     fn plan_impl(
         &self,
         problem: &Problem,
@@ -465,6 +480,7 @@ impl Context {
         force_kernel: Option<&str>,
         arch_file: Option<&str>,
         scaling: Option<&Scaling>,
+        grouped: Option<(&sys::dgemm_grouped_t, GroupLayout)>,
     ) -> Result<Plan> {
         let to_c = |s: Option<&str>, what: &str| -> Result<Option<CString>> {
             s.map(|s| CString::new(s).map_err(|_| invalid(format!("{what} contains a NUL byte")))).transpose()
@@ -476,8 +492,16 @@ impl Context {
         unsafe { sys::dgemm_plan_options_init(&mut options) };
         options.force_kernel = force.as_ref().map_or(ptr::null(), |s| s.as_ptr());
         options.arch_file = arch.as_ref().map_or(ptr::null(), |s| s.as_ptr());
-        let ext = scaling.map(Scaling::raw);
-        let ext_ptr = ext.as_ref().map_or(ptr::null(), |s| s as *const sys::dgemm_scaling_t as *const c_void);
+        // The chain: the scaling (when given), then the grouping (when given).
+        let grouped_ptr = grouped.map_or(ptr::null(), |(g, _)| g as *const sys::dgemm_grouped_t as *const c_void);
+        let mut ext = scaling.map(Scaling::raw);
+        let ext_ptr = match ext.as_mut() {
+            Some(s) => {
+                s.header.next = grouped_ptr;
+                s as *const sys::dgemm_scaling_t as *const c_void
+            }
+            None => grouped_ptr,
+        };
         let mut raw: sys::dgemm_plan_t = ptr::null_mut();
         check(unsafe {
             sys::dgemm_create_plan_ext(self.handle.0, &problem.raw, &epilogue.raw, &options, ext_ptr, &mut raw)
@@ -490,6 +514,7 @@ impl Context {
             workspace_size: 0,
             scaling: scaling.copied(),
             scale_shapes: Default::default(),
+            grouped: grouped.map(|(_, layout)| layout),
         };
         check(unsafe { sys::dgemm_plan_workspace_size(raw, &mut plan.workspace_size) })?;
         plan.scale_shapes = scaling::plan_scale_shapes(raw)?;
@@ -533,6 +558,15 @@ impl<'a, T: Element> From<&'a [T]> for HostSlice<'a> {
     }
 }
 
+/// How a grouped problem's rows are laid out (deepgemm.h, dgemm_group_layout_t).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupLayout {
+    /// The rows of all groups concatenated; G + 1 row offsets.
+    Contiguous,
+    /// A slot of m rows per group; G valid-row counts.
+    Masked,
+}
+
 /// A planned GEMM.
 pub struct Plan {
     raw: sys::dgemm_plan_t,
@@ -542,6 +576,7 @@ pub struct Plan {
     workspace_size: usize,
     scaling: Option<Scaling>,        // DGEMM_1.1 scaling the plan was made with
     scale_shapes: [ScaleShape; 3],   // its A, B, D scale tensors
+    grouped: Option<GroupLayout>,    // the layout of a grouped plan
 }
 
 // SAFETY: deepgemm.h allows dgemm_execute on one plan from several threads at once, and
@@ -682,6 +717,37 @@ impl Plan {
         })
     }
 
+    /// Runs a grouped plan on raw pointers: `rows` points to the int32 offsets (contiguous, G + 1)
+    /// or counts (masked, G), `status` (may be null) receives the DGEMM_GROUP_STATUS_* bits; both
+    /// in the plan's memory, read or written when the kernel runs.
+    ///
+    /// # Safety
+    /// As [`Plan::execute_raw`]; `rows` and `status` too must stay valid until the work completes.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn execute_grouped_raw(
+        &self,
+        a: *const c_void,
+        b: *const c_void,
+        c: *const c_void,
+        d: *mut c_void,
+        args: Option<&sys::dgemm_args_t>,
+        rows: *const i32,
+        status: *mut u32,
+        workspace: *mut c_void,
+        workspace_size: usize,
+        stream: *mut c_void,
+    ) -> Result<()> {
+        let layout = self.grouped.ok_or_else(|| invalid("execute_grouped_raw: the plan is not grouped".into()))?;
+        let mut g = std::mem::zeroed::<sys::dgemm_group_args_t>();
+        sys::dgemm_group_args_init(&mut g);
+        match layout {
+            GroupLayout::Contiguous => g.offsets = rows,
+            GroupLayout::Masked => g.counts = rows,
+        }
+        g.status = status;
+        self.execute_ext(a, b, c, d, args, &g as *const sys::dgemm_group_args_t as *const c_void, workspace, workspace_size, stream)
+    }
+
     /// Runs the plan on raw pointers (device memory for CUDA plans), enqueued on `stream` (a
     /// `cudaStream_t`, null = default stream).
     ///
@@ -700,13 +766,31 @@ impl Plan {
         workspace_size: usize,
         stream: *mut c_void,
     ) -> Result<()> {
-        check(sys::dgemm_execute(
+        self.execute_ext(a, b, c, d, args, ptr::null(), workspace, workspace_size, stream)
+    }
+
+    /// dgemm_execute_ext with an extension chain (null: dgemm_execute).
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn execute_ext(
+        &self,
+        a: *const c_void,
+        b: *const c_void,
+        c: *const c_void,
+        d: *mut c_void,
+        args: Option<&sys::dgemm_args_t>,
+        ext: *const c_void,
+        workspace: *mut c_void,
+        workspace_size: usize,
+        stream: *mut c_void,
+    ) -> Result<()> {
+        check(sys::dgemm_execute_ext(
             self.raw,
             a,
             b,
             c,
             d,
             args.map_or(ptr::null(), |x| x as *const _),
+            ext,
             workspace,
             workspace_size,
             stream,

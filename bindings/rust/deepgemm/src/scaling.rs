@@ -166,7 +166,7 @@ pub struct HostScales<'a> {
 impl Context {
     /// [`Context::plan`] with DGEMM_1.1 scaling.
     pub fn plan_scaled(&self, problem: &Problem, epilogue: &Epilogue, scaling: &Scaling) -> Result<Plan> {
-        self.plan_impl(problem, epilogue, None, None, Some(scaling))
+        self.plan_impl(problem, epilogue, None, None, Some(scaling), None)
     }
 }
 
@@ -236,18 +236,17 @@ impl Plan {
         workspace_size: usize,
         stream: *mut c_void,
     ) -> Result<()> {
-        check(sys::dgemm_execute_ext(
-            self.raw,
+        self.execute_ext(
             a,
             b,
             c,
             d,
-            args.map_or(ptr::null(), |x| x as *const _),
+            args,
             scale_args as *const sys::dgemm_scale_args_t as *const c_void,
             workspace,
             workspace_size,
             stream,
-        ))
+        )
     }
 }
 

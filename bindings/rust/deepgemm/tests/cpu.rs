@@ -2,7 +2,7 @@
 //! (relative Frobenius error), fresh random inputs, poisoned outputs, errors with status and
 //! message, one plan executed from several threads.
 use deepgemm::half::bf16;
-use deepgemm::{Activation, Context, DType, Device, Epilogue, HostArgs, Plan, Problem, Status};
+use deepgemm::{Activation, Context, DType, Device, Epilogue, GroupLayout, HostArgs, Plan, Problem, Status};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// xorshift64*: inputs differ on every run (the seed is printed for a repro).
@@ -215,4 +215,52 @@ fn int8_scale_zero_point_and_device_alpha() {
     let err = plan.execute_host(&a, &b, &mut d, &HostArgs { scale: Some(&scale), ..Default::default() }).err().unwrap();
     assert_eq!(err.status, Status::INVALID_ARGUMENT, "{err}");
     assert!(err.message.contains("zero_point"), "{err}");
+}
+
+/// A contiguous grouped GEMM (mixture of experts) through the raw entry point, with host memory
+/// on the CPU backend: group g's rows [offsets[g], offsets[g + 1]) against its own B and bias;
+/// rows outside every group keep their poison, the status word reads 0, a decreasing offset is
+/// INVALID_ARGUMENT.
+#[test]
+fn grouped_contiguous() {
+    let ctx = cpu();
+    let mut rng = Rng::new();
+    let (groups, m, n, k) = (3usize, 12usize, 5usize, 7usize);
+    let problem = Problem::new(m as i64, n as i64, k as i64, DType::F32).trans_b(true).batch(groups as i64, 0, (n * k) as i64, 0, 0);
+    let epi = Epilogue::new().bias_per_column(DType::F32).activation(Activation::GeluTanh);
+    let plan = ctx.plan_grouped(&problem, &epi, GroupLayout::Contiguous, 2).unwrap();
+    let (a, b, bias) = (rng.vec(m * k), rng.vec(groups * n * k), rng.vec(groups * n));
+    let mut d = vec![f32::NAN; m * n];
+    let offsets = [2i32, 6, 6, 10];
+    let mut status = u32::MAX;
+    let mut args = unsafe { std::mem::zeroed::<deepgemm::sys::dgemm_args_t>() };
+    unsafe { deepgemm::sys::dgemm_args_init(&mut args) };
+    args.bias = bias.as_ptr() as *const _;
+    // The raw entry points take the caller's workspace (a CPU plan's scratch is workspace too).
+    let mut workspace = vec![0u8; plan.workspace_size()];
+    let mut run = |d: &mut Vec<f32>, offsets: &[i32], status: &mut u32| unsafe {
+        plan.execute_grouped_raw(a.as_ptr() as *const _, b.as_ptr() as *const _, std::ptr::null(), d.as_mut_ptr() as *mut _,
+                                 Some(&args), offsets.as_ptr(), status, workspace.as_mut_ptr() as *mut _, workspace.len(),
+                                 std::ptr::null_mut())
+    };
+    run(&mut d, &offsets, &mut status).unwrap();
+    assert_eq!(status, 0);
+    for g in 0..groups {
+        let (lo, hi) = (offsets[g] as usize, offsets[g + 1] as usize);
+        let want = reference(&a[lo * k..hi * k], &b[g * n * k..(g + 1) * n * k], Some(&bias[g * n..(g + 1) * n]), hi - lo, n, k,
+                             false, true, 1.0, gelu_tanh);
+        let got: Vec<f64> = d[lo * n..hi * n].iter().map(|&x| x as f64).collect();
+        assert!(rel_error(&got, &want) < 1e-5, "group {g}");
+    }
+    assert!(d[..2 * n].iter().chain(&d[10 * n..]).all(|x| x.is_nan()), "rows outside the groups were written");
+    let err = run(&mut d, &[0, 6, 4, 12], &mut status).unwrap_err();
+    assert_eq!(err.status, Status::INVALID_ARGUMENT);
+    assert!(err.message.contains("offsets[2] = 4"), "{}", err.message);
+    // A plain plan has no group rows to take.
+    let plain = ctx.plan(&Problem::new(4, 4, 4, DType::F32), &Epilogue::new()).unwrap();
+    let err = unsafe {
+        plain.execute_grouped_raw(a.as_ptr() as *const _, b.as_ptr() as *const _, std::ptr::null(), d.as_mut_ptr() as *mut _,
+                                  None, offsets.as_ptr(), std::ptr::null_mut(), std::ptr::null_mut(), 0, std::ptr::null_mut())
+    };
+    assert!(err.is_err());
 }

@@ -1,0 +1,107 @@
+"""``grouped_matmul``: a grouped (mixture-of-experts) GEMM in one call, in the contiguous or the
+masked layout of deepgemm.h ("DGEMM_1.1: grouped problems"), on plans cached per context."""
+from ._api import _context_for, _default_out, _host_copy, _output, _stored
+from ._errors import argument_error, dtype_error
+from ._tensors import as_view, batch_stride, dtype_name, matrix_layout
+
+
+def _rows_array(x, device):
+    """The offsets / counts as an int32 array where the plan runs: host lists and NumPy arrays
+    of another integer type are converted on the CPU; device arrays must already be int32."""
+    if device == "cpu" and (isinstance(x, (list, tuple)) or type(x).__module__ == "numpy"):
+        import numpy
+
+        x = numpy.asarray(x)
+        if not numpy.issubdtype(x.dtype, numpy.integer):
+            raise dtype_error(f"offsets / counts must hold integers, got {x.dtype}")
+        return numpy.ascontiguousarray(x, dtype=numpy.int32)
+    return x
+
+
+def grouped_matmul(a, b, *, offsets=None, counts=None, trans_b=False, bias=None, activation=None, alpha=1.0,
+                   scale=None, out_dtype=None, out=None, m_alignment=1, status=None, stream=None, context=None):
+    """G GEMMs that share n, k and the epilogue, one per group (expert):
+    ``out[rows of g] = act(alpha * a[rows of g] @ op(b[g]) + bias[g]) * scale[g]``.
+
+    Contiguous layout, ``offsets`` given (G + 1 int32; group g owns rows offsets[g]:offsets[g + 1],
+    each offset a multiple of ``m_alignment``): ``a`` is (M, K) and ``out`` (M, N); rows outside
+    offsets[0]:offsets[G] are not written.
+    Masked layout, ``counts`` given (G int32): ``a`` is (G, M, K) and ``out`` (G, M, N); group g
+    computes its first counts[g] rows, the others are not written.
+
+    ``b`` is (G, K, N), or (G, N, K) with ``trans_b`` (the layout of nn.Linear weights). The
+    offsets / counts live where the operands do (a CUDA tensor for GPU operands: the kernel reads
+    them when it runs, so they may change between calls without re-planning, and a captured CUDA
+    graph replays with new values; a list or NumPy array on the CPU). ``bias`` is (G, N), added per
+    group and column; ``scale`` (float32) is (G,) per group or (G, N) per group and column, applied
+    after the activation (output quantization with an FP8 ``out_dtype``). ``status``: an optional
+    one-element int32 array that receives the DGEMM_GROUP_STATUS_* bits (0 when the row array was
+    valid; CPU operands with a bad row array raise deepgemm.Error instead). Rows of a newly
+    allocated ``out`` that no group covers are left as allocated.
+    """
+    if (offsets is None) == (counts is None):
+        raise argument_error("give offsets (contiguous layout) or counts (masked layout), not both")
+    layout = "contiguous" if offsets is not None else "masked"
+    va, vb = as_view(a), as_view(b)
+    if va.device != vb.device:
+        raise argument_error(f"a is on {va.device} and b on {vb.device}")
+    device = va.device
+    if len(vb.shape) != 3:
+        raise argument_error(f"b must be 3-D, (G, K, N) or (G, N, K) with trans_b; got shape {vb.shape}")
+    groups = vb.shape[0]
+    a_dims = 2 if layout == "contiguous" else 3
+    if len(va.shape) != a_dims or (layout == "masked" and va.shape[0] != groups):
+        want = "(M, K)" if layout == "contiguous" else f"({groups}, M, K)"
+        raise argument_error(f"a must be {want} for the {layout} layout; got shape {va.shape}")
+    if matrix_layout(va) is None:
+        va = _host_copy(va, "a", "neither of its last two dimensions is contiguous")
+    if matrix_layout(vb) is None:
+        vb = _host_copy(vb, "b", "neither of its last two dimensions is contiguous")
+    (a_t, lda), (b_t, ldb) = matrix_layout(va), matrix_layout(vb)
+    m, k = va.shape[-2], va.shape[-1]
+    kb, n = (vb.shape[-1], vb.shape[-2]) if trans_b else (vb.shape[-2], vb.shape[-1])
+    if k != kb:
+        raise argument_error(f"inner dimensions differ: a has k = {k}, op(b) is {kb}x{n}")
+    rows = _rows_array(offsets if layout == "contiguous" else counts, device)
+
+    d_name = dtype_name(out_dtype) if out_dtype is not None else _default_out(va.dtype)
+    out_shape = (m, n) if layout == "contiguous" else (groups, m, n)
+    out, vd = _output(out, a, out_shape, d_name, device)
+    d_layout = matrix_layout(vd)
+    if d_layout is None or d_layout[0]:
+        raise argument_error("out must be row-major (unit column stride)")
+
+    vbias = as_view(bias) if bias is not None else None
+    if vbias is not None and tuple(vbias.shape) not in ((groups, n), (groups * n,)):
+        raise argument_error(f"bias has shape {vbias.shape}, expected ({groups}, {n})")
+    vscale, scale_mode = None, None
+    if scale is not None:
+        vscale = as_view(scale)
+        shape = tuple(vscale.shape)
+        if shape in ((groups,), (groups, 1)):
+            scale_mode = "per_tensor"
+        elif shape in ((groups, n), (groups * n,)):
+            scale_mode = "per_column"
+        else:
+            raise argument_error(f"scale has shape {shape}; expected ({groups},) per group or ({groups}, {n}) per "
+                                 "group and column")
+
+    masked = layout == "masked"
+    stride_a = batch_stride(va, groups) if masked else 0
+    stride_b = batch_stride(vb, groups)
+    stride_d = batch_stride(vd, groups) if masked else 0
+    ctx = context if context is not None else _context_for(device)
+    key = ("grouped", layout, int(m_alignment), m, n, k, va.dtype, vb.dtype, d_name, a_t, bool(trans_b) != b_t, lda,
+           ldb, d_layout[1], groups, stride_a, stride_b, stride_d, vbias.dtype if vbias is not None else None,
+           activation, scale_mode)
+    plan = ctx._cached_plan(key, lambda: ctx.plan(
+        m, n, k, va.dtype, b_dtype=vb.dtype, out_dtype=d_name, trans_a=a_t, trans_b=key[10], lda=lda, ldb=ldb,
+        ldd=d_layout[1], batch=groups, stride_a=stride_a, stride_b=stride_b, stride_d=stride_d, bias=key[18],
+        activation=activation, scale=scale_mode, grouped=layout, m_alignment=m_alignment))
+    plan.execute(_stored(va, a_t), _stored(vb, b_t), vd, bias=vbias, alpha=alpha, scale=vscale,
+                 offsets=rows if layout == "contiguous" else None, counts=rows if masked else None,
+                 group_status=status, stream=stream)
+    return out
+
+
+__all__ = ["grouped_matmul"]

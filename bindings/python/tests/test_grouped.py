@@ -1,0 +1,142 @@
+"""pytest tests of deepgemm.grouped_matmul and grouped plans on the CPU backend: each group is
+compared with NumPy in float64 on fresh random inputs, outputs poisoned beforehand, and rows that
+no group owns must keep their poison."""
+import math
+
+import numpy as np
+import pytest
+
+import deepgemm
+
+RNG = np.random.default_rng()
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def rand(*shape, dtype=np.float32):
+    return RNG.uniform(-1.0, 1.0, size=shape).astype(dtype)
+
+
+def expert(a, w, trans_b, bias=None, activation=None, scale=None):
+    x = np.asarray(a, np.float64) @ (np.asarray(w, np.float64).T if trans_b else np.asarray(w, np.float64))
+    if bias is not None:
+        x = x + np.asarray(bias, np.float64)
+    if activation == "gelu":
+        x = 0.5 * x * (1 + _erf(x / math.sqrt(2)))
+    elif activation == "silu":
+        x = x / (1 + np.exp(-x))
+    if scale is not None:
+        x = x * np.asarray(scale, np.float64)
+    return x
+
+
+def close(got, want, tol):
+    got = np.asarray(got, np.float64)
+    return np.linalg.norm(got - want) <= tol * max(np.linalg.norm(want), 1e-30)
+
+
+@pytest.mark.parametrize("trans_b", [False, True])
+@pytest.mark.parametrize("dtype,tol", [("float32", 1e-5), ("bfloat16", 1.5e-2)])
+def test_contiguous(trans_b, dtype, tol):
+    ml = pytest.importorskip("ml_dtypes") if dtype == "bfloat16" else None
+    npdt = ml.bfloat16 if ml else np.float32
+    g, n, k = 4, 24, 40
+    offsets = [8, 16, 16, 48, 56]  # unused rows before and after, an empty group
+    m = 64
+    a = rand(m, k, dtype=npdt)
+    w = rand(g, n, k, dtype=npdt) if trans_b else rand(g, k, n, dtype=npdt)
+    bias = rand(g, n)
+    out = np.full((m, n), 7.0, dtype=npdt)
+    status = np.array([-1], dtype=np.int32)
+    deepgemm.grouped_matmul(a, w, offsets=offsets, trans_b=trans_b, bias=bias, activation="gelu", out=out,
+                            m_alignment=8, status=status)
+    assert status[0] == 0
+    for e in range(g):
+        lo, hi = offsets[e], offsets[e + 1]
+        assert close(out[lo:hi], expert(a[lo:hi], w[e], trans_b, bias[e], "gelu"), tol), e
+    assert np.all(np.asarray(out[:8], np.float32) == 7.0) and np.all(np.asarray(out[56:], np.float32) == 7.0)
+
+
+def test_masked_counts_change_without_replanning():
+    g, m, n, k = 3, 20, 16, 12
+    a = rand(g, m, k)
+    w = rand(g, n, k)
+    ctx = deepgemm.Context("cpu")
+    for counts in ([20, 0, 5], [1, 20, 19], [0, 0, 0]):
+        out = np.full((g, m, n), np.nan, dtype=np.float32)
+        deepgemm.grouped_matmul(a, w, counts=np.array(counts, np.int32), trans_b=True, activation="silu", out=out,
+                                context=ctx)
+        for e, c in enumerate(counts):
+            assert close(out[e, :c], expert(a[e, :c], w[e], True, activation="silu"), 1e-5)
+            assert np.all(np.isnan(out[e, c:])), "rows past the count were written"
+    assert len(ctx._cache) == 1  # one plan served every count
+    ctx.close()
+
+
+def test_per_group_scale_and_allocation():
+    g, n, k = 2, 8, 8
+    offsets = np.array([0, 3, 10], dtype=np.int64)  # converted to int32 on the CPU
+    a, w = rand(10, k), rand(g, k, n)
+    scale = np.array([2.0, -0.5], dtype=np.float32)
+    out = deepgemm.grouped_matmul(a, w, offsets=offsets, scale=scale)
+    assert out.shape == (10, n) and out.dtype == np.float32
+    for e in range(g):
+        lo, hi = offsets[e], offsets[e + 1]
+        assert close(out[lo:hi], expert(a[lo:hi], w[e], False, scale=scale[e]), 1e-5)
+    col_scale = rand(g, n)
+    out = deepgemm.grouped_matmul(a, w, offsets=offsets, scale=col_scale)
+    assert close(out[3:], expert(a[3:], w[1], False, scale=col_scale[1]), 1e-5)
+
+
+def test_bad_rows_and_arguments():
+    a, w = rand(16, 4), rand(2, 4, 4)
+    out = np.full((16, 4), 3.0, dtype=np.float32)
+    with pytest.raises(deepgemm.Error) as info:
+        deepgemm.grouped_matmul(a, w, offsets=[0, 10, 5], out=out)
+    assert info.value.status == deepgemm.Status.INVALID_ARGUMENT
+    assert "offsets[2] = 5" in info.value.message and "below the previous offset" in info.value.message
+    assert np.all(out == 3.0)
+    with pytest.raises(deepgemm.Error, match="offsets\\[1\\] = 6.*multiple of m_alignment"):
+        deepgemm.grouped_matmul(a, w, offsets=[0, 6, 16], m_alignment=4)
+    with pytest.raises(deepgemm.Error, match="counts\\[0\\] = -1"):
+        deepgemm.grouped_matmul(rand(2, 16, 4), w, counts=[-1, 3])
+    with pytest.raises(ValueError, match="offsets.*or counts"):
+        deepgemm.grouped_matmul(a, w)
+    with pytest.raises(ValueError, match="for the masked layout"):
+        deepgemm.grouped_matmul(a, w, counts=[1, 1])
+    with pytest.raises(ValueError, match="bias has shape"):
+        deepgemm.grouped_matmul(a, w, offsets=[0, 8, 16], bias=rand(4))
+    with pytest.raises(deepgemm.Error, match="INVALID_ARGUMENT|offsets has 2 elements"):
+        deepgemm.grouped_matmul(a, w, offsets=[0, 16])
+
+
+def test_plan_api_and_describe():
+    with deepgemm.Context("cpu") as ctx:
+        with ctx.plan(32, 8, 8, "float32", batch=4, stride_b=64, bias="float32", grouped="contiguous",
+                      m_alignment=8) as plan:
+            assert plan.grouped == "contiguous"
+            assert "grouped=contiguous(align=8)" in plan.describe()["problem"]
+            a, w, bias = rand(32, 8), rand(4, 8, 8), rand(4, 8)
+            out = np.zeros((32, 8), dtype=np.float32)
+            plan.execute(a, w, out, bias=bias, offsets=np.array([0, 8, 8, 24, 32], np.int32))
+            assert close(out[8:24], expert(a[8:24], w[2], False, bias[2]), 1e-5)
+            with pytest.raises(ValueError, match="takes offsets"):
+                plan.execute(a, w, out, bias=bias, counts=np.zeros(4, np.int32))
+        with pytest.raises(ValueError, match="grouped"):
+            ctx.plan(4, 4, 4, grouped="ragged")
+
+
+def test_grouped_with_scaling_is_not_supported():
+    """Both DGEMM_1.1 extensions reach the library in one chain; it refuses the combination."""
+    with deepgemm.Context("cpu") as ctx:
+        with pytest.raises(deepgemm.NotSupportedError, match="grouped problem .* with scaling"):
+            ctx.plan(16, 8, 8, "float32", batch=2, stride_a=128, stride_b=64, stride_d=128, grouped="masked",
+                     a_scale="per_tensor")
+        # A scaled plan refuses group arrays, a grouped plan scale arrays (before the library is called).
+        with ctx.plan(16, 8, 8, "float32", a_scale="per_tensor") as plan:
+            with pytest.raises(ValueError, match="grouped plans"):
+                plan.execute(rand(16, 8), rand(8, 8), np.zeros((16, 8), np.float32),
+                             a_scale=np.ones(1, np.float32), counts=np.zeros(1, np.int32))
+        with ctx.plan(16, 8, 8, "float32", batch=2, stride_b=64, grouped="contiguous") as plan:
+            with pytest.raises(ValueError, match="no scaling"):
+                plan.execute(rand(16, 8), rand(2, 8, 8), np.zeros((16, 8), np.float32),
+                             offsets=np.array([0, 4, 16], np.int32), a_scale=np.ones(1, np.float32))

@@ -1,0 +1,1023 @@
+// Grouped problems (DGEMM_EXT_GROUPED, contiguous and masked layouts) and many-problem plans
+// (dgemm_create_plan_many) on the CPU backend, through the public C API. The oracle of a grouped
+// execute is a loop of single GEMMs, one plan per group over the same buffers (group g's rows,
+// B + g * stride_b, group g's epilogue vectors): the whole D allocation, poisoned first, must come
+// out byte for byte the same, so rows outside the groups are checked untouched too. The single
+// GEMM path is itself checked against an independent reference in test_cpu_gemm.
+//
+// Also: the host-side checks of bad group arrays (INVALID_ARGUMENT naming the entry, nothing
+// written), the device-side clipping rule and status bits (the CPU backend called directly, as
+// the GPU tests' oracle will be), plan-time validation, GPU families refusing grouped problems
+// with a reason, grouping with scaling refused everywhere, and the plan's key and description
+// carrying the grouping.
+#include <boost/test/unit_test.hpp>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend/cpu/cpu_gemm.hpp"
+#include "core/hardware.hpp"
+#include "plan/arch_file.hpp"
+#include "plan/autotune.hpp"
+#include "plan/families.hpp"
+#include "plan/planner.hpp"
+#include "core/error.hpp"
+#include "core/float_convert.hpp"
+#include "deepgemm/deepgemm.h"
+
+using dgemm::DType;
+
+namespace {
+
+// The workspace a plan asks for (a CPU plan's scratch too: execute allocates nothing).
+struct Workspace {
+  std::vector<unsigned char> bytes;
+  explicit Workspace(dgemm_plan_t plan) {
+    size_t n = 0;
+    if (dgemm_plan_workspace_size(plan, &n) == DGEMM_STATUS_SUCCESS) bytes.resize(n);
+  }
+  void* data() { return bytes.data(); }
+  size_t size() const { return bytes.size(); }
+};
+
+using Bytes = std::vector<unsigned char>;
+
+// A call's status and the thread's last error right after it.
+struct Result {
+  dgemm_status_t status;
+  std::string message;
+  Result(dgemm_status_t st) : status(st), message(dgemm_last_error()) {}  // NOLINT: implicit on purpose
+};
+
+void expect_error(const Result& got, dgemm_status_t want, const std::vector<std::string>& fragments) {
+  BOOST_TEST_CONTEXT("status " << dgemm_status_string(got.status) << ", message \"" << got.message << "\"") {
+    BOOST_TEST(got.status == want);
+    for (const std::string& f : fragments)
+      BOOST_TEST(got.message.find(f) != std::string::npos, "message lacks \"" << f << "\"");
+  }
+}
+
+std::size_t esize(dgemm_dtype_t t) { return dgemm::dtype_size(DType(t)); }
+
+// Elements a stored rows x cols matrix with leading dimension ld spans (ld >= its inner size).
+int64_t span(dgemm_order_t order, int64_t rows, int64_t cols, int64_t ld) {
+  if (rows == 0 || cols == 0) return 0;
+  return order == DGEMM_ORDER_ROW_MAJOR ? (rows - 1) * ld + cols : (cols - 1) * ld + rows;
+}
+
+int64_t offset(dgemm_order_t order, int64_t row, int64_t col, int64_t ld) {
+  return order == DGEMM_ORDER_ROW_MAJOR ? row * ld + col : row + col * ld;
+}
+
+// Random, never-zero values of type t (small integers for i8, so integer sums stay exact).
+Bytes random_buffer(dgemm_dtype_t t, int64_t count, std::mt19937_64& rng) {
+  Bytes b(std::size_t(count) * esize(t) + 1);  // + 1: never a zero-sized vector's null data()
+  std::uniform_real_distribution<double> real(0.125, 2.0);
+  std::uniform_int_distribution<int> integer(1, 20);
+  for (int64_t i = 0; i < count; ++i) {
+    const double sign = (rng() & 1) ? 1.0 : -1.0;
+    const double v = t == DGEMM_DTYPE_I8 || t == DGEMM_DTYPE_I32 ? double(integer(rng)) : real(rng);
+    dgemm::store_from_double(DType(t), b.data(), i, sign * v, true);
+  }
+  return b;
+}
+
+Bytes poisoned(int64_t bytes) { return Bytes(std::size_t(bytes) + 1, 0xA5); }
+
+const void* at(const Bytes& b, int64_t elements, dgemm_dtype_t t) { return b.data() + elements * int64_t(esize(t)); }
+void* at(Bytes& b, int64_t elements, dgemm_dtype_t t) { return b.data() + elements * int64_t(esize(t)); }
+
+struct Types {
+  dgemm_dtype_t a, b, c, d, compute;
+  dgemm_dtype_t bias;
+  const char* name;
+};
+const Types kF32{DGEMM_DTYPE_F32, DGEMM_DTYPE_F32, DGEMM_DTYPE_F32, DGEMM_DTYPE_F32, DGEMM_DTYPE_F32, DGEMM_DTYPE_F32, "f32"};
+const Types kBF16{DGEMM_DTYPE_BF16, DGEMM_DTYPE_BF16, DGEMM_DTYPE_BF16, DGEMM_DTYPE_BF16, DGEMM_DTYPE_F32, DGEMM_DTYPE_BF16, "bf16"};
+const Types kFP8{DGEMM_DTYPE_F8_E4M3, DGEMM_DTYPE_F8_E4M3, DGEMM_DTYPE_BF16, DGEMM_DTYPE_BF16, DGEMM_DTYPE_F32, DGEMM_DTYPE_F32, "e4m3->bf16"};
+const Types kI8{DGEMM_DTYPE_I8, DGEMM_DTYPE_I8, DGEMM_DTYPE_I32, DGEMM_DTYPE_I32, DGEMM_DTYPE_I32, DGEMM_DTYPE_F32, "i8->i32"};
+const Types kI8Quant{DGEMM_DTYPE_I8, DGEMM_DTYPE_I8, DGEMM_DTYPE_I8, DGEMM_DTYPE_I8, DGEMM_DTYPE_I32, DGEMM_DTYPE_F32, "i8->i8"};
+
+struct Epi {
+  dgemm_vector_mode_t bias = DGEMM_VECTOR_NONE;
+  dgemm_activation_t act = DGEMM_ACT_NONE;
+  dgemm_vector_mode_t scale = DGEMM_VECTOR_NONE;
+  float alpha = 1.0f, beta = 0.0f;
+  bool zero_point = false;
+  const char* name = "plain";
+};
+
+struct GroupedCase {
+  dgemm_group_layout_t layout = DGEMM_GROUP_CONTIGUOUS;
+  std::vector<int32_t> rows;  // contiguous: G + 1 offsets; masked: G counts
+  int64_t m = 0, n = 0, k = 0;
+  int64_t align = 1;
+  Types types = kF32;
+  Epi epi;
+  dgemm_op_t op_a = DGEMM_OP_N, op_b = DGEMM_OP_T;
+  dgemm_order_t order = DGEMM_ORDER_ROW_MAJOR;
+  int64_t ld_pad = 0;
+
+  int64_t groups() const { return layout == DGEMM_GROUP_CONTIGUOUS ? int64_t(rows.size()) - 1 : int64_t(rows.size()); }
+  std::string name() const {
+    std::ostringstream os;
+    os << (layout == DGEMM_GROUP_CONTIGUOUS ? "contiguous" : "masked") << " G=" << groups() << " m=" << m
+       << " n=" << n << " k=" << k << " align=" << align << " " << types.name << " " << epi.name << " "
+       << (op_a ? "T" : "N") << (op_b ? "T" : "N") << (order == DGEMM_ORDER_ROW_MAJOR ? " row" : " col")
+       << " pad=" << ld_pad << " rows=";
+    for (int32_t r : rows) os << r << ",";
+    return os.str();
+  }
+};
+
+GroupedCase make_case(dgemm_group_layout_t layout, int64_t m, int64_t n, int64_t k, std::vector<int32_t> rows) {
+  GroupedCase c;
+  c.layout = layout;
+  c.m = m;
+  c.n = n;
+  c.k = k;
+  c.rows = std::move(rows);
+  return c;
+}
+
+// The buffers of one case: A, B, C, D with their leading dimensions and strides, the epilogue
+// vectors, and the descriptors of the grouped problem.
+struct Buffers {
+  GroupedCase c;
+  int64_t lda, ldb, ldc, ldd, stride_a = 0, stride_b, stride_c = 0, stride_d = 0;
+  Bytes a, b, cm, d, bias, scale, zero_point;
+
+  int64_t a_rows() const { return c.op_a == DGEMM_OP_N ? c.m : c.k; }
+  int64_t a_cols() const { return c.op_a == DGEMM_OP_N ? c.k : c.m; }
+  int64_t b_rows() const { return c.op_b == DGEMM_OP_N ? c.k : c.n; }
+  int64_t b_cols() const { return c.op_b == DGEMM_OP_N ? c.n : c.k; }
+  int64_t inner(int64_t rows, int64_t cols) const {
+    return std::max<int64_t>(1, c.order == DGEMM_ORDER_ROW_MAJOR ? cols : rows);
+  }
+  // Length of a grouped epilogue vector of this mode (deepgemm.h: one copy per group).
+  int64_t vector_length(dgemm_vector_mode_t mode) const {
+    const int64_t g = c.groups();
+    switch (mode) {
+      case DGEMM_VECTOR_PER_TENSOR: return g;
+      case DGEMM_VECTOR_PER_COLUMN: return g * c.n;
+      case DGEMM_VECTOR_PER_ROW: return c.layout == DGEMM_GROUP_MASKED ? g * c.m : c.m;
+      default: return 0;
+    }
+  }
+
+  explicit Buffers(const GroupedCase& gc, std::mt19937_64& rng) : c(gc) {
+    lda = inner(a_rows(), a_cols()) + c.ld_pad;
+    ldb = inner(b_rows(), b_cols()) + c.ld_pad;
+    ldc = inner(c.m, c.n) + c.ld_pad;
+    ldd = inner(c.m, c.n) + 2 * c.ld_pad;
+    const int64_t G = c.groups();
+    stride_b = span(c.order, b_rows(), b_cols(), ldb) + 3;
+    if (c.layout == DGEMM_GROUP_MASKED) {
+      stride_a = span(c.order, a_rows(), a_cols(), lda) + 1;
+      stride_c = span(c.order, c.m, c.n, ldc) + 2;
+      stride_d = span(c.order, c.m, c.n, ldd) + 5;
+    }
+    const int64_t copies = c.layout == DGEMM_GROUP_MASKED ? G : 1;
+    a = random_buffer(c.types.a, (copies - 1) * stride_a + span(c.order, a_rows(), a_cols(), lda), rng);
+    b = random_buffer(c.types.b, (G - 1) * stride_b + span(c.order, b_rows(), b_cols(), ldb), rng);
+    if (c.epi.beta != 0.0f)
+      cm = random_buffer(c.types.c, (copies - 1) * stride_c + span(c.order, c.m, c.n, ldc), rng);
+    d = poisoned(((copies - 1) * stride_d + span(c.order, c.m, c.n, ldd)) * int64_t(esize(c.types.d)));
+    bias = random_buffer(c.types.bias, vector_length(c.epi.bias), rng);
+    scale = random_buffer(DGEMM_DTYPE_F32, vector_length(c.epi.scale), rng);
+    zero_point = random_buffer(DGEMM_DTYPE_I32, c.epi.zero_point ? vector_length(c.epi.scale) : 0, rng);
+  }
+
+  dgemm_problem_t problem(int64_t m, int64_t batch) const {
+    dgemm_problem_t p;
+    dgemm_problem_init(&p);
+    p.m = m;
+    p.n = c.n;
+    p.k = c.k;
+    p.a_type = c.types.a;
+    p.b_type = c.types.b;
+    p.c_type = c.types.c;
+    p.d_type = c.types.d;
+    p.compute_type = c.types.compute;
+    p.op_a = c.op_a;
+    p.op_b = c.op_b;
+    p.order = c.order;
+    p.lda = lda;
+    p.ldb = ldb;
+    p.ldc = ldc;
+    p.ldd = ldd;
+    p.batch_count = batch;
+    if (batch > 1) {
+      p.stride_a = stride_a;
+      p.stride_b = stride_b;
+      p.stride_c = stride_c;
+      p.stride_d = stride_d;
+    }
+    return p;
+  }
+  dgemm_epilogue_t epilogue() const {
+    dgemm_epilogue_t e;
+    dgemm_epilogue_init(&e);
+    e.alpha = c.epi.alpha;
+    e.beta = c.epi.beta;
+    e.bias_mode = c.epi.bias;
+    e.bias_type = c.types.bias;
+    e.activation = c.epi.act;
+    e.scale_mode = c.epi.scale;
+    if (c.epi.zero_point) e.flags |= DGEMM_EPILOGUE_ZERO_POINT;
+    return e;
+  }
+  dgemm_grouped_t grouped() const {
+    dgemm_grouped_t g;
+    dgemm_grouped_init(&g);
+    g.layout = c.layout;
+    g.m_alignment = c.align;
+    return g;
+  }
+  dgemm_args_t args() {
+    dgemm_args_t x;
+    dgemm_args_init(&x);
+    if (c.epi.bias != DGEMM_VECTOR_NONE) x.bias = bias.data();
+    if (c.epi.scale != DGEMM_VECTOR_NONE) x.scale = reinterpret_cast<const float*>(scale.data());
+    if (c.epi.zero_point) x.zero_point = reinterpret_cast<const int32_t*>(zero_point.data());
+    return x;
+  }
+};
+
+// Plans and runs the grouped problem: the result of create or execute, D written in place.
+Result run_grouped(dgemm_context_t ctx, Buffers& buf, const int32_t* rows, uint32_t* status_word) {
+  const dgemm_problem_t p = buf.problem(buf.c.m, buf.c.groups());
+  const dgemm_epilogue_t e = buf.epilogue();
+  const dgemm_grouped_t g = buf.grouped();
+  dgemm_plan_t plan = nullptr;
+  Result created = dgemm_create_plan_ext(ctx, &p, &e, nullptr, &g, &plan);
+  if (created.status != DGEMM_STATUS_SUCCESS) return created;
+  dgemm_group_args_t ga;
+  dgemm_group_args_init(&ga);
+  (buf.c.layout == DGEMM_GROUP_CONTIGUOUS ? ga.offsets : ga.counts) = rows;
+  ga.status = status_word;
+  const dgemm_args_t x = buf.args();
+  Workspace ws(plan);
+  Result run = dgemm_execute_ext(plan, buf.a.data(), buf.b.data(), buf.cm.empty() ? nullptr : buf.cm.data(),
+                                 buf.d.data(), &x, &ga, ws.data(), ws.size(), nullptr);
+  dgemm_destroy_plan(plan);
+  return run;
+}
+
+// The oracle: group g's rows [begin[g], end[g]) as one single GEMM each, into buf.d.
+void run_loop(dgemm_context_t ctx, Buffers& buf, const std::vector<int64_t>& begin, const std::vector<int64_t>& end) {
+  const GroupedCase& c = buf.c;
+  const bool masked = c.layout == DGEMM_GROUP_MASKED;
+  const dgemm_epilogue_t e = buf.epilogue();
+  for (int64_t g = 0; g < c.groups(); ++g) {
+    const int64_t rows = end[g] - begin[g];
+    if (rows <= 0) continue;
+    const int64_t r0 = begin[g];
+    const dgemm_problem_t p = buf.problem(rows, 1);
+    dgemm_plan_t plan = nullptr;
+    BOOST_REQUIRE_MESSAGE(dgemm_create_plan(ctx, &p, &e, nullptr, &plan) == DGEMM_STATUS_SUCCESS, dgemm_last_error());
+    const int64_t a_off = (masked ? g * buf.stride_a : 0) +
+                          (c.op_a == DGEMM_OP_N ? offset(c.order, r0, 0, buf.lda) : offset(c.order, 0, r0, buf.lda));
+    const int64_t c_off = (masked ? g * buf.stride_c : 0) + offset(c.order, r0, 0, buf.ldc);
+    const int64_t d_off = (masked ? g * buf.stride_d : 0) + offset(c.order, r0, 0, buf.ldd);
+    // Group g's vectors: per column g * n, per tensor g, per row the row's own (masked: g * m + row).
+    auto vec = [&](dgemm_vector_mode_t mode) -> int64_t {
+      switch (mode) {
+        case DGEMM_VECTOR_PER_COLUMN: return g * c.n;
+        case DGEMM_VECTOR_PER_TENSOR: return g;
+        case DGEMM_VECTOR_PER_ROW: return (masked ? g * c.m : 0) + r0;
+        default: return 0;
+      }
+    };
+    dgemm_args_t x = buf.args();
+    if (x.bias) x.bias = at(buf.bias, vec(c.epi.bias), c.types.bias);
+    if (x.scale) x.scale = x.scale + vec(c.epi.scale);
+    if (x.zero_point) x.zero_point = x.zero_point + vec(c.epi.scale);
+    Workspace ws(plan);
+    const dgemm_status_t st =
+        dgemm_execute(plan, at(buf.a, a_off, c.types.a), at(buf.b, g * buf.stride_b, c.types.b),
+                      buf.cm.empty() ? nullptr : at(buf.cm, c_off, c.types.c), at(buf.d, d_off, c.types.d), &x,
+                      ws.data(), ws.size(), nullptr);
+    BOOST_REQUIRE_MESSAGE(st == DGEMM_STATUS_SUCCESS, dgemm_last_error());
+    dgemm_destroy_plan(plan);
+  }
+}
+
+// The rows each group owns when the arrays are valid.
+void valid_ranges(const GroupedCase& c, std::vector<int64_t>* begin, std::vector<int64_t>* end) {
+  begin->clear();
+  end->clear();
+  for (int64_t g = 0; g < c.groups(); ++g) {
+    begin->push_back(c.layout == DGEMM_GROUP_CONTIGUOUS ? c.rows[g] : 0);
+    end->push_back(c.layout == DGEMM_GROUP_CONTIGUOUS ? c.rows[g + 1] : c.rows[g]);
+  }
+}
+
+uint64_t seed_of(const std::string& text) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char ch : text) h = (h ^ ch) * 1099511628211ull;
+  return h;
+}
+
+// Runs one valid case both ways and compares the whole D allocation; returns true when equal.
+bool check_case(dgemm_context_t ctx, const GroupedCase& c) {
+  std::mt19937_64 rng(seed_of(c.name()));
+  Buffers grouped(c, rng);
+  Buffers loop = grouped;
+  uint32_t status_word = 0xdeadbeef;
+  const Result r = run_grouped(ctx, grouped, c.rows.data(), &status_word);
+  const dgemm_status_t st = r.status;
+  BOOST_TEST_CONTEXT(c.name()) {
+    BOOST_TEST(st == DGEMM_STATUS_SUCCESS, r.message);
+    BOOST_TEST(status_word == 0u);
+  }
+  std::vector<int64_t> begin, end;
+  valid_ranges(c, &begin, &end);
+  run_loop(ctx, loop, begin, end);
+  const bool same = grouped.d == loop.d;
+  BOOST_TEST(same, "D differs from the loop of single GEMMs: " << c.name());
+  // The loop wrote something (the poison is gone somewhere), unless every group is empty.
+  int64_t total = 0;
+  for (std::size_t g = 0; g < begin.size(); ++g) total += end[g] - begin[g];
+  if (total > 0 && c.n > 0) BOOST_TEST((loop.d != poisoned(int64_t(loop.d.size()) - 1)), c.name());
+  return same && st == DGEMM_STATUS_SUCCESS;
+}
+
+struct CpuContext {
+  dgemm_context_t ctx = nullptr;
+  CpuContext() { BOOST_REQUIRE(dgemm_context_create(DGEMM_DEVICE_CPU, 0, &ctx) == DGEMM_STATUS_SUCCESS); }
+  ~CpuContext() { BOOST_TEST(dgemm_context_destroy(ctx) == DGEMM_STATUS_SUCCESS); }
+};
+
+const std::vector<Epi> kEpilogues = {
+    {},
+    {DGEMM_VECTOR_PER_COLUMN, DGEMM_ACT_GELU_TANH, DGEMM_VECTOR_NONE, 1.0f, 0.0f, false, "bias_col+gelu"},
+    {DGEMM_VECTOR_PER_ROW, DGEMM_ACT_SILU, DGEMM_VECTOR_PER_TENSOR, 0.5f, 0.0f, false, "bias_row+silu*scale_tensor"},
+    {DGEMM_VECTOR_NONE, DGEMM_ACT_RELU, DGEMM_VECTOR_PER_COLUMN, 1.5f, -0.75f, false, "beta+relu*scale_col"},
+    {DGEMM_VECTOR_PER_COLUMN, DGEMM_ACT_NONE, DGEMM_VECTOR_PER_ROW, 1.0f, 1.0f, false, "beta+bias_col*scale_row"},
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(grouped)
+
+// Every layout x order x transpose x epilogue x type set, with empty groups, unused leading and
+// trailing rows (contiguous) and partly filled slots (masked).
+BOOST_FIXTURE_TEST_CASE(grouped_matches_loop_of_single_gemms, CpuContext) {
+  int cases = 0, failures = 0;
+  const Types types[] = {kF32, kBF16, kFP8, kI8};
+  for (dgemm_group_layout_t layout : {DGEMM_GROUP_CONTIGUOUS, DGEMM_GROUP_MASKED}) {
+    for (dgemm_order_t order : {DGEMM_ORDER_ROW_MAJOR, DGEMM_ORDER_COL_MAJOR}) {
+      for (int ops = 0; ops < 4; ++ops) {
+        for (std::size_t ei = 0; ei < kEpilogues.size(); ++ei) {
+          GroupedCase c;
+          c.layout = layout;
+          c.order = order;
+          c.op_a = (ops & 1) ? DGEMM_OP_T : DGEMM_OP_N;
+          c.op_b = (ops & 2) ? DGEMM_OP_T : DGEMM_OP_N;
+          c.epi = kEpilogues[ei];
+          c.types = types[(ops + ei) % 4];
+          if (c.types.compute == DGEMM_DTYPE_I32 && c.epi.act != DGEMM_ACT_NONE) c.types = kF32;
+          c.ld_pad = (ops + ei) % 2 ? 3 : 0;
+          c.n = 19 + int64_t(ei);
+          c.k = 23 + 2 * ops;
+          if (layout == DGEMM_GROUP_CONTIGUOUS) {
+            c.m = 96;
+            c.align = (ei % 2) ? 8 : 1;
+            c.rows = c.align == 8 ? std::vector<int32_t>{8, 24, 24, 64, 80, 88}
+                                  : std::vector<int32_t>{0, 5, 5, 37, 38, 70};
+          } else {
+            c.m = 37;
+            c.rows = {37, 0, 5, 20};
+          }
+          ++cases;
+          if (!check_case(ctx, c)) ++failures;
+        }
+      }
+    }
+  }
+  BOOST_TEST_MESSAGE(cases << " grouped cases, " << failures << " failed");
+  BOOST_TEST(cases == 80);
+}
+
+// Shapes past the CPU backend's tiles (72 rows, 256 columns, 256-deep K blocks), one group, and
+// int8 output quantization with a per-group zero point; k = 0 (D = beta * C + bias per group).
+BOOST_FIXTURE_TEST_CASE(grouped_edges, CpuContext) {
+  std::vector<GroupedCase> cases;
+  GroupedCase big = make_case(DGEMM_GROUP_CONTIGUOUS, 300, 263, 259, {0, 150, 151, 300});
+  big.epi = kEpilogues[1];
+  cases.push_back(big);
+  GroupedCase big_masked = big;
+  big_masked.layout = DGEMM_GROUP_MASKED;
+  big_masked.m = 145;
+  big_masked.rows = {145, 73};
+  cases.push_back(big_masked);
+  GroupedCase one = make_case(DGEMM_GROUP_CONTIGUOUS, 16, 7, 5, {0, 16});
+  one.align = 16;
+  cases.push_back(one);
+  GroupedCase quant = make_case(DGEMM_GROUP_CONTIGUOUS, 40, 9, 17, {0, 10, 40});
+  quant.types = kI8Quant;
+  quant.epi = {DGEMM_VECTOR_NONE, DGEMM_ACT_NONE, DGEMM_VECTOR_PER_COLUMN, 1.0f, 0.0f, true, "scale_col+zero_point"};
+  cases.push_back(quant);
+  quant.layout = DGEMM_GROUP_MASKED;
+  quant.epi.scale = DGEMM_VECTOR_PER_TENSOR;
+  quant.epi.name = "scale_tensor+zero_point";
+  quant.rows = {3, 40, 0};
+  cases.push_back(quant);
+  GroupedCase k0 = make_case(DGEMM_GROUP_CONTIGUOUS, 20, 6, 0, {2, 9, 20});
+  k0.epi = kEpilogues[4];
+  cases.push_back(k0);
+  k0.layout = DGEMM_GROUP_MASKED;
+  k0.rows = {20, 4};
+  cases.push_back(k0);
+  for (const GroupedCase& c : cases) check_case(ctx, c);
+}
+
+// The same plan with new row arrays at every execute: no re-planning, the status word rewritten.
+BOOST_FIXTURE_TEST_CASE(rows_change_between_executes, CpuContext) {
+  GroupedCase c;
+  c.layout = DGEMM_GROUP_MASKED;
+  c.m = 33;
+  c.n = 12;
+  c.k = 10;
+  c.rows = {0, 0, 0};
+  c.epi = kEpilogues[1];
+  std::mt19937_64 rng(7);
+  Buffers buf(c, rng);
+  const dgemm_problem_t p = buf.problem(c.m, c.groups());
+  const dgemm_epilogue_t e = buf.epilogue();
+  const dgemm_grouped_t g = buf.grouped();
+  dgemm_plan_t plan = nullptr;
+  BOOST_REQUIRE(dgemm_create_plan_ext(ctx, &p, &e, nullptr, &g, &plan) == DGEMM_STATUS_SUCCESS);
+  std::vector<int32_t> counts(3);
+  uint32_t status_word = 0xffffffffu;
+  dgemm_group_args_t ga;
+  dgemm_group_args_init(&ga);
+  ga.counts = counts.data();
+  ga.status = &status_word;
+  const std::vector<std::vector<int32_t>> replays = {{33, 0, 1}, {1, 2, 3}, {0, 33, 17}, {0, 0, 0}};
+  for (const auto& r : replays) {
+    counts = r;  // same memory, new values: what a graph replay sees
+    Buffers fresh = buf;
+    const dgemm_args_t x = fresh.args();
+    Workspace ws(plan);
+    BOOST_TEST(dgemm_execute_ext(plan, fresh.a.data(), fresh.b.data(), nullptr, fresh.d.data(), &x, &ga, ws.data(),
+                                 ws.size(), nullptr) == DGEMM_STATUS_SUCCESS);
+    BOOST_TEST(status_word == 0u);
+    status_word = 0xffffffffu;
+    Buffers loop = buf;
+    GroupedCase with_rows = c;
+    with_rows.rows = r;
+    std::vector<int64_t> begin, end;
+    valid_ranges(with_rows, &begin, &end);
+    run_loop(ctx, loop, begin, end);
+    BOOST_TEST((fresh.d == loop.d));
+  }
+  dgemm_destroy_plan(plan);
+}
+
+// On a CPU context the arrays are host memory: a bad value is INVALID_ARGUMENT naming the entry
+// and its value, and neither D nor the status word is written.
+BOOST_FIXTURE_TEST_CASE(bad_rows_are_invalid_argument, CpuContext) {
+  struct Bad {
+    dgemm_group_layout_t layout;
+    int64_t align;
+    std::vector<int32_t> rows;
+    std::vector<std::string> fragments;
+  };
+  const std::vector<Bad> bad = {
+      {DGEMM_GROUP_MASKED, 1, {4, -1, 2}, {"group_args->counts[1] = -1", "negative"}},
+      {DGEMM_GROUP_MASKED, 1, {4, 17, 2}, {"group_args->counts[1] = 17", "greater than m", "m = 16"}},
+      {DGEMM_GROUP_CONTIGUOUS, 1, {-2, 4, 8, 16}, {"group_args->offsets[0] = -2", "negative"}},
+      {DGEMM_GROUP_CONTIGUOUS, 1, {0, 4, 8, 17}, {"group_args->offsets[3] = 17", "greater than m"}},
+      {DGEMM_GROUP_CONTIGUOUS, 1, {0, 8, 4, 16}, {"group_args->offsets[2] = 4", "below the previous offset"}},
+      {DGEMM_GROUP_CONTIGUOUS, 4, {0, 4, 6, 16}, {"group_args->offsets[2] = 6", "not a multiple of m_alignment", "m_alignment = 4"}},
+  };
+  for (const Bad& b : bad) {
+    GroupedCase c;
+    c.layout = b.layout;
+    c.align = b.align;
+    c.m = 16;
+    c.n = 5;
+    c.k = 3;
+    c.rows = b.rows;
+    std::mt19937_64 rng(1);
+    Buffers buf(c, rng);
+    const Bytes before = buf.d;
+    uint32_t status_word = 0x12345678u;
+    expect_error(run_grouped(ctx, buf, c.rows.data(), &status_word), DGEMM_STATUS_INVALID_ARGUMENT,
+                 b.fragments);
+    BOOST_TEST((buf.d == before), "D written on failure: " << c.name());
+    BOOST_TEST(status_word == 0x12345678u);
+  }
+}
+
+// What a CUDA plan does with values it cannot check on the host (deepgemm.h, "Bad per-group
+// values"), as the CPU backend implements it for the GPU tests' oracle: rows clipped, the status
+// bits of every broken rule, nothing outside the clipped rows written. Expected ranges are worked
+// out by hand here.
+BOOST_AUTO_TEST_CASE(device_side_rule) {
+  struct Rule {
+    dgemm_group_layout_t layout;
+    int64_t align;
+    std::vector<int32_t> rows;
+    std::vector<int64_t> begin, end;
+    uint32_t status;
+  };
+  const int64_t m = 32;
+  const std::vector<Rule> rules = {
+      {DGEMM_GROUP_MASKED, 1, {-5, 40, 32, 7}, {0, 0, 0, 0}, {0, 32, 32, 7},
+       DGEMM_GROUP_STATUS_NEGATIVE | DGEMM_GROUP_STATUS_OUT_OF_RANGE},
+      // A decreasing offset empties its group; past m clips to m.
+      {DGEMM_GROUP_CONTIGUOUS, 1, {0, 20, 10, 40}, {0, 20, 20}, {20, 20, 32},
+       DGEMM_GROUP_STATUS_DECREASING | DGEMM_GROUP_STATUS_OUT_OF_RANGE},
+      // Unaligned offsets round down to the alignment; a negative first offset starts at 0.
+      {DGEMM_GROUP_CONTIGUOUS, 8, {-3, 13, 16, 30}, {0, 8, 16}, {8, 16, 24},
+       DGEMM_GROUP_STATUS_NEGATIVE | DGEMM_GROUP_STATUS_UNALIGNED},
+      // Everything past m: every group empty.
+      {DGEMM_GROUP_CONTIGUOUS, 1, {33, 34, 35}, {32, 32}, {32, 32}, DGEMM_GROUP_STATUS_OUT_OF_RANGE},
+      {DGEMM_GROUP_CONTIGUOUS, 4, {4, 8, 32}, {4, 8}, {8, 32}, 0u},
+  };
+  dgemm_context_t ctx = nullptr;
+  BOOST_REQUIRE(dgemm_context_create(DGEMM_DEVICE_CPU, 0, &ctx) == DGEMM_STATUS_SUCCESS);
+  for (const Rule& r : rules) {
+    GroupedCase c;
+    c.layout = r.layout;
+    c.align = r.align;
+    c.m = m;
+    c.n = 6;
+    c.k = 5;
+    c.rows = r.rows;
+    c.epi = kEpilogues[2];
+    std::mt19937_64 rng(3);
+    Buffers direct(c, rng);
+    Buffers loop = direct;
+    // The core types, as the C boundary would make them (it is bypassed here on purpose).
+    dgemm::GemmProblem p;
+    p.m = m;
+    p.n = c.n;
+    p.k = c.k;
+    p.a_type = p.b_type = p.c_type = p.d_type = DType::F32;
+    p.op_b = dgemm::Op::T;
+    p.lda = direct.lda;
+    p.ldb = direct.ldb;
+    p.ldc = direct.ldc;
+    p.ldd = direct.ldd;
+    p.batch_count = c.groups();
+    p.stride_b = direct.stride_b;
+    if (c.layout == DGEMM_GROUP_MASKED) {
+      p.stride_a = direct.stride_a;
+      p.stride_d = direct.stride_d;
+    }
+    p.grouping.layout = dgemm::GroupLayout(c.layout);
+    p.grouping.m_alignment = c.align;
+    BOOST_REQUIRE_NO_THROW(p.resolve_and_validate());
+    dgemm::Epilogue e;
+    e.alpha = c.epi.alpha;
+    e.bias_mode = dgemm::VectorMode(c.epi.bias);
+    e.activation = dgemm::Activation(c.epi.act);
+    e.scale_mode = dgemm::VectorMode(c.epi.scale);
+    dgemm::ExecArgs x;
+    x.a = direct.a.data();
+    x.b = direct.b.data();
+    x.d = direct.d.data();
+    x.bias = direct.bias.data();
+    x.scale = reinterpret_cast<const float*>(direct.scale.data());
+    (c.layout == DGEMM_GROUP_CONTIGUOUS ? x.group_offsets : x.group_counts) = r.rows.data();
+    uint32_t status_word = 0xffffffffu;
+    x.group_status = &status_word;
+    dgemm::cpu_gemm(p, e, x);
+    BOOST_TEST_CONTEXT(c.name()) {
+      BOOST_TEST(status_word == r.status);
+      run_loop(ctx, loop, r.begin, r.end);
+      BOOST_TEST((direct.d == loop.d));
+    }
+  }
+  BOOST_TEST(dgemm_context_destroy(ctx) == DGEMM_STATUS_SUCCESS);
+}
+
+BOOST_FIXTURE_TEST_CASE(plan_time_validation, CpuContext) {
+  GroupedCase c = make_case(DGEMM_GROUP_CONTIGUOUS, 64, 8, 8, {0, 32, 64});
+  std::mt19937_64 rng(5);
+  Buffers buf(c, rng);
+  const dgemm_epilogue_t e = buf.epilogue();
+  auto expect = [&](const dgemm_problem_t& p, const dgemm_grouped_t& g, dgemm_status_t want,
+                    const std::vector<std::string>& fragments) {
+    dgemm_plan_t plan = reinterpret_cast<dgemm_plan_t>(uintptr_t(0x5e47));
+    expect_error(dgemm_create_plan_ext(ctx, &p, &e, nullptr, &g, &plan), want, fragments);
+    BOOST_TEST((plan == reinterpret_cast<dgemm_plan_t>(uintptr_t(0x5e47))));
+  };
+  const dgemm_problem_t p = buf.problem(c.m, 2);
+  dgemm_grouped_t g = buf.grouped();
+  g.layout = dgemm_group_layout_t(7);
+  expect(p, g, DGEMM_STATUS_INVALID_ARGUMENT, {"grouped->layout = 7"});
+  g = buf.grouped();
+  g.reserved[2] = 1;
+  expect(p, g, DGEMM_STATUS_INVALID_ARGUMENT, {"grouped->reserved[2] = 1"});
+  g = buf.grouped();
+  g.reserved0 = 1;
+  expect(p, g, DGEMM_STATUS_INVALID_ARGUMENT, {"grouped->reserved0 = 1"});
+  g = buf.grouped();
+  g.header.struct_size = sizeof g - 8;
+  expect(p, g, DGEMM_STATUS_INVALID_ARGUMENT, {"grouped->header.struct_size"});
+  g = buf.grouped();
+  g.m_alignment = 0;
+  expect(p, g, DGEMM_STATUS_INVALID_ARGUMENT, {"grouped->m_alignment = 0"});
+  g.m_alignment = 48;
+  expect(p, g, DGEMM_STATUS_INVALID_ARGUMENT, {"m = 64", "not a multiple of grouped->m_alignment = 48"});
+  g = buf.grouped();
+  g.layout = DGEMM_GROUP_MASKED;
+  g.m_alignment = 2;
+  expect(p, g, DGEMM_STATUS_INVALID_ARGUMENT, {"grouped->m_alignment = 2", "masked"});
+  g = buf.grouped();
+  for (int which = 0; which < 3; ++which) {
+    dgemm_problem_t q = p;
+    (which == 0 ? q.stride_a : which == 1 ? q.stride_c : q.stride_d) = 4096;
+    expect(q, g, DGEMM_STATUS_INVALID_ARGUMENT,
+           {which == 0 ? "stride_a = 4096" : which == 1 ? "stride_c = 4096" : "stride_d = 4096", "contiguous"});
+  }
+  dgemm_problem_t huge = p;
+  huge.m = int64_t(1) << 31;
+  expect(huge, g, DGEMM_STATUS_INVALID_ARGUMENT, {"m = 2147483648", "2^31"});
+  // A masked problem's D slots must not overlap, as any batch's.
+  dgemm_problem_t overlap = p;
+  overlap.stride_a = overlap.stride_d = 8;
+  g.layout = DGEMM_GROUP_MASKED;
+  expect(overlap, g, DGEMM_STATUS_INVALID_ARGUMENT, {"stride_d = 8"});
+  // The 1.0 rules still apply (a negative stride of B).
+  dgemm_problem_t neg = p;
+  neg.stride_b = -1;
+  expect(neg, buf.grouped(), DGEMM_STATUS_INVALID_ARGUMENT, {"stride_b = -1"});
+}
+
+BOOST_FIXTURE_TEST_CASE(execute_time_validation, CpuContext) {
+  GroupedCase c = make_case(DGEMM_GROUP_CONTIGUOUS, 16, 8, 8, {0, 8, 16});
+  std::mt19937_64 rng(6);
+  Buffers buf(c, rng);
+  const dgemm_problem_t p = buf.problem(c.m, 2);
+  const dgemm_grouped_t g = buf.grouped();
+  dgemm_plan_t plan = nullptr, plain = nullptr;
+  BOOST_REQUIRE(dgemm_create_plan_ext(ctx, &p, nullptr, nullptr, &g, &plan) == DGEMM_STATUS_SUCCESS);
+  const Bytes before = buf.d;
+  auto exec = [&](dgemm_plan_t pl, const void* ext) {
+    Workspace ws(pl);
+    return dgemm_execute_ext(pl, buf.a.data(), buf.b.data(), nullptr, buf.d.data(), nullptr, ext, ws.data(), ws.size(),
+                             nullptr);
+  };
+  expect_error(exec(plan, nullptr), DGEMM_STATUS_INVALID_ARGUMENT, {"needs a dgemm_group_args_t", "contiguous"});
+  expect_error(dgemm_execute(plan, buf.a.data(), buf.b.data(), nullptr, buf.d.data(), nullptr, nullptr, 0, nullptr),
+               DGEMM_STATUS_INVALID_ARGUMENT, {"needs a dgemm_group_args_t"});
+  dgemm_group_args_t ga;
+  dgemm_group_args_init(&ga);
+  expect_error(exec(plan, &ga), DGEMM_STATUS_INVALID_ARGUMENT, {"group_args->offsets is NULL"});
+  ga.offsets = c.rows.data();
+  ga.counts = c.rows.data();
+  expect_error(exec(plan, &ga), DGEMM_STATUS_INVALID_ARGUMENT, {"group_args->counts is not NULL"});
+  ga.counts = nullptr;
+  ga.offsets = reinterpret_cast<const int32_t*>(reinterpret_cast<const char*>(c.rows.data()) + 2);
+  expect_error(exec(plan, &ga), DGEMM_STATUS_INVALID_ARGUMENT, {"group_args->offsets", "not aligned to 4 bytes"});
+  ga.offsets = c.rows.data();
+  uint32_t words[2] = {7, 7};
+  ga.status = reinterpret_cast<uint32_t*>(reinterpret_cast<char*>(words) + 1);
+  expect_error(exec(plan, &ga), DGEMM_STATUS_INVALID_ARGUMENT, {"group_args->status", "not aligned"});
+  ga.status = nullptr;
+  ga.reserved[0] = 9;
+  expect_error(exec(plan, &ga), DGEMM_STATUS_INVALID_ARGUMENT, {"group_args->reserved[0] = 9"});
+  ga.reserved[0] = 0;
+  BOOST_TEST((buf.d == before));
+  BOOST_TEST(exec(plan, &ga) == DGEMM_STATUS_SUCCESS, dgemm_last_error());
+  BOOST_TEST((buf.d != before));
+  // Group arguments for a plan that is not grouped.
+  const dgemm_problem_t single = buf.problem(c.m, 1);
+  BOOST_REQUIRE(dgemm_create_plan(ctx, &single, nullptr, nullptr, &plain) == DGEMM_STATUS_SUCCESS);
+  expect_error(exec(plain, &ga), DGEMM_STATUS_INVALID_ARGUMENT, {"DGEMM_EXT_GROUP_ARGS given", "not grouped"});
+  // n = 0: nothing computed, nothing written, not even the status word.
+  dgemm_problem_t empty = p;
+  empty.n = 0;
+  dgemm_plan_t empty_plan = nullptr;
+  BOOST_REQUIRE(dgemm_create_plan_ext(ctx, &empty, nullptr, nullptr, &g, &empty_plan) == DGEMM_STATUS_SUCCESS);
+  uint32_t status_word = 99;
+  ga.status = &status_word;
+  BOOST_TEST(exec(empty_plan, &ga) == DGEMM_STATUS_SUCCESS);
+  BOOST_TEST(status_word == 99u);
+  dgemm_destroy_plan(empty_plan);
+  dgemm_destroy_plan(plain);
+  dgemm_destroy_plan(plan);
+}
+
+// GPU kernel families do not run grouped problems yet: planning for an H200 names each family's
+// reason, and the CPU family stays the only one that can.
+BOOST_FIXTURE_TEST_CASE(gpu_families_refuse_grouped, CpuContext) {
+  dgemm::GemmProblem p;
+  p.m = 1024;
+  p.n = 4096;
+  p.k = 7168;
+  p.op_b = dgemm::Op::T;
+  p.resolve_and_validate();
+  const dgemm::HardwareDesc h200 = dgemm::apply_arch_file(dgemm::cpu_hardware(), "h200");
+  // The problem without grouping plans on the H200's sm90 family...
+  BOOST_TEST(dgemm::family_name(dgemm::choose_kernel(p, dgemm::Epilogue(), h200, {}).chosen.config.family) ==
+             std::string("sm90"));
+  // ... and grouped, every family is rejected before its candidates are costed.
+  p.batch_count = 2;
+  p.stride_b = p.n * p.k;
+  p.grouping.layout = dgemm::GroupLayout::Contiguous;
+  p.grouping.m_alignment = 128;
+  p.resolve_and_validate();
+  const dgemm::CandidateSet set = dgemm::evaluate_candidates(p, dgemm::Epilogue(), h200, {}, dgemm::family_models());
+  BOOST_TEST(set.feasible.empty());
+  int refused = 0;
+  for (const dgemm::Candidate& c : set.rejected) {
+    if (c.config.family == dgemm::Family::Cpu) continue;
+    BOOST_TEST(c.reject_reason.find("grouped problems (DGEMM_EXT_GROUPED) are not implemented") != std::string::npos,
+               c.reject_reason);
+    ++refused;
+  }
+  BOOST_TEST(refused == 3);  // sm80, sm90, small_m
+
+  // Through the C API: NOT_SUPPORTED, the message naming the grouping and the reasons.
+  dgemm_problem_t cp;
+  dgemm_problem_init(&cp);
+  cp.m = p.m;
+  cp.n = p.n;
+  cp.k = p.k;
+  cp.op_b = DGEMM_OP_T;
+  cp.batch_count = 2;
+  cp.stride_b = p.n * p.k;
+  dgemm_grouped_t g;
+  dgemm_grouped_init(&g);
+  g.m_alignment = 128;
+  dgemm_plan_options_t o;
+  dgemm_plan_options_init(&o);
+  o.arch_file = "h200";
+  dgemm_plan_t plan = nullptr;
+  expect_error(dgemm_create_plan_ext(ctx, &cp, nullptr, &o, &g, &plan), DGEMM_STATUS_NOT_SUPPORTED,
+               {"grouped=contiguous(align=128)", "sm80: grouped problems (DGEMM_EXT_GROUPED) are not implemented"});
+  BOOST_TEST(plan == nullptr);
+  o.force_kernel = "sm90";
+  expect_error(dgemm_create_plan_ext(ctx, &cp, nullptr, &o, &g, &plan), DGEMM_STATUS_NOT_SUPPORTED,
+               {"force_kernel = \"sm90\"", "sm90: grouped problems"});
+}
+
+// Grouping and scaling together: no backend runs them yet (the CPU oracle does not define which
+// scale tensors are per group). The planner's one feature check says so for every family, so
+// the combination is NOT_SUPPORTED with the reason; each extension alone still plans, and an
+// unused scaling (dgemm_scaling_init only) in a grouped chain changes nothing.
+BOOST_FIXTURE_TEST_CASE(grouped_with_scaling_is_not_supported, CpuContext) {
+  dgemm_problem_t p;
+  dgemm_problem_init(&p);
+  p.m = 64;
+  p.n = 16;
+  p.k = 32;
+  p.batch_count = 2;
+  p.stride_a = 64 * 32;
+  p.stride_b = 32 * 16;
+  p.stride_d = 64 * 16;
+  dgemm_grouped_t g;
+  dgemm_grouped_init(&g);
+  g.layout = DGEMM_GROUP_MASKED;
+  dgemm_scaling_t s;
+  dgemm_scaling_init(&s);
+  s.a_scale.mode = DGEMM_SCALE_PER_TENSOR;
+  dgemm_plan_t plan = nullptr;
+
+  // Both orders of the chain.
+  s.header.next = &g;
+  expect_error(dgemm_create_plan_ext(ctx, &p, nullptr, nullptr, &s, &plan), DGEMM_STATUS_NOT_SUPPORTED,
+               {"grouped=masked", "a_scale=", "cpu: a grouped problem (DGEMM_EXT_GROUPED) with scaling "
+                                              "(DGEMM_EXT_SCALING: a_scale per_tensor) is not supported yet"});
+  BOOST_TEST(plan == nullptr);
+  s.header.next = nullptr;
+  g.header.next = &s;
+  expect_error(dgemm_create_plan_ext(ctx, &p, nullptr, nullptr, &g, &plan), DGEMM_STATUS_NOT_SUPPORTED,
+               {"cpu: a grouped problem (DGEMM_EXT_GROUPED) with scaling"});
+  BOOST_TEST(plan == nullptr);
+
+  // Each alone plans; an inactive scaling beside the grouping is no scaling.
+  g.header.next = nullptr;
+  BOOST_TEST(dgemm_create_plan_ext(ctx, &p, nullptr, nullptr, &s, &plan) == DGEMM_STATUS_SUCCESS);
+  dgemm_destroy_plan(plan);
+  plan = nullptr;
+  dgemm_scaling_t none;
+  dgemm_scaling_init(&none);
+  none.header.next = &g;
+  BOOST_TEST(dgemm_create_plan_ext(ctx, &p, nullptr, nullptr, &none, &plan) == DGEMM_STATUS_SUCCESS);
+  BOOST_REQUIRE(plan != nullptr);
+
+  // That grouped plan takes group arguments and refuses scale arguments in the same chain.
+  Bytes a(esize(DGEMM_DTYPE_BF16) * 2 * 64 * 32), b(esize(DGEMM_DTYPE_BF16) * 2 * 32 * 16),
+      d(esize(DGEMM_DTYPE_BF16) * 2 * 64 * 16);
+  const int32_t counts[2] = {3, 64};
+  dgemm_group_args_t ga;
+  dgemm_group_args_init(&ga);
+  ga.counts = counts;
+  dgemm_scale_args_t sa;
+  dgemm_scale_args_init(&sa);
+  ga.header.next = &sa;
+  expect_error(dgemm_execute_ext(plan, a.data(), b.data(), nullptr, d.data(), nullptr, &ga, nullptr, 0, nullptr),
+               DGEMM_STATUS_INVALID_ARGUMENT, {"DGEMM_EXT_SCALE_ARGS given, but the plan has no scaling"});
+  ga.header.next = nullptr;
+  Workspace ws(plan);
+  BOOST_TEST(dgemm_execute_ext(plan, a.data(), b.data(), nullptr, d.data(), nullptr, &ga, ws.data(), ws.size(),
+                               nullptr) == DGEMM_STATUS_SUCCESS);
+  dgemm_destroy_plan(plan);
+
+  // The planner's one check names each missing feature of a family: sm80 runs neither, sm90 runs
+  // per-tensor input scales but no grouped problems.
+  dgemm::GemmProblem gp;
+  gp.m = 1024;
+  gp.n = gp.k = 4096;
+  gp.batch_count = 2;
+  gp.stride_a = gp.m * gp.k;
+  gp.stride_b = gp.k * gp.n;
+  gp.stride_d = gp.m * gp.n;
+  gp.grouping.layout = dgemm::GroupLayout::Masked;
+  gp.resolve_and_validate();
+  dgemm::Epilogue e;
+  gp.a_scale.mode = dgemm::ScaleMode::PerTensor;
+  dgemm::resolve_and_validate_scaling(gp, e);
+  const dgemm::HardwareDesc h200 = dgemm::apply_arch_file(dgemm::cpu_hardware(), "h200");
+  const dgemm::CandidateSet set = dgemm::evaluate_candidates(gp, e, h200, {}, dgemm::family_models());
+  BOOST_TEST(set.feasible.empty());
+  int seen = 0;
+  for (const dgemm::Candidate& c : set.rejected) {
+    if (c.config.family == dgemm::Family::Sm80) {
+      ++seen;
+      BOOST_TEST(c.reject_reason == "no sm80 kernel for scaling yet (a_scale per_tensor); grouped problems "
+                                    "(DGEMM_EXT_GROUPED) are not implemented by this kernel family");
+    } else if (c.config.family == dgemm::Family::Sm90) {
+      ++seen;
+      BOOST_TEST(c.reject_reason == "grouped problems (DGEMM_EXT_GROUPED) are not implemented by this kernel family");
+    }
+  }
+  BOOST_TEST(seen == 2);
+}
+
+// The autotuning memory keys on the problem's class: the grouping is part of it.
+BOOST_AUTO_TEST_CASE(autotune_memory_separates_grouped_problems) {
+  dgemm::GemmProblem p;
+  p.m = 1024;
+  p.n = p.k = 4096;
+  p.batch_count = 8;
+  p.stride_a = p.m * p.k;
+  p.stride_b = p.k * p.n;
+  p.stride_d = p.m * p.n;
+  dgemm::GemmProblem masked = p;
+  masked.grouping.layout = dgemm::GroupLayout::Masked;
+  const dgemm::Epilogue e;
+  BOOST_TEST(dgemm::problem_class_key(p, e) != dgemm::problem_class_key(masked, e));
+}
+
+// The grouping is part of the plan (its cache key and its description).
+BOOST_FIXTURE_TEST_CASE(grouping_in_key_and_description, CpuContext) {
+  dgemm_problem_t p;
+  dgemm_problem_init(&p);
+  p.m = 64;
+  p.n = 16;
+  p.k = 16;
+  p.batch_count = 2;
+  p.stride_a = 64 * 16;
+  p.stride_b = 16 * 16;
+  p.stride_d = 64 * 16;
+  dgemm_grouped_t masked;
+  dgemm_grouped_init(&masked);
+  masked.layout = DGEMM_GROUP_MASKED;
+  auto describe = [&](const void* ext) {
+    dgemm_plan_t plan = nullptr;
+    BOOST_REQUIRE_MESSAGE(dgemm_create_plan_ext(ctx, &p, nullptr, nullptr, ext, &plan) == DGEMM_STATUS_SUCCESS,
+                          dgemm_last_error());
+    std::string text(4096, '\0');
+    size_t need = 0;
+    BOOST_REQUIRE(dgemm_plan_describe(plan, text.data(), text.size(), &need) == DGEMM_STATUS_SUCCESS);
+    text.resize(need - 1);
+    dgemm_destroy_plan(plan);
+    return text;
+  };
+  const std::string plain = describe(nullptr);
+  const std::string grouped = describe(&masked);
+  BOOST_TEST(plain.find("grouped") == std::string::npos);
+  BOOST_TEST(grouped.find("grouped=masked") != std::string::npos, grouped);
+  // Contiguous with two alignments: two different plans.
+  p.stride_a = p.stride_d = 0;
+  dgemm_grouped_t contiguous;
+  dgemm_grouped_init(&contiguous);
+  contiguous.m_alignment = 32;
+  const std::string aligned = describe(&contiguous);
+  BOOST_TEST(aligned.find("grouped=contiguous(align=32)") != std::string::npos, aligned);
+  contiguous.m_alignment = 1;
+  BOOST_TEST(describe(&contiguous).find("grouped=contiguous(align=1)") != std::string::npos);
+}
+
+// dgemm_create_plan_many / dgemm_execute_many against one plan per problem.
+BOOST_FIXTURE_TEST_CASE(many_matches_single_plans, CpuContext) {
+  std::vector<GroupedCase> shapes;
+  const int64_t dims[][3] = {{5, 7, 9}, {33, 4, 17}, {5, 7, 9}, {1, 70, 3}, {0, 5, 5}};
+  for (const auto& d : dims) {
+    GroupedCase c;
+    c.m = d[0];
+    c.n = d[1];
+    c.k = d[2];
+    c.rows = {0, int32_t(d[0])};  // one group: the single problem
+    c.epi = kEpilogues[1];
+    shapes.push_back(c);
+  }
+  shapes[3].types = kBF16;
+  std::mt19937_64 rng(11);
+  std::vector<Buffers> many, single;
+  std::vector<dgemm_problem_t> problems;
+  std::vector<dgemm_epilogue_t> epilogues;
+  for (const GroupedCase& c : shapes) {
+    many.emplace_back(c, rng);
+    problems.push_back(many.back().problem(c.m, 1));
+    epilogues.push_back(many.back().epilogue());
+  }
+  single = many;
+  const int64_t count = int64_t(shapes.size());
+  dgemm_plan_t plan = nullptr;
+  BOOST_REQUIRE_MESSAGE(dgemm_create_plan_many(ctx, count, problems.data(), epilogues.data(), nullptr, &plan) ==
+                            DGEMM_STATUS_SUCCESS,
+                        dgemm_last_error());
+  std::string text(1 << 16, '\0');
+  BOOST_REQUIRE(dgemm_plan_describe(plan, text.data(), text.size(), nullptr) == DGEMM_STATUS_SUCCESS);
+  BOOST_TEST(text.find("\"many\":5,\"distinct\":4") != std::string::npos, text.c_str());
+  BOOST_TEST(text.find("\"problem_plan\":[0,1,0,2,3]") != std::string::npos, text.c_str());
+  size_t ws = 0;
+  BOOST_TEST(dgemm_plan_workspace_size(plan, &ws) == DGEMM_STATUS_SUCCESS);
+  BOOST_TEST(ws > 0u);  // the largest of its problems' (a CPU plan's scratch is workspace)
+  Workspace workspace(plan);
+
+  std::vector<const void*> A, B;
+  std::vector<void*> D;
+  std::vector<dgemm_args_t> args;
+  for (Buffers& b : many) {
+    A.push_back(b.a.data());
+    B.push_back(b.b.data());
+    D.push_back(b.d.data());
+    args.push_back(b.args());
+  }
+  // A bad argument for problem 3 writes nothing anywhere.
+  const std::vector<Buffers> before = many;
+  D[3] = nullptr;
+  expect_error(dgemm_execute_many(plan, A.data(), B.data(), nullptr, D.data(), args.data(), workspace.data(),
+                                  workspace.size(), nullptr),
+               DGEMM_STATUS_INVALID_ARGUMENT, {"problems[3]: D is NULL"});
+  for (std::size_t i = 0; i < many.size(); ++i) BOOST_TEST((many[i].d == before[i].d));
+  D[3] = many[3].d.data();
+  args[1].bias = nullptr;
+  expect_error(dgemm_execute_many(plan, A.data(), B.data(), nullptr, D.data(), args.data(), workspace.data(),
+                                  workspace.size(), nullptr),
+               DGEMM_STATUS_INVALID_ARGUMENT, {"problems[1]: args->bias is NULL"});
+  args[1] = many[1].args();
+  BOOST_TEST(dgemm_execute_many(plan, A.data(), B.data(), nullptr, D.data(), args.data(), workspace.data(),
+                                workspace.size(), nullptr) == DGEMM_STATUS_SUCCESS,
+             dgemm_last_error());
+  for (std::size_t i = 0; i < single.size(); ++i) {
+    std::vector<int64_t> begin{0}, end{shapes[i].m};
+    run_loop(ctx, single[i], begin, end);
+    BOOST_TEST((many[i].d == single[i].d), "problem " << i);
+  }
+  // Each kind of plan only through its own execute.
+  expect_error(dgemm_execute(plan, A[0], B[0], nullptr, D[0], nullptr, nullptr, 0, nullptr),
+               DGEMM_STATUS_INVALID_ARGUMENT, {"dgemm_create_plan_many", "dgemm_execute_many"});
+  dgemm_plan_t one = nullptr;
+  BOOST_REQUIRE(dgemm_create_plan(ctx, &problems[0], nullptr, nullptr, &one) == DGEMM_STATUS_SUCCESS);
+  expect_error(dgemm_execute_many(one, A.data(), B.data(), nullptr, D.data(), nullptr, nullptr, 0, nullptr),
+               DGEMM_STATUS_INVALID_ARGUMENT, {"not made by dgemm_create_plan_many"});
+  dgemm_destroy_plan(one);
+  dgemm_destroy_plan(plan);
+
+  // Plan-time errors name the problem; count must be positive.
+  dgemm_plan_t untouched = reinterpret_cast<dgemm_plan_t>(uintptr_t(0x5e47));
+  problems[2].lda = 1;
+  expect_error(dgemm_create_plan_many(ctx, count, problems.data(), nullptr, nullptr, &untouched),
+               DGEMM_STATUS_INVALID_ARGUMENT, {"problems[2]: ", "lda = 1"});
+  expect_error(dgemm_create_plan_many(ctx, 0, problems.data(), nullptr, nullptr, &untouched),
+               DGEMM_STATUS_INVALID_ARGUMENT, {"count = 0"});
+  BOOST_TEST((untouched == reinterpret_cast<dgemm_plan_t>(uintptr_t(0x5e47))));
+  // (The fixture's context destroy checks that no part plan leaked.)
+}
+
+BOOST_AUTO_TEST_CASE(init_functions) {
+  dgemm_grouped_t g;
+  std::memset(&g, 0xff, sizeof g);
+  BOOST_TEST(dgemm_grouped_init(&g) == DGEMM_STATUS_SUCCESS);
+  BOOST_TEST(g.header.type == uint32_t(DGEMM_EXT_GROUPED));
+  BOOST_TEST(g.header.struct_size == sizeof g);
+  BOOST_TEST(g.header.next == nullptr);
+  BOOST_TEST(g.layout == DGEMM_GROUP_CONTIGUOUS);
+  BOOST_TEST(g.m_alignment == 1);
+  dgemm_group_args_t a;
+  std::memset(&a, 0xff, sizeof a);
+  BOOST_TEST(dgemm_group_args_init(&a) == DGEMM_STATUS_SUCCESS);
+  BOOST_TEST(a.header.type == uint32_t(DGEMM_EXT_GROUP_ARGS));
+  BOOST_TEST((a.offsets == nullptr && a.counts == nullptr && a.status == nullptr));
+  expect_error(dgemm_grouped_init(nullptr), DGEMM_STATUS_INVALID_ARGUMENT, {"g is NULL"});
+  expect_error(dgemm_group_args_init(nullptr), DGEMM_STATUS_INVALID_ARGUMENT, {"a is NULL"});
+}
+
+BOOST_AUTO_TEST_SUITE_END()
