@@ -154,3 +154,85 @@ BOOST_AUTO_TEST_CASE(cpu_execute_allocates_nothing) {
     BOOST_TEST_CONTEXT(c.name) { BOOST_TEST(allocations_during_execute(c) == 0); }
   }
 }
+
+// The DGEMM_1.1 paths too: a grouped problem (contiguous groups, rows read at execute), and a
+// block-scaled FP8 output with its amax.
+namespace {
+template <class Execute>
+long allocations_of(Execute execute) {
+  BOOST_REQUIRE_MESSAGE(execute() == DGEMM_STATUS_SUCCESS, std::string(dgemm_last_error()));  // warm-up
+  g_allocations = 0;
+  g_counting = true;
+  const dgemm_status_t st = execute();
+  g_counting = false;
+  BOOST_REQUIRE_MESSAGE(st == DGEMM_STATUS_SUCCESS, std::string(dgemm_last_error()));
+  return g_allocations.load();
+}
+
+std::vector<unsigned char> workspace_of(dgemm_plan_t plan) {
+  size_t bytes = 0;
+  BOOST_REQUIRE(dgemm_plan_workspace_size(plan, &bytes) == DGEMM_STATUS_SUCCESS);
+  return std::vector<unsigned char>(bytes);
+}
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(grouped_and_block_scaled_cpu_execute_allocates_nothing) {
+  dgemm_context_t ctx = nullptr;
+  BOOST_REQUIRE(dgemm_context_create(DGEMM_DEVICE_CPU, 0, &ctx) == DGEMM_STATUS_SUCCESS);
+  const int64_t groups = 3, m = 96, n = 130, k = 40;
+  dgemm_problem_t p;
+  dgemm_problem_init(&p);
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.a_type = p.b_type = p.c_type = p.d_type = DGEMM_DTYPE_F32;
+  std::vector<float> a(std::size_t(m * k), 0.5f), b(std::size_t(groups * k * n), 0.25f), d(std::size_t(m * n));
+
+  {  // grouped: group g multiplies its rows of A by its own B
+    dgemm_problem_t q = p;
+    q.batch_count = groups;
+    q.stride_b = k * n;
+    dgemm_grouped_t grouped;
+    BOOST_REQUIRE(dgemm_grouped_init(&grouped) == DGEMM_STATUS_SUCCESS);
+    dgemm_plan_t plan = nullptr;
+    const dgemm_status_t created = dgemm_create_plan_ext(ctx, &q, nullptr, nullptr, &grouped, &plan);
+    BOOST_REQUIRE_MESSAGE(created == DGEMM_STATUS_SUCCESS, std::string(dgemm_last_error()));
+    std::vector<unsigned char> ws = workspace_of(plan);
+    const int32_t offsets[] = {0, 32, 32, 96};
+    uint32_t status = 0xffffffffu;
+    dgemm_group_args_t ga;
+    dgemm_group_args_init(&ga);
+    ga.offsets = offsets;
+    ga.status = &status;
+    BOOST_TEST(allocations_of([&] {
+      return dgemm_execute_ext(plan, a.data(), b.data(), nullptr, d.data(), nullptr, &ga, ws.data(), ws.size(), nullptr);
+    }) == 0);
+    BOOST_TEST(status == 0u);
+    dgemm_destroy_plan(plan);
+  }
+  {  // FP8 output quantized in 1 x 128 blocks, and the amax of D
+    dgemm_problem_t q = p;
+    q.d_type = DGEMM_DTYPE_F8_E4M3;
+    dgemm_scaling_t scaling;
+    BOOST_REQUIRE(dgemm_scaling_init(&scaling) == DGEMM_STATUS_SUCCESS);
+    scaling.d_scale.mode = DGEMM_SCALE_VEC128;
+    scaling.flags = DGEMM_SCALING_AMAX_D;
+    dgemm_plan_t plan = nullptr;
+    const dgemm_status_t created = dgemm_create_plan_ext(ctx, &q, nullptr, nullptr, &scaling, &plan);
+    BOOST_REQUIRE_MESSAGE(created == DGEMM_STATUS_SUCCESS, std::string(dgemm_last_error()));
+    std::vector<unsigned char> ws = workspace_of(plan);
+    std::vector<float> d_scales(std::size_t(m * 2));
+    std::vector<unsigned char> d8(std::size_t(m * n));
+    float amax = -1;
+    dgemm_scale_args_t sa;
+    dgemm_scale_args_init(&sa);
+    sa.d_scale = d_scales.data();
+    sa.amax_d = &amax;
+    BOOST_TEST(allocations_of([&] {
+      return dgemm_execute_ext(plan, a.data(), b.data(), nullptr, d8.data(), nullptr, &sa, ws.data(), ws.size(), nullptr);
+    }) == 0);
+    BOOST_TEST(amax == 0.5f * 0.25f * float(k));
+    dgemm_destroy_plan(plan);
+  }
+  dgemm_context_destroy(ctx);
+}
