@@ -4,11 +4,12 @@
 // JSON object with all of it with --json. The oracle is a second plan on a CPU context; large
 // problems are checked on a random sample of rows, gathered into a smaller problem of the same kind.
 #include <algorithm>
-#include <climits>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -31,6 +32,10 @@ namespace {
 
 // Throws the library's status and message when a call fails (main() turns the status into the
 // exit code).
+// A library handle released when it goes out of scope.
+template <class Handle>
+using Owned = std::unique_ptr<Handle, dgemm_status_t (*)(Handle*)>;
+
 void check(dgemm_status_t st, const char* what) {
   if (st != DGEMM_STATUS_SUCCESS) {
     throw Error(static_cast<Status>(st), std::string(what) + " failed: " + dgemm_status_string(st) + ": " +
@@ -193,6 +198,8 @@ int cmd_run(int argc, char** argv) {
 
   dgemm_context_t ctx = nullptr;
   check(dgemm_context_create(kind, index, &ctx), "dgemm_context_create");
+  // Handles are released on every way out, errors included (the sanitizer tier checks for leaks).
+  const Owned<dgemm_context> ctx_owner(ctx, dgemm_context_destroy);
   dgemm_device_kind_t actual = DGEMM_DEVICE_CPU;
   dgemm_context_device(ctx, &actual, &index);
   const bool on_gpu = actual == DGEMM_DEVICE_CUDA;
@@ -204,6 +211,7 @@ int cmd_run(int argc, char** argv) {
   dgemm_plan_t plan = nullptr;
   auto t0 = std::chrono::steady_clock::now();
   check(dgemm_create_plan(ctx, &opt.problem, &opt.epilogue, &popt, &plan), "dgemm_create_plan");
+  const Owned<dgemm_plan> plan_owner(plan, dgemm_destroy_plan);
   double plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   size_t desc_size = 0;
   dgemm_plan_describe(plan, nullptr, 0, &desc_size);
@@ -382,8 +390,10 @@ int cmd_run(int argc, char** argv) {
     HostBuffer rd(rq.d_type, span(rq, rq.m, rq.n, rq.ldd, rq.stride_d));
     dgemm_context_t cpu = nullptr;
     check(dgemm_context_create(DGEMM_DEVICE_CPU, 0, &cpu), "dgemm_context_create(cpu)");
+    const Owned<dgemm_context> cpu_owner(cpu, dgemm_context_destroy);
     dgemm_plan_t ref_plan = nullptr;
     check(dgemm_create_plan(cpu, &rp, &opt.epilogue, nullptr, &ref_plan), "dgemm_create_plan(oracle)");
+    const Owned<dgemm_plan> ref_plan_owner(ref_plan, dgemm_destroy_plan);
     dgemm_args_t rargs;
     dgemm_args_init(&rargs);
     rargs.bias = rbias.data();
@@ -395,8 +405,6 @@ int cmd_run(int argc, char** argv) {
     check(dgemm_execute(ref_plan, ra.data(), h.b.data(), rc_buf.data(), rd.data(), &rargs, ref_ws.data(), ref_ws_size,
                         nullptr),
           "dgemm_execute(oracle)");
-    dgemm_destroy_plan(ref_plan);
-    dgemm_context_destroy(cpu);
     report.checked = true;
     report.error = relative_error(p, h.d, rows, rq, rd);
     report.threshold = threshold_for(p);
@@ -409,8 +417,6 @@ int cmd_run(int argc, char** argv) {
   } else {
     print_summary(report);
   }
-  dgemm_destroy_plan(plan);
-  dgemm_context_destroy(ctx);
   return rc;
 }
 
