@@ -13,32 +13,14 @@
 
 #include "api/convert.hpp"
 #include "api/handles.hpp"
+#include "common/cpu_api.hpp"
 #include "deepgemm/deepgemm.h"
 
+using dgemm_test::CpuContext;
+using dgemm_test::f32_problem;
+using dgemm_test::workspace_for;
+
 namespace {
-
-struct CpuContext {
-  dgemm_context_t ctx = nullptr;
-  CpuContext() { BOOST_REQUIRE(dgemm_context_create(DGEMM_DEVICE_CPU, 0, &ctx) == DGEMM_STATUS_SUCCESS); }
-  ~CpuContext() { dgemm_context_destroy(ctx); }
-};
-
-dgemm_problem_t f32_problem(int64_t m, int64_t n, int64_t k) {
-  dgemm_problem_t p;
-  dgemm_problem_init(&p);
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.a_type = p.b_type = p.c_type = p.d_type = DGEMM_DTYPE_F32;
-  return p;
-}
-
-// Workspace for a plan, as every caller of dgemm_execute provides it.
-std::vector<unsigned char> workspace_for(dgemm_plan_t plan) {
-  size_t bytes = 0;
-  BOOST_REQUIRE(dgemm_plan_workspace_size(plan, &bytes) == DGEMM_STATUS_SUCCESS);
-  return std::vector<unsigned char>(bytes);
-}
 
 void expect_invalid(dgemm_status_t got, const char* fragment) {
   BOOST_TEST_CONTEXT("message \"" << dgemm_last_error() << "\"") {

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/cpu_api.hpp"
 #include "deepgemm/deepgemm.h"
 
 // glibc's own allocator entry points, which the interposed functions forward to.
@@ -169,23 +170,13 @@ long allocations_of(Execute execute) {
   return g_allocations.load();
 }
 
-std::vector<unsigned char> workspace_of(dgemm_plan_t plan) {
-  size_t bytes = 0;
-  BOOST_REQUIRE(dgemm_plan_workspace_size(plan, &bytes) == DGEMM_STATUS_SUCCESS);
-  return std::vector<unsigned char>(bytes);
-}
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(grouped_and_block_scaled_cpu_execute_allocates_nothing) {
   dgemm_context_t ctx = nullptr;
   BOOST_REQUIRE(dgemm_context_create(DGEMM_DEVICE_CPU, 0, &ctx) == DGEMM_STATUS_SUCCESS);
   const int64_t groups = 3, m = 96, n = 130, k = 40;
-  dgemm_problem_t p;
-  dgemm_problem_init(&p);
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.a_type = p.b_type = p.c_type = p.d_type = DGEMM_DTYPE_F32;
+  const dgemm_problem_t p = dgemm_test::f32_problem(m, n, k);
   std::vector<float> a(std::size_t(m * k), 0.5f), b(std::size_t(groups * k * n), 0.25f), d(std::size_t(m * n));
 
   {  // grouped: group g multiplies its rows of A by its own B
@@ -197,7 +188,7 @@ BOOST_AUTO_TEST_CASE(grouped_and_block_scaled_cpu_execute_allocates_nothing) {
     dgemm_plan_t plan = nullptr;
     const dgemm_status_t created = dgemm_create_plan_ext(ctx, &q, nullptr, nullptr, &grouped, &plan);
     BOOST_REQUIRE_MESSAGE(created == DGEMM_STATUS_SUCCESS, std::string(dgemm_last_error()));
-    std::vector<unsigned char> ws = workspace_of(plan);
+    std::vector<unsigned char> ws = dgemm_test::workspace_for(plan);
     const int32_t offsets[] = {0, 32, 32, 96};
     uint32_t status = 0xffffffffu;
     dgemm_group_args_t ga;
@@ -220,7 +211,7 @@ BOOST_AUTO_TEST_CASE(grouped_and_block_scaled_cpu_execute_allocates_nothing) {
     dgemm_plan_t plan = nullptr;
     const dgemm_status_t created = dgemm_create_plan_ext(ctx, &q, nullptr, nullptr, &scaling, &plan);
     BOOST_REQUIRE_MESSAGE(created == DGEMM_STATUS_SUCCESS, std::string(dgemm_last_error()));
-    std::vector<unsigned char> ws = workspace_of(plan);
+    std::vector<unsigned char> ws = dgemm_test::workspace_for(plan);
     std::vector<float> d_scales(std::size_t(m * 2));
     std::vector<unsigned char> d8(std::size_t(m * n));
     float amax = -1;

@@ -12,29 +12,23 @@
 #include <vector>
 
 #include "api/handles.hpp"
+#include "common/cpu_api.hpp"
 #include "deepgemm/deepgemm.h"
+
+using dgemm_test::f32_problem;
 
 namespace {
 
 constexpr int kThreads = 4;
 
-dgemm_problem_t f32_problem(int64_t m, int64_t n, int64_t k) {
-  dgemm_problem_t p;
-  dgemm_problem_init(&p);
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.a_type = p.b_type = p.c_type = p.d_type = DGEMM_DTYPE_F32;
-  return p;
-}
-
 // Runs a plan on all-ones A (m x k) and B (k x n) with the plan's alpha: every element is alpha * k.
 bool runs_correctly(dgemm_plan_t plan, int64_t m, int64_t n, int64_t k, float alpha) {
+  // No Boost.Test assertion here: this runs on worker threads, and Boost.Test is not thread-safe.
   size_t ws_size = 0;
   if (dgemm_plan_workspace_size(plan, &ws_size) != DGEMM_STATUS_SUCCESS) return false;
   std::vector<unsigned char> ws(ws_size);
   std::vector<float> a(std::size_t(m * k), 1.0f), b(std::size_t(k * n), 1.0f), d(std::size_t(m * n), -1.0f);
-  if (dgemm_execute(plan, a.data(), b.data(), nullptr, d.data(), nullptr, ws.data(), ws_size, nullptr) !=
+  if (dgemm_execute(plan, a.data(), b.data(), nullptr, d.data(), nullptr, ws.data(), ws.size(), nullptr) !=
       DGEMM_STATUS_SUCCESS)
     return false;
   for (float v : d)
