@@ -52,6 +52,7 @@ struct GroupedOptions {
   uint64_t seed = 0;
   int device = 0;
   std::string json_file, summary_file;
+  std::string force_kernel;  // ours: a family or configuration name (measuring the planner's choice)
 };
 
 const char* kGroupedUsage =
@@ -62,6 +63,7 @@ const char* kGroupedUsage =
     "  --nk LIST         NxK of each expert's weight (default 4096x7168,7168x2048: DeepSeek-V3)\n"
     "  --align A         contiguous layout: each expert's rows padded to a multiple of A (default 128)\n"
     "  --skew S          sigma of the log-normal load per expert (default 0.6; 0 = even)\n"
+    "  --force-kernel C  our grouped plan uses configuration C (e.g. sm90_64x128x64_s4_t256_b2_p)\n"
     "  --reps R, --quick, --no-graph, --verify-only, --json FILE, --summary FILE, --seed S,\n"
     "  --time-limit S, --device I   as in the single-GEMM mode\n"
     "exit status: 0 all right (a 'not supported' contender is reported, not a failure), 1 a failure\n"
@@ -139,6 +141,8 @@ GroupedOptions parse_grouped(int argc, char** argv) {
       o.json_file = value();
     } else if (a == "--summary") {
       o.summary_file = value();
+    } else if (a == "--force-kernel") {
+      o.force_kernel = value();
     } else if (a == "--seed") {
       o.seed = uint64_t(positive(a, value()));
     } else if (a == "--time-limit") {
@@ -263,7 +267,8 @@ dgemm_problem_t bf16_problem(int64_t m, int64_t n, int64_t k) {
 }
 
 // A grouped plan (null + the reason when the context cannot run grouped problems).
-dgemm_plan_t grouped_plan(dgemm_context_t ctx, const Problem& pr, int64_t align, std::string* why) {
+dgemm_plan_t grouped_plan(dgemm_context_t ctx, const Problem& pr, int64_t align, const std::string& force,
+                          std::string* why) {
   dgemm_problem_t p = bf16_problem(pr.m, pr.n, pr.k);
   p.batch_count = pr.groups;
   p.stride_b = pr.n * pr.k;
@@ -275,8 +280,11 @@ dgemm_plan_t grouped_plan(dgemm_context_t ctx, const Problem& pr, int64_t align,
   dgemm_grouped_init(&g);
   g.layout = pr.masked() ? DGEMM_GROUP_MASKED : DGEMM_GROUP_CONTIGUOUS;
   g.m_alignment = pr.masked() ? 1 : align;
+  dgemm_plan_options_t o;
+  dgemm_plan_options_init(&o);
+  if (!force.empty()) o.force_kernel = force.c_str();
   dgemm_plan_t plan = nullptr;
-  const dgemm_status_t st = dgemm_create_plan_ext(ctx, &p, nullptr, nullptr, &g, &plan);
+  const dgemm_status_t st = dgemm_create_plan_ext(ctx, &p, nullptr, &o, &g, &plan);
   if (st != DGEMM_STATUS_SUCCESS) {
     *why = std::string(st == DGEMM_STATUS_NOT_SUPPORTED ? "not supported: " : "plan failed: ") + dgemm_last_error();
     return nullptr;
@@ -342,7 +350,7 @@ void run_grouped_row(GroupedBench& B, const Problem& pr) {
     dgemm_plan_t p = nullptr;
     ~PlanGuard() { dgemm_destroy_plan(p); }
   } grouped, many;
-  grouped.p = grouped_plan(B.ctx, pr, B.opt.align, &row.ours_status);
+  grouped.p = grouped_plan(B.ctx, pr, B.opt.align, B.opt.force_kernel, &row.ours_status);
   if (grouped.p) {
     row.kernel = describe_kernel(grouped.p, "chosen.config.name");
     add("ours", [&](void* D) {

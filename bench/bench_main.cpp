@@ -57,8 +57,8 @@ struct Options {
 
 const char* kUsage =
     "usage: deepgemm-bench [options]\n"
-    "  --set LIST        shape sets, comma-separated: seed unaligned epilogue square llm fp8 all (default seed;\n"
-    "                    all = every set but fp8)\n"
+    "  --set LIST        shape sets, comma-separated: seed decode batched mid unaligned epilogue square llm\n"
+    "                    fp8 all (default seed; all = every set but fp8)\n"
     "  --shapes FILE     a shape file instead (lines 'M N K [plain|bias_gelu]')\n"
     "  --m M --n N --k K one shape instead (with --epilogue plain|bias_gelu)\n"
     "  --dtype LIST      bf16,f16 (default both); quantized rows (layout tn only): fp8t (e4m3, per-tensor\n"

@@ -551,8 +551,10 @@ typedef struct dgemm_scaling_t {
  *                    "a_scale.ld", its value and the minimum); a zero or too small
  *                    d_scale.stride with batch_count > 1; extents that overflow int64;
  *  NOT_SUPPORTED     d_scale.mode other than NONE / VEC128, or VEC128 with a D that is not FP8;
- *                    a kernel family that has no kernel for the scaling (the GPU families, until
- *                    their FP8/INT8 kernels land: the plan's message and describe JSON say so). */
+ *                    a kernel family that has no kernel for the scaling (on a GPU only the sm90
+ *                    family has any: f32 scales, no block-scaled D, no AMAX_D, block scales with
+ *                    8-bit operands and batch_count 1; the plan's message and describe JSON say
+ *                    which rule refused it). */
 DGEMM_API dgemm_status_t dgemm_scaling_init(dgemm_scaling_t *s);
 
 /* Execute-time extension DGEMM_EXT_SCALE_ARGS: the scale tensors, in the memory of the plan's

@@ -2,6 +2,7 @@
 #include "core/kernel_view.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace dgemm {
 
@@ -14,19 +15,14 @@ bool problem_b_kcontiguous(const GemmProblem& p) {
 
 GemmProblem canonical_operands(const GemmProblem& p) {
   GemmProblem q = p;
-  // Any leading dimension >= k describes a single row; this one is a multiple of 16 bytes.
-  const int64_t per16 = 16 / int64_t(std::max<std::size_t>(1, dtype_size(p.a_type)));
-  const int64_t padded_k = std::max<int64_t>(1, (p.k + per16 - 1) / per16 * per16);
-  if (p.m == 1 && p.lda == 1 && p.k > 1 && !problem_a_kcontiguous(p)) {
-    q.op_a = p.op_a == Op::N ? Op::T : Op::N;
-    q.lda = padded_k;
-  }
-  const int64_t per16_b = 16 / int64_t(std::max<std::size_t>(1, dtype_size(p.b_type)));
-  const int64_t padded_k_b = std::max<int64_t>(1, (p.k + per16_b - 1) / per16_b * per16_b);
-  if (p.n == 1 && p.ldb == 1 && p.k > 1 && !problem_b_kcontiguous(p)) {
-    q.op_b = p.op_b == Op::N ? Op::T : Op::N;
-    q.ldb = padded_k_b;
-  }
+  // Any leading dimension >= k describes a single row; the one chosen is a multiple of 16 bytes.
+  auto single_row_as_kmajor = [&](Op& op, int64_t& ld, DType t) {
+    const int64_t per16 = 16 / int64_t(std::max<std::size_t>(1, dtype_size(t)));
+    op = op == Op::N ? Op::T : Op::N;
+    ld = std::max<int64_t>(1, (p.k + per16 - 1) / per16 * per16);
+  };
+  if (p.m == 1 && p.lda == 1 && p.k > 1 && !problem_a_kcontiguous(p)) single_row_as_kmajor(q.op_a, q.lda, p.a_type);
+  if (p.n == 1 && p.ldb == 1 && p.k > 1 && !problem_b_kcontiguous(p)) single_row_as_kmajor(q.op_b, q.ldb, p.b_type);
   return q;
 }
 
@@ -37,34 +33,28 @@ KernelView kernel_view(const GemmProblem& p, bool swap_ab) {
   v.swap_operands = (p.order == Order::ColMajor) != swap_ab;
   v.out_transposed = swap_ab;
   v.rows_are_m = !v.swap_operands;
-  const bool a_k = problem_a_kcontiguous(p), b_k = problem_b_kcontiguous(p);
   v.k = p.k;
-  if (!v.swap_operands) {
-    v.a_kmajor = a_k;
-    v.b_kmajor = b_k;
-    v.rows = p.m;
-    v.cols = p.n;
-    v.lda = p.lda;
-    v.ldb = p.ldb;
-    v.stride_a = p.stride_a;
-    v.stride_b = p.stride_b;
-    v.a_type = p.a_type;
-    v.b_type = p.b_type;
-    v.a_scale = p.a_scale;
-    v.b_scale = p.b_scale;
-  } else {
-    v.a_kmajor = b_k;
-    v.b_kmajor = a_k;
-    v.rows = p.n;
-    v.cols = p.m;
-    v.lda = p.ldb;
-    v.ldb = p.lda;
-    v.stride_a = p.stride_b;
-    v.stride_b = p.stride_a;
-    v.a_type = p.b_type;
-    v.b_type = p.a_type;
-    v.a_scale = p.b_scale;
-    v.b_scale = p.a_scale;
+  v.a_kmajor = problem_a_kcontiguous(p);
+  v.b_kmajor = problem_b_kcontiguous(p);
+  v.rows = p.m;
+  v.cols = p.n;
+  v.lda = p.lda;
+  v.ldb = p.ldb;
+  v.stride_a = p.stride_a;
+  v.stride_b = p.stride_b;
+  v.a_type = p.a_type;
+  v.b_type = p.b_type;
+  v.a_scale = p.a_scale;
+  v.b_scale = p.b_scale;
+  // Computing the transpose: KA is the problem's op(B)^T and KB its op(A)^T, every operand fact
+  // exchanged with them.
+  if (v.swap_operands) {
+    std::swap(v.a_kmajor, v.b_kmajor);
+    std::swap(v.rows, v.cols);
+    std::swap(v.lda, v.ldb);
+    std::swap(v.stride_a, v.stride_b);
+    std::swap(v.a_type, v.b_type);
+    std::swap(v.a_scale, v.b_scale);
   }
   return v;
 }

@@ -137,9 +137,21 @@ class Sm90Family final : public FamilyModel {
   Family family() const override { return Family::Sm90; }
   bool uses_tma(const KernelConfig&) const override { return true; }
   // DGEMM_1.1 input scales: f32, block modes with 8-bit operands and one batch (per candidate:
-  // scale_problem); no block-scaled output or amax of D yet; no grouped problems yet.
+  // scale_problem); no block-scaled output or amax of D yet. Grouped problems: grouping_problem.
   std::string unsupported_features(const GemmProblem& p, const Epilogue& e) const override {
-    return missing_features(p, e, runs_scaling(p, e), false);
+    const std::string grouping = p.grouping.grouped() ? grouping_problem(p, e) : "";
+    const std::string why = missing_features(p, e, runs_scaling(p, e), true);
+    return why.empty() || grouping.empty() ? why + grouping : why + "; " + grouping;
+  }
+  // The grouped problems the kernel runs (kGrouped, kernels/GROUPED.md): 16-bit operands, row-major
+  // D (the kernel's rows are the groups' rows), no scaling; "" when it runs this one.
+  static std::string grouping_problem(const GemmProblem& p, const Epilogue& e) {
+    if (dtype_size(p.a_type) != 2 || p.a_type != p.b_type)
+      return std::string("sm90 grouped kernels take f16 or bf16 A and B, not ") + dtype_name(p.a_type) + " and " +
+             dtype_name(p.b_type);
+    if (p.order != Order::RowMajor) return "sm90 grouped kernels store row-major D (order = col)";
+    if (needs_scaling(p, e)) return "sm90 grouped kernels have no input or output scaling";
+    return "";
   }
   static bool runs_scaling(const GemmProblem& p, const Epilogue& e) {
     if (e.d_scale.active() || e.amax_d) return false;
@@ -202,6 +214,8 @@ class Sm90Family final : public FamilyModel {
       if (tile_why.empty() && p.a_type == DType::I8 && !(t.block_n <= 24 || t.block_n % 16 == 0))
         tile_why = "s8 wgmma takes N = 8, 16, 24 or a multiple of 16 (BLOCK_N " + std::to_string(t.block_n) + ")";
       if (tile_why.empty()) tile_why = scale_problem(c, v);
+      if (tile_why.empty() && p.grouping.grouped() && (c.cluster_m > 1 || c.cluster_k > 1 || swap))
+        tile_why = "grouped: one CTA per tile (a cluster's tiles could straddle two groups) and no swap-AB";
       if (tile_why.empty() && !v.b_kmajor && t.block_n % 64 != 0)
         tile_why = "an N-major B tile is made of 64-column boxes (BLOCK_N " + std::to_string(t.block_n) + ")";
       // A cluster splits an N-major B tile into whole 64-column boxes, one set per CTA.
@@ -231,6 +245,12 @@ class Sm90Family final : public FamilyModel {
       GemmProblem view = p;  // tile counts follow the kernel's (row-major) view
       view.m = v.rows;
       view.n = v.cols;
+      if (p.grouping.contiguous()) {
+        // The groups' sizes are unknown until the kernel runs: costed as G even groups sharing
+        // the m rows, each with half a tile of padding (A and D are read and written once, each
+        // group's B once).
+        view.m = (p.m + p.batch_count - 1) / p.batch_count + c.block_m / 2;
+      }
       Candidate made = make_candidate(c, estimate_cost(view, e, hw, in));
       made.measuring_only = measuring_only;
       out.push_back(made);

@@ -77,9 +77,13 @@ Roofline problem_roofline(const GemmProblem& p, const Epilogue& e, const Hardwar
   Roofline r;
   r.flops = p.flops();
   const double batch = double(std::max<int64_t>(1, p.batch_count));
-  r.min_bytes = batch * (double(p.m) * p.k * dtype_size(p.a_type) + double(p.n) * p.k * dtype_size(p.b_type) +
-                         double(p.m) * p.n * dtype_size(p.d_type) +
-                         (e.reads_c() ? double(p.m) * p.n * dtype_size(p.c_type) : 0.0));
+  // Contiguous groups share A's, C's and D's m rows; each batch (group) has its own B unless
+  // stride_b = 0.
+  const double row_batches = p.grouping.contiguous() ? 1.0 : batch;
+  const double b_batches = p.stride_b == 0 ? 1.0 : batch;
+  r.min_bytes = row_batches * (double(p.m) * p.k * dtype_size(p.a_type) + double(p.m) * p.n * dtype_size(p.d_type) +
+                               (e.reads_c() ? double(p.m) * p.n * dtype_size(p.c_type) : 0.0)) +
+                b_batches * double(p.n) * p.k * dtype_size(p.b_type);
   const double peak = peak_tflops_for(hw, p.a_type);
   r.compute_floor_us = peak > 0 ? r.flops / (peak * 1e6) : 0.0;
   r.memory_floor_us = hw.mem_bandwidth_gbs > 0 ? r.min_bytes / (hw.mem_bandwidth_gbs * 1e3) : 0.0;

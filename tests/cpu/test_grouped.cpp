@@ -710,9 +710,10 @@ BOOST_FIXTURE_TEST_CASE(execute_time_validation, CpuContext) {
   dgemm_destroy_plan(plan);
 }
 
-// GPU kernel families do not run grouped problems yet: planning for an H200 names each family's
-// reason, and the CPU family stays the only one that can.
-BOOST_FIXTURE_TEST_CASE(gpu_families_refuse_grouped, CpuContext) {
+// Of the GPU kernel families only sm90 runs grouped problems (f16/bf16, row-major D, one CTA per
+// tile): planning for an H200 picks such an sm90 configuration and names every other family's
+// reason; outside those limits sm90 gives its own reason and the plan is NOT_SUPPORTED.
+BOOST_FIXTURE_TEST_CASE(gpu_families_on_grouped, CpuContext) {
   dgemm::GemmProblem p;
   p.m = 1024;
   p.n = 4096;
@@ -720,33 +721,39 @@ BOOST_FIXTURE_TEST_CASE(gpu_families_refuse_grouped, CpuContext) {
   p.op_b = dgemm::Op::T;
   p.resolve_and_validate();
   const dgemm::HardwareDesc h200 = dgemm::apply_arch_file(dgemm::cpu_hardware(), "h200");
-  // The problem without grouping plans on the H200's sm90 family...
   BOOST_TEST(dgemm::family_name(dgemm::choose_kernel(p, dgemm::Epilogue(), h200, {}).chosen.config.family) ==
              std::string("sm90"));
-  // ... and grouped, every family is rejected before its candidates are costed.
   p.batch_count = 2;
   p.stride_b = p.n * p.k;
   p.grouping.layout = dgemm::GroupLayout::Contiguous;
   p.grouping.m_alignment = 128;
   p.resolve_and_validate();
   const dgemm::CandidateSet set = dgemm::evaluate_candidates(p, dgemm::Epilogue(), h200, {}, dgemm::family_models());
-  BOOST_TEST(set.feasible.empty());
+  BOOST_TEST_REQUIRE(!set.feasible.empty());
+  BOOST_TEST_MESSAGE("grouped 2 x 1024x4096x7168 on the H200: " << set.feasible.front().config.name() << ", "
+                                                                << set.feasible.front().cost.notes());
+  for (const dgemm::Candidate& c : set.feasible) {
+    BOOST_TEST(dgemm::family_name(c.config.family) == std::string("sm90"));
+    BOOST_TEST((c.config.cluster_m <= 1 && c.config.cluster_k <= 1 && !c.config.swap_ab), c.config.name());
+  }
   int refused = 0;
   for (const dgemm::Candidate& c : set.rejected) {
-    if (c.config.family == dgemm::Family::Cpu) continue;
+    if (c.config.family == dgemm::Family::Cpu || c.config.family == dgemm::Family::Sm90) continue;
     BOOST_TEST(c.reject_reason.find("grouped problems (DGEMM_EXT_GROUPED) are not implemented") != std::string::npos,
                c.reject_reason);
     ++refused;
   }
-  BOOST_TEST(refused == 3);  // sm80, sm90, small_m
+  BOOST_TEST(refused == 2);  // sm80, small_m
 
-  // Through the C API: NOT_SUPPORTED, the message naming the grouping and the reasons.
+  // Column-major storage: no family runs it. Through the C API: NOT_SUPPORTED, the message naming
+  // the grouping and each family's reason.
   dgemm_problem_t cp;
   dgemm_problem_init(&cp);
   cp.m = p.m;
   cp.n = p.n;
   cp.k = p.k;
   cp.op_b = DGEMM_OP_T;
+  cp.order = DGEMM_ORDER_COL_MAJOR;
   cp.batch_count = 2;
   cp.stride_b = p.n * p.k;
   dgemm_grouped_t g;
@@ -757,11 +764,12 @@ BOOST_FIXTURE_TEST_CASE(gpu_families_refuse_grouped, CpuContext) {
   o.arch_file = "h200";
   dgemm_plan_t plan = nullptr;
   expect_error(dgemm_create_plan_ext(ctx, &cp, nullptr, &o, &g, &plan), DGEMM_STATUS_NOT_SUPPORTED,
-               {"grouped=contiguous(align=128)", "sm80: grouped problems (DGEMM_EXT_GROUPED) are not implemented"});
+               {"grouped=contiguous(align=128)", "sm80: grouped problems (DGEMM_EXT_GROUPED) are not implemented",
+                "sm90 grouped kernels store row-major D"});
   BOOST_TEST(plan == nullptr);
   o.force_kernel = "sm90";
   expect_error(dgemm_create_plan_ext(ctx, &cp, nullptr, &o, &g, &plan), DGEMM_STATUS_NOT_SUPPORTED,
-               {"force_kernel = \"sm90\"", "sm90: grouped problems"});
+               {"force_kernel = \"sm90\"", "sm90: sm90 grouped kernels store row-major D"});
 }
 
 // Grouping and scaling together: no backend runs them yet (the CPU oracle does not define which
@@ -828,7 +836,7 @@ BOOST_FIXTURE_TEST_CASE(grouped_with_scaling_is_not_supported, CpuContext) {
   dgemm_destroy_plan(plan);
 
   // The planner's one check names each missing feature of a family: sm80 runs neither, sm90 runs
-  // per-tensor input scales but no grouped problems.
+  // per-tensor input scales, and grouped problems without scaling.
   dgemm::GemmProblem gp;
   gp.m = 1024;
   gp.n = gp.k = 4096;
@@ -852,7 +860,7 @@ BOOST_FIXTURE_TEST_CASE(grouped_with_scaling_is_not_supported, CpuContext) {
                                     "(DGEMM_EXT_GROUPED) are not implemented by this kernel family");
     } else if (c.config.family == dgemm::Family::Sm90) {
       ++seen;
-      BOOST_TEST(c.reject_reason == "grouped problems (DGEMM_EXT_GROUPED) are not implemented by this kernel family");
+      BOOST_TEST(c.reject_reason == "sm90 grouped kernels have no input or output scaling");
     }
   }
   BOOST_TEST(seen == 2);

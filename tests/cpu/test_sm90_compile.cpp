@@ -262,6 +262,45 @@ BOOST_AUTO_TEST_CASE(sm90_8bit_and_block_scaled_variants_compile) {
   compile_all(jobs);
 }
 
+// Grouped problems (contiguous and masked, with bias + GELU and per-group scales): the planner's
+// best non-clustered tiles compile with wgmma, TMA and no spills.
+BOOST_AUTO_TEST_CASE(sm90_grouped_variants_compile) {
+  const HardwareDesc hw = apply_arch_file(HardwareDesc{}, "h200");
+  std::vector<Job> jobs;
+  auto grouped = [](GroupLayout layout, int64_t groups, int64_t m, int64_t n, int64_t k) {
+    GemmProblem p = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, m, n, k);
+    p.batch_count = groups;
+    p.stride_b = n * k;
+    p.grouping.layout = layout;
+    if (layout == GroupLayout::Masked) {
+      p.stride_a = m * k;
+      p.stride_d = m * n;
+    } else {
+      p.grouping.m_alignment = 128;
+    }
+    p.resolve_and_validate();
+    return p;
+  };
+  Epilogue fused;
+  fused.bias_mode = VectorMode::PerColumn;
+  fused.bias_type = DType::BF16;
+  fused.activation = Activation::GeluTanh;
+  fused.scale_mode = VectorMode::PerTensor;
+  for (const GemmProblem& p : {grouped(GroupLayout::Contiguous, 32, 8192, 4096, 7168),
+                               grouped(GroupLayout::Masked, 8, 256, 4096, 7168)}) {
+    for (const Epilogue& e : {Epilogue{}, fused}) {
+      std::vector<Candidate> ranked = sm90_family_model().enumerate(p, e, hw);
+      std::stable_sort(ranked.begin(), ranked.end(), [](const Candidate& a, const Candidate& b) {
+        return a.feasible != b.feasible ? a.feasible : a.predicted_us < b.predicted_us;
+      });
+      BOOST_REQUIRE_MESSAGE(!ranked.empty() && ranked[0].feasible, p.to_string());
+      BOOST_TEST((ranked[0].config.cluster_m <= 1 && ranked[0].config.cluster_k <= 1 && !ranked[0].config.swap_ab));
+      jobs.push_back({p, e, ranked[0].config});
+    }
+  }
+  compile_all(jobs);
+}
+
 // A packed plan's module holds the GEMM and the pack kernel; both compile without spills.
 BOOST_AUTO_TEST_CASE(sm90_packed_variant_compiles_with_the_pack_kernel) {
   GemmProblem odd = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 4095, 4097, 4093);

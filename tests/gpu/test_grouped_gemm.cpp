@@ -280,6 +280,22 @@ BOOST_AUTO_TEST_CASE(contiguous_vs_oracle) {
   GroupedCase scaled = with_bias_gelu(odd);
   scaled.e.scale_mode = VectorMode::PerTensor;  // one output scale per group
   run_case(scaled, {odd.rows});
+  // Per-row scale (indexed by D's row: contiguous groups share the rows).
+  GroupedCase per_row = odd;
+  per_row.e.scale_mode = VectorMode::PerRow;
+  run_case(per_row, {odd.rows});
+  // f16, one B shared by every group (stride_b = 0) and stored K x N (N-major B tiles).
+  GroupedCase shared;
+  shared.p.m = 256;
+  shared.p.n = 192;
+  shared.p.k = 128;
+  shared.p.a_type = shared.p.b_type = shared.p.c_type = shared.p.d_type = DType::F16;
+  shared.p.batch_count = 3;
+  shared.p.grouping.layout = GroupLayout::Contiguous;
+  shared.p.resolve_and_validate();
+  shared.rows = {0, 100, 100, 256};
+  shared.tag = "contiguous-shared-b-nn-f16";
+  run_case(shared, {shared.rows, {16, 17, 200, 250}});
   // Many groups (DeepSeek-V3 routes to 256 experts; 32 per device is typical).
   std::vector<int32_t> offsets{0};
   for (int g = 0; g < 32; ++g) offsets.push_back(offsets.back() + 128 * ((g * 7) % 5));
@@ -293,6 +309,12 @@ BOOST_AUTO_TEST_CASE(masked_vs_oracle) {
   GroupedCase per_column = c;
   per_column.e.scale_mode = VectorMode::PerColumn;
   run_case(per_column, {{5, 17, 129, 0, 191, 64}});
+  // Per-row bias and scale of a masked group: element g * m + row.
+  GroupedCase per_row = c;
+  per_row.e.bias_mode = VectorMode::PerRow;
+  per_row.e.bias_type = DType::F32;
+  per_row.e.scale_mode = VectorMode::PerRow;
+  run_case(per_row, {{5, 17, 129, 0, 191, 64}});
 }
 
 // Bad row arrays the host cannot see: rows clipped per the rule, the status bits set, nothing
