@@ -772,6 +772,63 @@ BOOST_FIXTURE_TEST_CASE(gpu_families_on_grouped, CpuContext) {
                {"force_kernel = \"sm90\"", "sm90: sm90 grouped kernels store row-major D"});
 }
 
+// The planner's choice for DeepSeek-V3-like contiguous MoE rows (expert rows padded to 128)
+// against what the H200 measured (runs 3-5, 2026-12-01, bench/RESULTS.md: deepgemm-bench --grouped
+// [--force-kernel], us per call; only runs whose padded row total m was equal are compared: with
+// the alignment a multiple of BLOCK_M that fixes the tile count). The chosen configuration must
+// be one of those measured and within 5% of the fastest.
+BOOST_AUTO_TEST_CASE(grouped_choice_matches_h200_measurements) {
+  const dgemm::HardwareDesc h200 = dgemm::apply_arch_file(dgemm::cpu_hardware(), "h200");
+  struct Row {
+    int64_t m, n, k, groups;
+    std::vector<std::pair<std::string, double>> measured;
+  };
+  const std::vector<Row> rows = {
+      {1152, 4096, 7168, 8,
+       {{"sm90_128x256x64_s4_t384_p", 190.6}, {"sm90_64x256x64_s4_t256_p", 189.2},
+        {"sm90_64x128x64_s4_t256_b2_p", 187.2}, {"sm90_128x192x64_s5_t384_p", 155.7}}},
+      {2560, 4096, 7168, 8,
+       {{"sm90_128x256x64_s4_t384_p", 244.0}, {"sm90_64x128x64_s4_t256_b2_p", 331.8},
+        {"sm90_128x128x64_s6_t384_p", 245.8}}},
+      {4224, 4096, 7168, 32,
+       {{"sm90_128x256x64_s4_t384_p", 497.5}, {"sm90_64x256x64_s4_t256_p", 556.5},
+        {"sm90_128x128x64_s6_t384_p", 504.2}}},
+      {9984, 4096, 7168, 32,
+       {{"sm90_128x256x64_s4_t384_p", 866.5}, {"sm90_64x128x64_s4_t256_b2_p", 1259.1},
+        {"sm90_128x192x64_s5_t384_p", 939.3}}},
+      {1024, 7168, 2048, 8,
+       {{"sm90_64x256x64_s4_t256_p", 93.5}, {"sm90_128x128x64_s6_t384_p", 80.4},
+        {"sm90_128x256x64_s4_t384_p", 80.6}, {"sm90_128x192x64_s5_t384_p", 82.3}}},
+      {2304, 7168, 2048, 8, {{"sm90_128x256x64_s4_t384_p", 119.1}, {"sm90_64x128x64_s4_t256_b2_p", 165.8}}},
+      {4352, 7168, 2048, 32, {{"sm90_128x256x64_s4_t384_p", 293.9}, {"sm90_64x128x64_s4_t256_b2_p", 329.9}}},
+      {10368, 7168, 2048, 32,
+       {{"sm90_128x256x64_s4_t384_p", 505.5}, {"sm90_64x256x64_s4_t256_p", 626.5},
+        {"sm90_64x128x64_s4_t256_b2_p", 719.9}}},
+  };
+  for (const Row& r : rows) {
+    dgemm::GemmProblem p;
+    p.m = r.m;
+    p.n = r.n;
+    p.k = r.k;
+    p.a_type = p.b_type = p.c_type = p.d_type = dgemm::DType::BF16;
+    p.op_b = dgemm::Op::T;
+    p.batch_count = r.groups;
+    p.stride_b = r.n * r.k;
+    p.grouping.layout = dgemm::GroupLayout::Contiguous;
+    p.grouping.m_alignment = 128;
+    p.resolve_and_validate();
+    const std::string chosen = dgemm::choose_kernel(p, dgemm::Epilogue(), h200, {}).chosen.config.name();
+    double best = 1e30, mine = -1;
+    for (const auto& [name, us] : r.measured) {
+      best = std::min(best, us);
+      if (name == chosen) mine = us;
+    }
+    BOOST_TEST_MESSAGE(p.to_string() << ": chose " << chosen << " (" << mine << " us; fastest measured " << best << ")");
+    BOOST_TEST((mine > 0 && mine <= 1.05 * best), p.to_string() << ": chose " << chosen << ", measured " << mine
+                                                                 << " us, fastest " << best << " us");
+  }
+}
+
 // Grouping and scaling together: no backend runs them yet (the CPU oracle does not define which
 // scale tensors are per group). The planner's one feature check says so for every family, so
 // the combination is NOT_SUPPORTED with the reason; each extension alone still plans, and an
