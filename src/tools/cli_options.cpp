@@ -113,12 +113,26 @@ dgemm_vector_mode_t parse_vector_mode(const std::string& flag, const std::string
   throw std::invalid_argument("--" + flag + " = '" + v + "': expected none, row, col" + (allow_tensor ? ", tensor" : ""));
 }
 
-// A scalar of the epilogue: a finite number that stays finite as a float.
+// A scalar of the epilogue: any float the library takes, inf and nan included (BLAS semantics:
+// they propagate; GPU test repro lines print them); a finite number must stay finite as a float
+// (3.40282347e+38, FLT_MAX printed to 9 digits, rounds to FLT_MAX and is accepted).
 float float_flag(const Flags& f, const std::string& name, double fallback) {
-  const double v = f.get_double(name, fallback);
-  if (std::fabs(v) > double(std::numeric_limits<float>::max()))
-    throw std::invalid_argument("--" + name + " = '" + f.get(name, "") + "' does not fit a float (|x| <= 3.4e38)");
-  return float(v);
+  if (!f.has(name)) return float(fallback);
+  const std::string v = f.get(name, "");
+  if (v.empty()) throw std::invalid_argument("--" + name + " needs a value (a number)");
+  char* end = nullptr;
+  errno = 0;
+  const double x = std::strtod(v.c_str(), &end);
+  if (*end != '\0' || end == v.c_str() || std::isspace(static_cast<unsigned char>(v[0])))
+    throw std::invalid_argument("--" + name + " = '" + v + "' is not a number");
+  // A literal beyond double's range (1e999) is a mistake, not a request for infinity ("inf" is).
+  if (errno == ERANGE && std::isinf(x))
+    throw std::invalid_argument("--" + name + " = '" + v + "' is not a finite number (write inf for infinity)");
+  // Finite doubles below FLT_MAX + half an ulp (2^103) round to a finite float; converting one
+  // beyond that would be undefined behaviour, so compare first.
+  if (std::isfinite(x) && std::fabs(x) >= double(std::numeric_limits<float>::max()) + std::ldexp(1.0, 103))
+    throw std::invalid_argument("--" + name + " = '" + v + "' does not fit a float (|x| <= 3.4028235e38)");
+  return float(x);
 }
 }  // namespace
 
