@@ -343,7 +343,10 @@ void make_plan(dgemm_context_t ctx, const GemmShape& s, const char* force_family
     out->error = std::string("dgemm_plan_workspace_size: ") + dgemm_last_error();
     return;
   }
-  if (out->workspace_size) out->workspace = DeviceBuffer(out->workspace_size);
+  dgemm_device_kind_t kind = DGEMM_DEVICE_CPU;
+  dgemm_context_device(ctx, &kind, nullptr);
+  // Device workspace for GPU plans; a CPU plan (the self-test's) is only described, never run here.
+  if (out->workspace_size && kind == DGEMM_DEVICE_CUDA) out->workspace = DeviceBuffer(out->workspace_size);
 
   size_t required = 0;
   dgemm_plan_describe(out->plan, nullptr, 0, &required);

@@ -33,7 +33,9 @@ cuda_home=${CUDA_HOME:-/usr/local/cuda}
 export LD_LIBRARY_PATH="$stage/lib:$cuda_home/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="$cuda_home/bin:$PATH"
 export DEEPGEMM_CACHE_DIR=$(mktemp -d /tmp/dgemm-cache.XXXXXX)
+if [[ -f $stage/cache.tar.gz ]]; then tar -xzf "$stage/cache.tar.gz" -C "$DEEPGEMM_CACHE_DIR"; fi
 if [[ -d $stage/cache ]]; then cp -a "$stage/cache/." "$DEEPGEMM_CACHE_DIR/" 2>/dev/null; fi
+chmod 700 "$DEEPGEMM_CACHE_DIR"  # cp -a copied the carried folder's mode; the library uses only a private one
 
 lib=$stage/lib/libdeepgemm_cublas.so.1
 check=$stage/bin/cublas_gpu_check

@@ -43,6 +43,7 @@ export PATH="$cuda_home/bin:$PATH"
 export DEEPGEMM_CACHE_DIR=$(mktemp -d /tmp/dgemm-cache.XXXXXX)
 if [[ -f $stage/cache.tar.gz ]]; then tar -xzf "$stage/cache.tar.gz" -C "$DEEPGEMM_CACHE_DIR"; fi
 if [[ -d $stage/cache ]]; then cp -a "$stage/cache/." "$DEEPGEMM_CACHE_DIR/" 2>/dev/null; fi
+chmod 700 "$DEEPGEMM_CACHE_DIR"  # cp -a copied the carried folder's mode; the library uses only a private one
 
 summary=()  # lines of the final table
 

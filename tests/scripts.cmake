@@ -38,3 +38,22 @@ add_test(NAME bench_report
           $<$<TARGET_EXISTS:deepgemm_bench>:$<TARGET_FILE:deepgemm_bench>>)
 set_tests_properties(bench_report PROPERTIES LABELS cpu SKIP_RETURN_CODE 77 TIMEOUT 300
   ENVIRONMENT "PYTHON=${Python3_EXECUTABLE}")
+
+# --- ABI baseline: the DGEMM_1.0 functions and the types they reach, recorded with libabigail's
+# abidw in tests/abi and compared with abidiff (tests/scripts/check_abi_baseline.sh). abidw reads
+# debug info, which the shipped library has none of: this probe is the same library (same
+# objects, same version script) with its C boundary (src/api/*.cpp) compiled again with -g.
+file(GLOB _dgemm_api_sources CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/api/*.cpp)
+add_library(deepgemm_abi_probe SHARED ${_dgemm_api_sources}
+            "$<FILTER:$<TARGET_OBJECTS:deepgemm_objects>,EXCLUDE,/api/[^/]*$>")
+target_include_directories(deepgemm_abi_probe PRIVATE $<TARGET_PROPERTY:deepgemm_objects,INCLUDE_DIRECTORIES>)
+target_compile_definitions(deepgemm_abi_probe PRIVATE $<TARGET_PROPERTY:deepgemm_objects,COMPILE_DEFINITIONS>)
+target_compile_options(deepgemm_abi_probe PRIVATE -g -O0 -fopenmp)
+set_target_properties(deepgemm_abi_probe PROPERTIES CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON
+                      LINK_DEPENDS ${PROJECT_SOURCE_DIR}/src/api/deepgemm.map)
+target_link_libraries(deepgemm_abi_probe PRIVATE $<TARGET_PROPERTY:deepgemm,LINK_LIBRARIES>)
+target_link_options(deepgemm_abi_probe PRIVATE -Wl,--version-script=${PROJECT_SOURCE_DIR}/src/api/deepgemm.map)
+add_test(NAME abi_baseline
+  COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_abi_baseline.sh $<TARGET_FILE:deepgemm_abi_probe>
+          ${CMAKE_CURRENT_SOURCE_DIR}/abi ${PROJECT_SOURCE_DIR}/include/deepgemm)
+set_tests_properties(abi_baseline PROPERTIES LABELS cpu SKIP_RETURN_CODE 77)

@@ -471,7 +471,8 @@ func checkSize(name string, m Memory, need int) error {
 // Execute runs the plan: D = epilogue(A @ B). A, B, D (and C when the plan reads it) are in the
 // plan's device memory; stream is a cudaStream_t (0 = default stream), ignored on the CPU. On the
 // CPU the result is ready when Execute returns; on a GPU the work is enqueued on the stream.
-// HostBuffer operands are checked to be large enough for the plan's shapes.
+// HostBuffer operands are checked to be large enough for the plan's shapes. A nil workspace on
+// the CPU is allocated for the call (WorkspaceSize bytes); a GPU plan that needs one must get it.
 func (p *Plan) Execute(a, b, c, d Memory, args *ExecArgs, workspace Memory, stream uintptr) error {
 	if p.h == nil {
 		return &Error{Status: StatusInvalidArgument, Message: "deepgemm: the plan is closed"}
@@ -553,6 +554,18 @@ func (p *Plan) Execute(a, b, c, d Memory, args *ExecArgs, workspace Memory, stre
 				return err
 			}
 			cargs.zero_point = (*C.int32_t)(pointer(args.ZeroPoint))
+		}
+	}
+	if workspace == nil && p.workspace > 0 {
+		// The library never allocates during Execute; on the CPU (whose scratch is workspace too)
+		// the binding allocates for a caller who passed none. A GPU plan needs the caller's.
+		if kind, _, err := p.ctx.Device(); err == nil && kind == DeviceCPU {
+			buf, err := NewHostBuffer(int(p.workspace))
+			if err != nil {
+				return err
+			}
+			defer buf.Close()
+			workspace = buf
 		}
 	}
 	var ws unsafe.Pointer

@@ -21,7 +21,10 @@
  *
  * ABI: every function below is exported in version node DGEMM_1.0. Public structs begin with a
  * `struct_size` field, only ever grow at the end, and must be set up with their *_init function
- * so that binaries built against this header keep working with later 1.x libraries.
+ * so that binaries built against this header keep working with later 1.x libraries: a library
+ * accepts any struct_size from the struct's first release up, reads only the bytes that size
+ * covers (fields the caller does not know act as zero, i.e. off), and refuses a struct whose
+ * bytes beyond the fields it knows are not zero (INVALID_ARGUMENT naming the byte).
  */
 #ifndef DEEPGEMM_DEEPGEMM_H
 #define DEEPGEMM_DEEPGEMM_H
@@ -279,7 +282,9 @@ DGEMM_API dgemm_status_t dgemm_create_plan(dgemm_context_t ctx, const dgemm_prob
 DGEMM_API dgemm_status_t dgemm_destroy_plan(dgemm_plan_t plan);
 
 /*! dgemm_plan_workspace_size() :
- *  @param bytes  receives the workspace dgemm_execute needs (often 0).
+ *  @param bytes  receives the workspace dgemm_execute needs: often 0 on a GPU; on the CPU backend
+ *                its scratch (packed panels per OpenMP thread, sized to the problem and to the
+ *                thread count at plan time), since execute allocates nothing on any backend.
  *  @return SUCCESS; INVALID_ARGUMENT (NULL plan or bytes). */
 DGEMM_API dgemm_status_t dgemm_plan_workspace_size(dgemm_plan_t plan, size_t *bytes);
 
@@ -342,7 +347,8 @@ DGEMM_API dgemm_status_t dgemm_args_init(dgemm_args_t *a);
  *  @param workspace_size  bytes available.
  *  @param stream          a cudaStream_t for CUDA plans (NULL = the default stream); ignored on CPU.
  *  @return SUCCESS; INVALID_ARGUMENT (NULL plan/pointer, a vector the plan needs missing, bad args
- *          struct, a pointer not aligned to its element size); INSUFFICIENT_WORKSPACE;
+ *          struct, a pointer the plan reads or writes not aligned to its element size: A, B, C, D,
+ *          bias, scale, zero_point, and alpha_ptr/beta_ptr in DEVICE mode); INSUFFICIENT_WORKSPACE;
  *          CONTEXT_MISMATCH (a CUDA plan executed while the calling thread's current device is not
  *          the plan's device: call cudaSetDevice first); DEVICE_ERROR (the launch failed). On
  *          failure nothing is enqueued and no output is written. */
@@ -537,7 +543,9 @@ typedef struct dgemm_scaling_t {
  *  @return SUCCESS; INVALID_ARGUMENT (s NULL).
  *
  *  dgemm_create_plan_ext with a dgemm_scaling_t returns, besides its usual statuses:
- *  INVALID_ARGUMENT  header.struct_size != sizeof(dgemm_scaling_t); a mode, type or layout that is
+ *  INVALID_ARGUMENT  header.struct_size below sizeof(dgemm_scaling_t) of 1.1 (a larger one, from a
+ *                    later header, is read up to what this library knows, the rest must be zero);
+ *                    a mode, type or layout that is
  *                    not one of its enum's values; non-zero reserved fields or unknown flag bits;
  *                    a negative ld or stride; an ld below the minimum (naming e.g.
  *                    "a_scale.ld", its value and the minimum); a zero or too small

@@ -73,10 +73,11 @@ dgemm_status_t guarded(const char* function, Body&& body) noexcept {
   }
 }
 
-// The key under which a context caches plans: everything that can change the plan.
+// The key under which a context caches plans: everything that can change the plan, exactly
+// (Epilogue::key keeps the bit patterns of alpha and beta).
 std::string plan_key(const GemmProblem& p, const Epilogue& e, const PlanRequest& r, const std::string& arch_file) {
   std::ostringstream os;
-  os << p.to_string() << "|" << e.to_string() << "|" << r.key() << "|" << arch_file;
+  os << p.to_string() << "|" << e.key() << "|" << r.key() << "|" << arch_file;
   return os.str();
 }
 
@@ -120,7 +121,7 @@ DGEMM_API const char* dgemm_version_string(void) {
 }
 
 DGEMM_API const char* dgemm_status_string(dgemm_status_t status) {
-  switch (status) {
+  switch (enum_value(status)) {
     case DGEMM_STATUS_SUCCESS: return "DGEMM_STATUS_SUCCESS";
     case DGEMM_STATUS_INVALID_ARGUMENT: return "DGEMM_STATUS_INVALID_ARGUMENT";
     case DGEMM_STATUS_NOT_SUPPORTED: return "DGEMM_STATUS_NOT_SUPPORTED";
@@ -189,19 +190,20 @@ DGEMM_API dgemm_status_t dgemm_args_init(dgemm_args_t* a) {
 DGEMM_API dgemm_status_t dgemm_context_create(dgemm_device_kind_t kind, int device_index, dgemm_context_t* ctx) {
   return guarded("dgemm_context_create", [&] {
     require_non_null(ctx, "ctx");
-    if (kind != DGEMM_DEVICE_AUTO && kind != DGEMM_DEVICE_CUDA && kind != DGEMM_DEVICE_CPU)
-      fail(Status::InvalidArgument, "kind = ", int(kind), ": not a dgemm_device_kind_t");
+    const int kind_value = enum_value(kind);
+    if (kind_value != DGEMM_DEVICE_AUTO && kind_value != DGEMM_DEVICE_CUDA && kind_value != DGEMM_DEVICE_CPU)
+      fail(Status::InvalidArgument, "kind = ", kind_value, ": not a dgemm_device_kind_t");
     if (device_index < 0) fail(Status::InvalidArgument, "device_index = ", device_index, ": must be >= 0");
-    if (kind != DGEMM_DEVICE_CUDA && device_index != 0)
+    if (kind_value != DGEMM_DEVICE_CUDA && device_index != 0)
       fail(Status::InvalidArgument, "device_index = ", device_index, ": must be 0 unless kind is DGEMM_DEVICE_CUDA");
     auto c = std::make_unique<dgemm_context>();
-    if (kind == DGEMM_DEVICE_CPU) {
+    if (kind_value == DGEMM_DEVICE_CPU) {
       c->backend = make_cpu_backend();
     } else {
       std::string why;
       c->backend = make_cuda_backend(device_index, &why);
       if (!c->backend) {
-        if (kind == DGEMM_DEVICE_CUDA)
+        if (kind_value == DGEMM_DEVICE_CUDA)
           fail(Status::NoDevice, "kind = DGEMM_DEVICE_CUDA, device_index = ", device_index, ": no usable CUDA device (", why, ")");
         c->backend = make_cpu_backend();
       } else {
@@ -237,7 +239,7 @@ namespace dgemm::api {
 
 // dgemm_create_plan and dgemm_create_plan_ext: `ext` is the plan-time extension chain.
 void create_plan(dgemm_context_t ctx, const dgemm_problem_t* problem, const dgemm_epilogue_t* epilogue,
-                 const dgemm_plan_options_t* options, const void* ext, dgemm_plan_t* plan) {
+                 const dgemm_plan_options_t* caller_options, const void* ext, dgemm_plan_t* plan) {
   require_non_null(ctx, "ctx");
   require_non_null(problem, "problem");
   require_non_null(plan, "plan");
@@ -248,8 +250,9 @@ void create_plan(dgemm_context_t ctx, const dgemm_problem_t* problem, const dgem
   PlanRequest request;
   std::string arch_file;
   bool autotune = false;
-  if (options) {
-    check_struct(options, "options");
+  if (caller_options) {
+    const dgemm_plan_options_t options_copy = read_struct(caller_options, "options");
+    const dgemm_plan_options_t* options = &options_copy;
     if (options->flags & ~uint32_t(DGEMM_PLAN_AUTOTUNE))
       fail(Status::InvalidArgument, "options->flags = 0x", std::hex, options->flags, ": unknown bits");
     if (options->force_kernel) request = forced_request(options->force_kernel);
@@ -264,11 +267,10 @@ void create_plan(dgemm_context_t ctx, const dgemm_problem_t* problem, const dgem
   std::shared_ptr<const PlanEntry> entry;
   {
     std::lock_guard<std::mutex> lock(ctx->mutex);
-    auto it = ctx->plan_cache.find(key);
-    if (it != ctx->plan_cache.end()) entry = it->second;
+    if (auto* hit = ctx->plan_cache.find(key)) entry = *hit;
   }
   if (!entry) {
-    const HardwareDesc& hw = hardware_for_plan(*ctx, arch_file);
+    const HardwareDesc hw = hardware_for_plan(*ctx, arch_file);
     PlanDecision decision = choose_kernel(p, e, hw, request);
     if (autotune) {
       // Time the best few candidates on the device; the winner is remembered on disk.
@@ -288,7 +290,7 @@ void create_plan(dgemm_context_t ctx, const dgemm_problem_t* problem, const dgem
     fresh->description = decision.to_json(p, e, hw);
     fresh->config = decision.chosen.config;
     std::lock_guard<std::mutex> lock(ctx->mutex);
-    entry = ctx->plan_cache.emplace(key, std::move(fresh)).first->second;
+    entry = ctx->plan_cache.insert(key, std::move(fresh));
   }
   auto h = std::make_unique<dgemm_plan>();
   h->ctx = ctx;
@@ -349,8 +351,9 @@ DGEMM_API dgemm_status_t dgemm_plan_describe(dgemm_plan_t plan, char* buffer, si
 namespace dgemm::api {
 
 // dgemm_execute and dgemm_execute_ext: `ext` is the execute-time extension chain.
-bool prepare_execute(dgemm_plan_t plan, const void* A, const void* B, const void* C, void* D, const dgemm_args_t* args,
-                     const void* ext, void* workspace, size_t workspace_size, void* stream, ExecArgs* out) {
+bool prepare_execute(dgemm_plan_t plan, const void* A, const void* B, const void* C, void* D,
+                     const dgemm_args_t* caller_args, const void* ext, void* workspace, size_t workspace_size,
+                     void* stream, ExecArgs* out) {
   require_non_null(plan, "plan");
   if (!plan->parts.empty())
     fail(Status::InvalidArgument, "plan was made by dgemm_create_plan_many: run it with dgemm_execute_many");
@@ -360,9 +363,11 @@ bool prepare_execute(dgemm_plan_t plan, const void* A, const void* B, const void
   ExecArgs x;
   x.alpha = e.alpha;
   x.beta = e.beta;
-  if (args) {
-    check_struct(args, "args");
-    x.scalar_mode = checked_enum<ScalarMode>(args->scalar_mode, 2, "args->scalar_mode", "dgemm_scalar_mode_t");
+  if (caller_args) {
+    const dgemm_args_t args_copy = read_struct(caller_args, "args");
+    const dgemm_args_t* args = &args_copy;
+    x.scalar_mode =
+        checked_enum<ScalarMode>(enum_value(args->scalar_mode), 2, "args->scalar_mode", "dgemm_scalar_mode_t");
     if (x.scalar_mode == ScalarMode::Host) {
       x.alpha = args->alpha;
       x.beta = args->beta;
@@ -371,7 +376,11 @@ bool prepare_execute(dgemm_plan_t plan, const void* A, const void* B, const void
              ": the plan was made with beta = 0, so it does not read C (plan with a non-zero beta)");
     } else if (x.scalar_mode == ScalarMode::Device) {
       require_non_null(args->alpha_ptr, "args->alpha_ptr (scalar_mode DEVICE)");
-      if (e.reads_c()) require_non_null(args->beta_ptr, "args->beta_ptr (scalar_mode DEVICE, plan reads C)");
+      check_aligned(args->alpha_ptr, DType::F32, "args->alpha_ptr");
+      if (e.reads_c()) {
+        require_non_null(args->beta_ptr, "args->beta_ptr (scalar_mode DEVICE, plan reads C)");
+        check_aligned(args->beta_ptr, DType::F32, "args->beta_ptr");
+      }
       x.alpha_ptr = args->alpha_ptr;
       x.beta_ptr = args->beta_ptr;
     }
@@ -399,10 +408,17 @@ bool prepare_execute(dgemm_plan_t plan, const void* A, const void* B, const void
       fail(Status::InvalidArgument, "args->bias is NULL but the plan has a ", vector_mode_name(e.bias_mode), " bias");
     check_aligned(x.bias, e.bias_type, "args->bias");
   }
-  if (e.scale_mode != VectorMode::None && x.scale == nullptr)
-    fail(Status::InvalidArgument, "args->scale is NULL but the plan has a ", vector_mode_name(e.scale_mode), " output scale");
-  if (e.zero_point && x.zero_point == nullptr)
-    fail(Status::InvalidArgument, "args->zero_point is NULL but the plan has DGEMM_EPILOGUE_ZERO_POINT");
+  if (e.scale_mode != VectorMode::None) {
+    if (x.scale == nullptr)
+      fail(Status::InvalidArgument, "args->scale is NULL but the plan has a ", vector_mode_name(e.scale_mode),
+           " output scale");
+    check_aligned(x.scale, DType::F32, "args->scale");
+  }
+  if (e.zero_point) {
+    if (x.zero_point == nullptr)
+      fail(Status::InvalidArgument, "args->zero_point is NULL but the plan has DGEMM_EPILOGUE_ZERO_POINT");
+    check_aligned(x.zero_point, DType::I32, "args->zero_point");
+  }
   const std::size_t need = plan->entry->executable->workspace_size();
   if (workspace_size < need || (need > 0 && workspace == nullptr)) {
     fail(Status::InsufficientWorkspace, "workspace_size = ", workspace_size, " (workspace = ", workspace,

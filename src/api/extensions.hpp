@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "api/convert.hpp"
 #include "core/error.hpp"
 #include "deepgemm/deepgemm.h"
 
@@ -57,18 +58,14 @@ inline ExtensionChain collect_extensions(const void* first, ExtensionStage stage
   return chain;
 }
 
-// An extension struct must come from its *_init function: the exact struct_size of this
-// library's header, and reserved words zero. `name` is how messages call it ("grouped").
+// An extension struct as this library reads it, like the 1.0 structs (read_struct): any
+// header.struct_size from the struct's first one up, only the bytes that size covers (a field
+// added later reads as zero), non-zero bytes beyond what this library knows refused, reserved
+// words zero. `name` is how messages call it ("grouped"). A copy: the caller's struct may be
+// smaller than ours.
 template <class Ext>
-inline const Ext* checked_extension(const dgemm_ext_header_t* h, const char* name) {
-  if (h->struct_size != sizeof(Ext))
-    fail(Status::InvalidArgument, name, "->header.struct_size = ", h->struct_size, ": expected ", sizeof(Ext),
-         " (initialize the struct with its *_init function)");
-  const Ext* ext = reinterpret_cast<const Ext*>(h);
-  for (std::size_t i = 0; i < sizeof(ext->reserved) / sizeof(ext->reserved[0]); ++i) {
-    if (ext->reserved[i] != 0) fail(Status::InvalidArgument, name, "->reserved[", i, "] = ", ext->reserved[i], ": must be 0");
-  }
-  return ext;
+inline Ext read_extension(const dgemm_ext_header_t* h, const char* name) {
+  return read_struct<Ext>(h, h->struct_size, name, "->header.struct_size");
 }
 
 }  // namespace dgemm::api

@@ -36,12 +36,14 @@ void group_args_init(dgemm_group_args_t* a) {
 Grouping convert_grouped(const dgemm_ext_header_t* ext) {
   Grouping g;
   if (ext == nullptr) return g;
-  const auto* s = checked_extension<dgemm_grouped_t>(ext, "grouped");
+  const dgemm_grouped_t copy = read_extension<dgemm_grouped_t>(ext, "grouped");
+  const dgemm_grouped_t* s = &copy;
   if (s->reserved0 != 0) fail(Status::InvalidArgument, "grouped->reserved0 = ", s->reserved0, ": must be 0");
-  if (s->layout != DGEMM_GROUP_CONTIGUOUS && s->layout != DGEMM_GROUP_MASKED)
-    fail(Status::InvalidArgument, "grouped->layout = ", int(s->layout),
+  const int layout = enum_value(s->layout);  // read as an int: the caller may have stored anything
+  if (layout != DGEMM_GROUP_CONTIGUOUS && layout != DGEMM_GROUP_MASKED)
+    fail(Status::InvalidArgument, "grouped->layout = ", layout,
          ": not a dgemm_group_layout_t (DGEMM_GROUP_CONTIGUOUS or DGEMM_GROUP_MASKED)");
-  g.layout = static_cast<GroupLayout>(s->layout);
+  g.layout = static_cast<GroupLayout>(layout);
   g.m_alignment = s->m_alignment;
   return g;
 }
@@ -65,7 +67,8 @@ void convert_group_args(const dgemm_plan& plan, const dgemm_ext_header_t* ext, E
   if (ext == nullptr)
     fail(Status::InvalidArgument, "ext: the plan is grouped (", group_layout_name(grouping.layout),
          "), so its execute needs a dgemm_group_args_t (DGEMM_EXT_GROUP_ARGS) in the chain");
-  const auto* a = checked_extension<dgemm_group_args_t>(ext, "group_args");
+  const dgemm_group_args_t copy = read_extension<dgemm_group_args_t>(ext, "group_args");
+  const dgemm_group_args_t* a = &copy;
   const bool contiguous = grouping.contiguous();
   const int32_t* array = contiguous ? a->offsets : a->counts;
   const char* name = contiguous ? "group_args->offsets" : "group_args->counts";
@@ -79,7 +82,7 @@ void convert_group_args(const dgemm_plan& plan, const dgemm_ext_header_t* ext, E
 
   if (std::strcmp(plan.ctx->backend->name(), "cpu") == 0) {
     // Host memory: the values can be checked before anything is written.
-    const GroupRows rows = resolve_group_rows(grouping, p.batch_count, p.m, a->offsets, a->counts);
+    const GroupCheck rows = resolve_group_rows(grouping, p.batch_count, p.m, a->offsets, a->counts, nullptr, nullptr);
     if (rows.status != 0) {
       fail(Status::InvalidArgument, name, "[", rows.bad_index, "] = ", rows.bad_value, ": ",
            group_status_text(rows.bad_bit), " (m = ", p.m, ", G = ", p.batch_count,

@@ -10,6 +10,7 @@
 
 #include "backend/backend.hpp"
 #include "core/hardware.hpp"
+#include "core/lru_cache.hpp"
 #include "core/problem.hpp"
 #include "plan/arch_file.hpp"
 #include "core/kernel_config.hpp"
@@ -26,12 +27,19 @@ struct PlanEntry {
 }  // namespace dgemm
 
 struct dgemm_context {
+  // Plans the context remembers after they are destroyed (most recently made first), so that
+  // re-creating a recent plan costs nothing; a live plan holds its own entry, whatever the cache
+  // forgets. Bounded so that a service seeing endless distinct shapes keeps a bounded footprint.
+  static constexpr std::size_t kPlanCacheCapacity = 256;
+  static constexpr std::size_t kArchCacheCapacity = 16;
+
   std::unique_ptr<dgemm::Backend> backend;
   int device_index = 0;
   std::atomic<int> live_plans{0};
   std::mutex mutex;  // guards the caches below
-  std::map<std::string, std::shared_ptr<const dgemm::PlanEntry>> plan_cache;
-  std::map<std::string, dgemm::HardwareDesc> arch_cache;  // arch file path -> overridden description
+  dgemm::LruCache<std::string, std::shared_ptr<const dgemm::PlanEntry>> plan_cache{kPlanCacheCapacity};
+  // arch file path -> the backend's description overridden by it
+  dgemm::LruCache<std::string, dgemm::HardwareDesc> arch_cache{kArchCacheCapacity};
 };
 
 struct dgemm_plan {
@@ -56,15 +64,13 @@ struct dgemm_plan {
 
 namespace dgemm {
 
-// The description plans are made for: the backend's own, or it overridden by an arch file.
-inline const HardwareDesc& hardware_for_plan(dgemm_context& ctx, const std::string& arch_file) {
+// The description plans are made for: the backend's own, or it overridden by an arch file. A
+// copy, since the cache may forget the entry as soon as the lock is released.
+inline HardwareDesc hardware_for_plan(dgemm_context& ctx, const std::string& arch_file) {
   if (arch_file.empty()) return ctx.backend->hardware();
   std::lock_guard<std::mutex> lock(ctx.mutex);
-  auto it = ctx.arch_cache.find(arch_file);
-  if (it == ctx.arch_cache.end()) {
-    it = ctx.arch_cache.emplace(arch_file, apply_arch_file(ctx.backend->hardware(), arch_file)).first;
-  }
-  return it->second;
+  if (const HardwareDesc* hit = ctx.arch_cache.find(arch_file)) return *hit;
+  return ctx.arch_cache.insert(arch_file, apply_arch_file(ctx.backend->hardware(), arch_file));
 }
 
 }  // namespace dgemm

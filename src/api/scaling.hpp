@@ -23,9 +23,10 @@ inline ScaleDesc convert_scale_desc(const dgemm_scale_desc_t& d, const char* nam
   if (d.reserved0 != 0) fail(Status::InvalidArgument, "scaling->", name, ".reserved0 = ", d.reserved0, ": must be 0");
   ScaleDesc s;
   const std::string field = std::string("scaling->") + name;
-  s.mode = checked_enum<ScaleMode>(d.mode, 4, (field + ".mode").c_str(), "dgemm_scale_mode_t");
-  s.type = checked_enum<ScaleType>(d.type, 1, (field + ".type").c_str(), "dgemm_scale_type_t");
-  s.layout = checked_enum<ScaleLayout>(d.layout, 1, (field + ".layout").c_str(), "dgemm_scale_layout_t");
+  s.mode = checked_enum<ScaleMode>(enum_value(d.mode), 4, (field + ".mode").c_str(), "dgemm_scale_mode_t");
+  s.type = checked_enum<ScaleType>(enum_value(d.type), 1, (field + ".type").c_str(), "dgemm_scale_type_t");
+  s.layout =
+      checked_enum<ScaleLayout>(enum_value(d.layout), 1, (field + ".layout").c_str(), "dgemm_scale_layout_t");
   s.ld = d.ld;
   s.stride = d.stride;
   return s;
@@ -34,7 +35,8 @@ inline ScaleDesc convert_scale_desc(const dgemm_scale_desc_t& d, const char* nam
 // DGEMM_EXT_SCALING (may be null: no scaling) into p and e, then the core's checks.
 inline void apply_scaling(const dgemm_ext_header_t* h, GemmProblem& p, Epilogue& e) {
   if (h == nullptr) return;
-  const auto* s = checked_extension<dgemm_scaling_t>(h, "scaling");
+  const dgemm_scaling_t copy = read_extension<dgemm_scaling_t>(h, "scaling");
+  const dgemm_scaling_t* s = &copy;
   if (s->flags & ~uint32_t(DGEMM_SCALING_AMAX_D))
     fail(Status::InvalidArgument, "scaling->flags = 0x", std::hex, s->flags, ": unknown bits");
   if (s->reserved0 != 0) fail(Status::InvalidArgument, "scaling->reserved0 = ", s->reserved0, ": must be 0");
@@ -64,7 +66,8 @@ inline void apply_scale_args(const dgemm_ext_header_t* h, const GemmProblem& p, 
     fail(Status::InvalidArgument, "ext: the plan has scaling (", scaling_summary(p, e),
          ") but no DGEMM_EXT_SCALE_ARGS was given (use dgemm_execute_ext)");
   }
-  const auto* s = checked_extension<dgemm_scale_args_t>(h, "scale_args");
+  const dgemm_scale_args_t copy = read_extension<dgemm_scale_args_t>(h, "scale_args");
+  const dgemm_scale_args_t* s = &copy;
   if (p.empty_output()) return;
   if (p.k > 0 && p.a_scale.active()) check_scale_pointer(s->a_scale, p.a_scale, "scale_args->a_scale");
   if (p.k > 0 && p.b_scale.active()) check_scale_pointer(s->b_scale, p.b_scale, "scale_args->b_scale");

@@ -33,11 +33,9 @@ const char* group_status_text(uint32_t bit) {
   return "?";
 }
 
-GroupRows resolve_group_rows(const Grouping& grouping, int64_t groups, int64_t m, const int32_t* offsets,
-                             const int32_t* counts) {
-  GroupRows r;
-  r.begin.resize(std::size_t(groups));
-  r.end.resize(std::size_t(groups));
+GroupCheck resolve_group_rows(const Grouping& grouping, int64_t groups, int64_t m, const int32_t* offsets,
+                              const int32_t* counts, int64_t* begin, int64_t* end) {
+  GroupCheck r;
   auto flag = [&](int64_t index, int64_t value, uint32_t bit) {
     if (r.bad_index < 0) {
       r.bad_index = index;
@@ -51,8 +49,8 @@ GroupRows resolve_group_rows(const Grouping& grouping, int64_t groups, int64_t m
       const int64_t c = counts[g];
       if (c < 0) flag(g, c, kGroupNegative);
       if (c > m) flag(g, c, kGroupOutOfRange);
-      r.begin[g] = 0;
-      r.end[g] = std::clamp<int64_t>(c, 0, m);
+      if (begin) begin[g] = 0;
+      if (end) end[g] = std::clamp<int64_t>(c, 0, m);
     }
     return r;
   }
@@ -69,11 +67,20 @@ GroupRows resolve_group_rows(const Grouping& grouping, int64_t groups, int64_t m
     int64_t next = std::clamp<int64_t>(v, bound, m);
     next -= next % align;
     if (i > 0) {
-      r.begin[i - 1] = bound;
-      r.end[i - 1] = next;
+      if (begin) begin[i - 1] = bound;
+      if (end) end[i - 1] = next;
     }
     bound = next;
   }
+  return r;
+}
+
+GroupRows resolve_group_rows(const Grouping& grouping, int64_t groups, int64_t m, const int32_t* offsets,
+                             const int32_t* counts) {
+  GroupRows r;
+  r.begin.resize(std::size_t(groups));
+  r.end.resize(std::size_t(groups));
+  static_cast<GroupCheck&>(r) = resolve_group_rows(grouping, groups, m, offsets, counts, r.begin.data(), r.end.data());
   return r;
 }
 

@@ -37,18 +37,24 @@ enum GroupStatus : uint32_t {
 
 // The rows each group computes after the clipping rule of deepgemm.h: group g covers rows
 // [begin[g], end[g]) of its own slot (masked) or of the shared matrices (contiguous).
-struct GroupRows {
-  std::vector<int64_t> begin, end;
+struct GroupCheck {
   uint32_t status = 0;     // GroupStatus bits of every rule broken
   int64_t bad_index = -1;  // the first entry that broke a rule, its value and that rule's bit
   int64_t bad_value = 0;
   uint32_t bad_bit = 0;
+};
+struct GroupRows : GroupCheck {
+  std::vector<int64_t> begin, end;
 };
 
 // groups = G, m = the problem's m; `offsets` (G + 1, contiguous) or `counts` (G, masked) are host
 // memory. Never fails: bad values are clipped and reported in `status`.
 GroupRows resolve_group_rows(const Grouping& grouping, int64_t groups, int64_t m, const int32_t* offsets,
                              const int32_t* counts);
+// The same rule into caller memory (`begin` and `end` hold G entries each, or are both null to
+// only check the values): it allocates nothing, for dgemm_execute.
+GroupCheck resolve_group_rows(const Grouping& grouping, int64_t groups, int64_t m, const int32_t* offsets,
+                              const int32_t* counts, int64_t* begin, int64_t* end);
 
 // What a status bit means, for messages ("below the previous offset").
 const char* group_status_text(uint32_t bit);

@@ -208,14 +208,35 @@ void Epilogue::validate(const GemmProblem& p) const {
          "is given per scale entry, so a scale mode is required");
 }
 
+namespace {
+// Every field but alpha and beta, exactly (no floats): shared by to_string and key, so that a
+// field added here is part of every cache key too.
+std::string epilogue_modes(const Epilogue& e) {
+  std::ostringstream os;
+  os << " bias=" << vector_mode_name(e.bias_mode);
+  if (e.bias_mode != VectorMode::None) os << "(" << dtype_name(e.bias_type) << ")";
+  os << " act=" << activation_name(e.activation) << " scale=" << vector_mode_name(e.scale_mode)
+     << (e.saturate ? " satfinite" : "") << (e.zero_point ? " zero_point" : "");
+  if (e.d_scale.active()) os << " d_scale=" << e.d_scale.to_string();
+  if (e.amax_d) os << " amax_d";
+  return os.str();
+}
+}  // namespace
+
 std::string Epilogue::to_string() const {
   std::ostringstream os;
-  os << "alpha=" << alpha << " beta=" << beta << " bias=" << vector_mode_name(bias_mode);
-  if (bias_mode != VectorMode::None) os << "(" << dtype_name(bias_type) << ")";
-  os << " act=" << activation_name(activation) << " scale=" << vector_mode_name(scale_mode)
-     << (saturate ? " satfinite" : "") << (zero_point ? " zero_point" : "");
-  if (d_scale.active()) os << " d_scale=" << d_scale.to_string();
-  if (amax_d) os << " amax_d";
+  os << "alpha=" << alpha << " beta=" << beta << epilogue_modes(*this);
+  return os.str();
+}
+
+std::string Epilogue::key() const {
+  auto bits = [](float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, sizeof u);
+    return u;
+  };
+  std::ostringstream os;
+  os << std::hex << "alpha=0x" << bits(alpha) << " beta=0x" << bits(beta) << epilogue_modes(*this);
   return os.str();
 }
 

@@ -67,7 +67,8 @@ struct GemmProblem {
   // field and its value (InvalidArgument, or NotSupported for a valid but unimplemented combination).
   void resolve_and_validate();
 
-  // One line, e.g. "m=128 n=256 k=64 bf16*bf16->bf16 (f32) NT row lda=64 ...".
+  // One line, e.g. "m=128 n=256 k=64 bf16*bf16->bf16 (f32) NT row lda=64 ...". Exact (every
+  // field is an integer), so caches key on it.
   std::string to_string() const;
 };
 
@@ -93,7 +94,11 @@ struct Epilogue {
   }
   // Checks the epilogue against the problem. Throws Error naming the field.
   void validate(const GemmProblem& p) const;
+  // For people: alpha and beta rounded to 6 significant digits.
   std::string to_string() const;
+  // For caches: every field, alpha and beta as their bit patterns. A key built from to_string()
+  // would hand a plan for alpha = 1.0000049f the plan (and so the alpha) made for alpha = 1.
+  std::string key() const;
 };
 
 // Scalars as the kernel sees them at execute time.

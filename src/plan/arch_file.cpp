@@ -9,8 +9,8 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdint>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -19,6 +19,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/files.hpp"
 
 namespace dgemm {
 namespace {
@@ -40,47 +41,92 @@ struct Source {
   }
 };
 
-Node convert(const Source& src, yaml_document_t* doc, yaml_node_t* n, int depth) {
-  if (depth > 16) src.bad(int(n->start_mark.line) + 1, "", "nesting too deep");
-  Node out;
-  out.line = int(n->start_mark.line) + 1;
-  switch (n->type) {
-    case YAML_SCALAR_NODE:
-      out.kind = Node::Scalar;
-      out.value.assign(reinterpret_cast<const char*>(n->data.scalar.value), n->data.scalar.length);
-      break;
-    case YAML_SEQUENCE_NODE:
-      out.kind = Node::Sequence;
-      for (yaml_node_item_t* it = n->data.sequence.items.start; it < n->data.sequence.items.top; ++it)
-        out.items.push_back(convert(src, doc, yaml_document_get_node(doc, *it), depth + 1));
-      break;
-    case YAML_MAPPING_NODE:
-      out.kind = Node::Mapping;
-      for (yaml_node_pair_t* p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; ++p)
-        out.entries.emplace_back(convert(src, doc, yaml_document_get_node(doc, p->key), depth + 1),
-                                 convert(src, doc, yaml_document_get_node(doc, p->value), depth + 1));
-      break;
-    default:
-      src.bad(out.line, "", "empty node");
-  }
-  return out;
-}
+// Limits that no real description comes near (the shipped ones are ~2 KB, ~100 nodes, depth 3),
+// enforced while reading and parsing, so that no file can make planning hang or take memory.
+constexpr std::size_t kMaxFileBytes = 1 << 20;
+constexpr std::size_t kMaxNodes = 10000;
+constexpr std::size_t kMaxDepth = 16;
 
+// Builds the tree from libyaml's events (not its document loader, which expands aliases and
+// recurses without bound), refusing aliases, too many nodes and too deep nesting as they come.
+// Only the first document of the stream is read.
 Node parse_yaml(const std::string& text, const Source& src) {
   yaml_parser_t parser;
   if (!yaml_parser_initialize(&parser)) fail(Status::OutOfMemory, src.name, ": cannot initialize the YAML parser");
   std::unique_ptr<yaml_parser_t, void (*)(yaml_parser_t*)> parser_guard(&parser, yaml_parser_delete);
   yaml_parser_set_input_string(&parser, reinterpret_cast<const unsigned char*>(text.data()), text.size());
-  yaml_document_t doc;
-  if (!yaml_parser_load(&parser, &doc)) {
-    const int line = int(parser.problem_mark.line) + 1;
-    src.bad(line, "", std::string("not valid YAML: ") + (parser.problem ? parser.problem : "parse error") +
-                          (parser.context ? std::string(" ") + parser.context : std::string()));
+
+  struct Open {  // a sequence or mapping being read, and a mapping's pending key
+    Node node;
+    bool have_key = false;
+    Node key;
+  };
+  std::vector<Open> open;
+  std::unique_ptr<Node> root;
+  std::size_t nodes = 0;
+  auto attach = [&](Node n) {
+    if (open.empty()) {
+      root = std::make_unique<Node>(std::move(n));
+      return;
+    }
+    Open& o = open.back();
+    if (o.node.kind == Node::Sequence) {
+      o.node.items.push_back(std::move(n));
+    } else if (!o.have_key) {
+      o.key = std::move(n);
+      o.have_key = true;
+    } else {
+      o.node.entries.emplace_back(std::move(o.key), std::move(n));
+      o.have_key = false;
+    }
+  };
+  for (bool done = false; !done;) {
+    yaml_event_t event;
+    if (!yaml_parser_parse(&parser, &event)) {
+      const int line = int(parser.problem_mark.line) + 1;
+      src.bad(line, "", std::string("not valid YAML: ") + (parser.problem ? parser.problem : "parse error") +
+                            (parser.context ? std::string(" ") + parser.context : std::string()));
+    }
+    std::unique_ptr<yaml_event_t, void (*)(yaml_event_t*)> event_guard(&event, yaml_event_delete);
+    const int line = int(event.start_mark.line) + 1;
+    if (event.type == YAML_SCALAR_EVENT || event.type == YAML_SEQUENCE_START_EVENT ||
+        event.type == YAML_MAPPING_START_EVENT) {
+      if (++nodes > kMaxNodes) src.bad(line, "", "more than " + std::to_string(kMaxNodes) + " values");
+    }
+    switch (event.type) {
+      case YAML_ALIAS_EVENT:
+        src.bad(line, "", "aliases (*name) are not supported in hardware descriptions");
+      case YAML_SCALAR_EVENT: {
+        Node n;
+        n.line = line;
+        n.value.assign(reinterpret_cast<const char*>(event.data.scalar.value), event.data.scalar.length);
+        attach(std::move(n));
+        break;
+      }
+      case YAML_SEQUENCE_START_EVENT:
+      case YAML_MAPPING_START_EVENT:
+        if (open.size() >= kMaxDepth) src.bad(line, "", "nesting too deep");
+        open.emplace_back();
+        open.back().node.kind = event.type == YAML_SEQUENCE_START_EVENT ? Node::Sequence : Node::Mapping;
+        open.back().node.line = line;
+        break;
+      case YAML_SEQUENCE_END_EVENT:
+      case YAML_MAPPING_END_EVENT: {
+        Node n = std::move(open.back().node);
+        open.pop_back();
+        attach(std::move(n));
+        break;
+      }
+      case YAML_DOCUMENT_END_EVENT:
+      case YAML_STREAM_END_EVENT:
+        done = true;
+        break;
+      default:  // stream and document starts
+        break;
+    }
   }
-  std::unique_ptr<yaml_document_t, void (*)(yaml_document_t*)> doc_guard(&doc, yaml_document_delete);
-  yaml_node_t* root = yaml_document_get_root_node(&doc);
-  if (root == nullptr) src.bad(1, "", "the file is empty");
-  return convert(src, &doc, root, 0);
+  if (!root) src.bad(1, "", "the file is empty");
+  return std::move(*root);
 }
 
 std::string lower(std::string s) {
@@ -337,18 +383,51 @@ std::string strip_yaml_suffix(const std::string& name) {
   return n;
 }
 
+// `v` as a YAML double-quoted scalar that reads back byte for byte: quotes and backslashes
+// escaped, and so is every character YAML would fold (line breaks, tabs) or does not allow
+// unescaped (controls, DEL, C1, surrogates, U+FFFE/FFFF). `v` comes from a parse, so it is UTF-8.
+std::string yaml_quoted(const std::string& v) {
+  std::string out = "\"";
+  char buf[16];
+  for (std::size_t i = 0; i < v.size();) {
+    const unsigned char c = static_cast<unsigned char>(v[i]);
+    if (c < 0x80) {
+      if (c == '"' || c == '\\') {
+        out += '\\';
+        out += char(c);
+      } else if (c < 0x20 || c == 0x7f) {
+        std::snprintf(buf, sizeof buf, "\\x%02X", unsigned(c));
+        out += buf;
+      } else {
+        out += char(c);
+      }
+      ++i;
+      continue;
+    }
+    // A UTF-8 sequence: its length from the lead byte, its code point from the whole.
+    const std::size_t len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+    uint32_t cp = c & (len == 4 ? 0x07 : len == 3 ? 0x0f : 0x1f);
+    for (std::size_t k = 1; k < len && i + k < v.size(); ++k) cp = (cp << 6) | (static_cast<unsigned char>(v[i + k]) & 0x3f);
+    const bool printable = (cp >= 0xa0 && cp <= 0xd7ff && cp != 0x2028 && cp != 0x2029) ||
+                           (cp >= 0xe000 && cp <= 0xfffd && cp != 0xfeff) || cp >= 0x10000;
+    if (printable) {
+      out.append(v, i, len);
+    } else {
+      std::snprintf(buf, sizeof buf, "\\u%04X", unsigned(cp & 0xffff));
+      out += buf;
+    }
+    i += len;
+  }
+  return out + "\"";
+}
+
 }  // namespace
 
 std::string arch_to_yaml(const HardwareDesc& hw) {
   std::ostringstream os;
   os.precision(17);
-  auto quoted = [](const std::string& v) {
-    std::string out = "\"";
-    for (char c : v) out += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
-    return out + "\"";
-  };
   const char* vendor = hw.vendor == Vendor::Nvidia ? "nvidia" : hw.vendor == Vendor::Amd ? "amd" : "cpu";
-  os << "name: " << quoted(hw.name) << "\nvendor: " << vendor << "\ncompute_capability: \"" << hw.cc_major << "."
+  os << "name: " << yaml_quoted(hw.name) << "\nvendor: " << vendor << "\ncompute_capability: \"" << hw.cc_major << "."
      << hw.cc_minor << "\"\nsm_count: " << hw.sm_count << "\nwarp_size: " << hw.warp_size
      << "\nmax_warps_per_sm: " << hw.max_warps_per_sm << "\nmax_blocks_per_sm: " << hw.max_blocks_per_sm
      << "\nmax_threads_per_block: " << hw.max_threads_per_block << "\nregisters_per_sm: " << hw.regs_per_sm
@@ -386,12 +465,16 @@ HardwareDesc apply_arch_text(const HardwareDesc& base, const std::string& text, 
 }
 
 HardwareDesc apply_arch_file(const HardwareDesc& base, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (in) {
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (in.bad()) fail(Status::ArchFileError, path, ": cannot read the file");
-    return apply_arch_text(base, text.str(), path);
+  std::string text;
+  const ReadResult r = read_regular_file(path, kMaxFileBytes, /*follow_symlinks=*/true, &text);
+  switch (r.status) {
+    case ReadStatus::Ok: return apply_arch_text(base, text, path);
+    case ReadStatus::NotRegular: fail(Status::ArchFileError, path, ": not a regular file (", r.why, ")");
+    case ReadStatus::TooLarge:
+      fail(Status::ArchFileError, path, ": ", r.why, ", larger than the ", kMaxFileBytes,
+           " bytes a hardware description may have");
+    case ReadStatus::Failed: fail(Status::ArchFileError, path, ": cannot read the file (", r.why, ")");
+    case ReadStatus::Missing: break;
   }
   // Not a file: a built-in name ("h200") when there is no path separator in it.
   if (path.find('/') == std::string::npos) {

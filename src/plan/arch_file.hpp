@@ -28,7 +28,9 @@ namespace dgemm {
 
 // `path` is a YAML file, or, when no such file exists, the name of a built-in description
 // ("h200", "h200.yaml"; see builtin_arch_names()). Throws Error(ArchFileError) naming the file,
-// the line and the field on an unknown field, a wrong type or a bad value.
+// the line and the field on an unknown field, a wrong type or a bad value. Only a regular file
+// of at most 1 MiB is read (a FIFO, device or directory is refused without waiting); YAML
+// aliases, more than 10000 values and nesting deeper than 16 are refused while parsing.
 HardwareDesc apply_arch_file(const HardwareDesc& base, const std::string& path);
 
 // The same on YAML text; `source` names it in errors.

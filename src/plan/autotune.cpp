@@ -1,15 +1,14 @@
 // Autotuning's selection rule and its on-disk memory (see autotune.hpp).
 #include "plan/autotune.hpp"
 
-#include <unistd.h>
-
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <vector>
+
+#include "core/files.hpp"
 
 namespace dgemm {
 namespace {
@@ -44,29 +43,26 @@ std::string memory_path(const std::string& dir, const std::string& key) {
 }
 
 // The remembered winner's config name for `key`, or "" (a file for another key with the same
-// hash, or a damaged one, is ignored).
+// hash, a damaged one, or one in a folder others can write, is ignored). The memory is read like
+// the kernel cache: a small regular file, never through a symlink.
 std::string recall(const std::string& dir, const std::string& key) {
-  if (dir.empty()) return "";
-  std::ifstream in(memory_path(dir, key));
+  if (dir.empty() || !prepare_private_dir(dir).empty()) return "";
+  std::string text;
+  if (read_regular_file(memory_path(dir, key), 1 << 16, /*follow_symlinks=*/false, &text).status != ReadStatus::Ok)
+    return "";
+  std::istringstream in(text);
   std::string stored_key, name;
   if (!std::getline(in, stored_key) || !std::getline(in, name) || stored_key != key) return "";
   return name;
 }
 
-// Written to a temporary file and renamed: a reader sees the old entry or the new one, never half.
+// Written to a fresh file and renamed: a reader sees the old entry or the new one, never half.
+// The memory is an optimization: failing to write it is not an error.
 void remember(const std::string& dir, const std::string& key, const std::string& name, double us) {
-  if (dir.empty()) return;
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  const std::string path = memory_path(dir, key);
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << key << "\n" << name << "\n" << us << "\n";
-    if (!out) return;  // the memory is an optimization: failing to write it is not an error
-  }
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) std::filesystem::remove(tmp, ec);
+  if (dir.empty() || !prepare_private_dir(dir).empty()) return;
+  std::ostringstream out;
+  out << key << "\n" << name << "\n" << us << "\n";
+  write_file_atomically(memory_path(dir, key), out.str());
 }
 
 }  // namespace
@@ -96,7 +92,7 @@ std::string problem_class_key(const GemmProblem& p, const Epilogue& e) {
   }
   // So does a grouping: a grouped problem never reuses a strided batch's winner, or the reverse.
   os << p.grouping.to_string();
-  os << " | " << e.to_string();
+  os << " | " << e.key();
   return os.str();
 }
 

@@ -253,7 +253,8 @@ CostEstimate estimate_cost(const GemmProblem& p, const Epilogue& e, const Hardwa
   // ---- memory traffic
   const double a_sz = double(dtype_size(p.a_type)), b_sz = double(dtype_size(p.b_type));
   const double batch = double(std::max<int64_t>(1, p.batch_count));
-  const double a_bytes = double(p.m) * p.k * a_sz * batch, b_bytes = double(p.n) * p.k * b_sz * batch;
+  const double a_bytes = double(p.m) * p.k * a_sz * batch,
+               b_bytes = double(p.n) * p.k * b_sz * (in.b_copies > 0 ? double(in.b_copies) : batch);
   const double d_bytes = double(p.m) * p.n * dtype_size(p.d_type) * batch;
   const double c_bytes = e.reads_c() ? double(p.m) * p.n * dtype_size(p.c_type) * batch : 0.0;
   // L2 -> SM: every tile reads its A and B panels; multicast in a cluster shares them.

@@ -56,6 +56,8 @@ struct CostInput {
   double math_efficiency = 0;       // fraction of the instruction peak the main loop reaches
                                     // (0 = default: 0.85, measured cuBLAS-class kernels)
   double extra_fixed_us = 0;        // e.g. a separate split-K reduction or packing launch
+  int64_t b_copies = 0;             // distinct B matrices read (grouped problems costed as one
+                                    // batch whose row groups each have their own B); 0 = batch_count
 };
 
 // Every term of the estimate, kept so that a plan can say why it was chosen.

@@ -246,10 +246,14 @@ class Sm90Family final : public FamilyModel {
       view.m = v.rows;
       view.n = v.cols;
       if (p.grouping.contiguous()) {
-        // The groups' sizes are unknown until the kernel runs: costed as G even groups sharing
-        // the m rows, each with half a tile of padding (A and D are read and written once, each
-        // group's B once).
-        view.m = (p.m + p.batch_count - 1) / p.batch_count + c.block_m / 2;
+        // The groups' sizes are unknown until the kernel runs. Costed as one batch of the shared
+        // m rows: with an alignment that is a multiple of BLOCK_M no tile straddles two groups,
+        // otherwise each group adds half a tile on average; each group reads its own B. (An
+        // earlier model, G even groups of m / G + BLOCK_M / 2 rows, chose 128x256 for 8 experts
+        // of 64 tokens: 190 us on the H200, 128x128 ran 128 us; run 4, bench/RESULTS.md.)
+        view.batch_count = 1;
+        view.m = p.m + (p.grouping.m_alignment % c.block_m == 0 ? 0 : p.batch_count * c.block_m / 2);
+        in.b_copies = p.stride_b == 0 ? 1 : p.batch_count;
       }
       Candidate made = make_candidate(c, estimate_cost(view, e, hw, in));
       made.measuring_only = measuring_only;

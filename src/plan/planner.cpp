@@ -259,7 +259,7 @@ PlanDecision choose_kernel_from(const GemmProblem& p, const Epilogue& e, const H
 PlanDecision choose_kernel(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw,
                            const PlanRequest& request) {
   if (!request.use_cache) return choose_kernel_from(p, e, hw, request, family_models());
-  const std::string key = p.to_string() + "|" + e.to_string() + "|" + request.key() + "|" + hardware_key(hw);
+  const std::string key = p.to_string() + "|" + e.key() + "|" + request.key() + "|" + hardware_key(hw);
   {
     std::lock_guard<std::mutex> lock(g_cache_mutex);
     auto it = g_cache.find(key);

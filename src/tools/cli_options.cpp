@@ -1,7 +1,11 @@
 // Flag parsing and the problem/epilogue flags shared by the tool's subcommands.
 #include "tools/cli_options.hpp"
 
+#include <cctype>
+#include <cerrno>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <stdexcept>
 #include <utility>
 
@@ -13,13 +17,13 @@ Flags::Flags(int argc, char** argv) {
     if (arg.rfind("--", 0) != 0) throw std::invalid_argument("unexpected argument '" + arg + "' (flags start with --)");
     arg = arg.substr(2);
     auto eq = arg.find('=');
+    std::string name = arg.substr(0, eq), value;
     if (eq != std::string::npos) {
-      values_[arg.substr(0, eq)] = arg.substr(eq + 1);
+      value = arg.substr(eq + 1);
     } else if (i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0) {
-      values_[arg] = argv[++i];
-    } else {
-      values_[arg] = "";  // bare flag
-    }
+      value = argv[++i];
+    }  // else a bare flag: ""
+    if (!values_.emplace(name, value).second) throw std::invalid_argument("--" + name + " is given twice");
   }
 }
 
@@ -34,22 +38,47 @@ std::string Flags::get(const std::string& name, const std::string& fallback) con
   return it == values_.end() ? fallback : it->second;
 }
 
-long long Flags::get_int(const std::string& name, long long fallback) const {
-  std::string v = get(name, "");
-  if (v.empty()) return fallback;
+long long Flags::get_int(const std::string& name, long long fallback, long long lo, long long hi) const {
+  if (!has(name)) return fallback;
+  const std::string v = get(name, "");
+  if (v.empty()) throw std::invalid_argument("--" + name + " needs a value (an integer)");
   char* end = nullptr;
-  long long x = std::strtoll(v.c_str(), &end, 10);
-  if (*end != '\0') throw std::invalid_argument("--" + name + " = '" + v + "' is not an integer");
+  errno = 0;
+  const long long x = std::strtoll(v.c_str(), &end, 10);
+  // strtoll skips leading blanks and accepts a lone sign: neither is an integer here.
+  if (*end != '\0' || !(std::isdigit(static_cast<unsigned char>(v[0])) || v[0] == '-' || v[0] == '+') ||
+      end == v.c_str())
+    throw std::invalid_argument("--" + name + " = '" + v + "' is not an integer");
+  if (errno == ERANGE || x < lo || x > hi) {
+    throw std::invalid_argument("--" + name + " = '" + v + "' is out of range [" + std::to_string(lo) + ", " +
+                                std::to_string(hi) + "]");
+  }
   return x;
 }
 
 double Flags::get_double(const std::string& name, double fallback) const {
-  std::string v = get(name, "");
-  if (v.empty()) return fallback;
+  if (!has(name)) return fallback;
+  const std::string v = get(name, "");
+  if (v.empty()) throw std::invalid_argument("--" + name + " needs a value (a number)");
   char* end = nullptr;
-  double x = std::strtod(v.c_str(), &end);
-  if (*end != '\0') throw std::invalid_argument("--" + name + " = '" + v + "' is not a number");
+  errno = 0;
+  const double x = std::strtod(v.c_str(), &end);
+  if (*end != '\0' || end == v.c_str() || std::isspace(static_cast<unsigned char>(v[0])))
+    throw std::invalid_argument("--" + name + " = '" + v + "' is not a number");
+  if (errno == ERANGE || !std::isfinite(x))
+    throw std::invalid_argument("--" + name + " = '" + v + "' is not a finite number");
   return x;
+}
+
+std::string Flags::get_choice(const std::string& name, const std::string& fallback,
+                              std::initializer_list<const char*> choices) const {
+  const std::string v = get(name, fallback);
+  std::string list;
+  for (const char* c : choices) {
+    if (v == c) return v;
+    list += (list.empty() ? "" : ", ") + std::string(c);
+  }
+  throw std::invalid_argument("--" + name + " = '" + v + "': expected one of " + list);
 }
 
 bool Flags::get_bool(const std::string& name) const {
@@ -83,7 +112,46 @@ dgemm_vector_mode_t parse_vector_mode(const std::string& flag, const std::string
   if (allow_tensor && v == "tensor") return DGEMM_VECTOR_PER_TENSOR;
   throw std::invalid_argument("--" + flag + " = '" + v + "': expected none, row, col" + (allow_tensor ? ", tensor" : ""));
 }
+
+// A scalar of the epilogue: any float the library takes, inf and nan included (BLAS semantics:
+// they propagate; GPU test repro lines print them); a finite number must stay finite as a float
+// (3.40282347e+38, FLT_MAX printed to 9 digits, rounds to FLT_MAX and is accepted).
+float float_flag(const Flags& f, const std::string& name, double fallback) {
+  if (!f.has(name)) return float(fallback);
+  const std::string v = f.get(name, "");
+  if (v.empty()) throw std::invalid_argument("--" + name + " needs a value (a number)");
+  char* end = nullptr;
+  errno = 0;
+  const double x = std::strtod(v.c_str(), &end);
+  if (*end != '\0' || end == v.c_str() || std::isspace(static_cast<unsigned char>(v[0])))
+    throw std::invalid_argument("--" + name + " = '" + v + "' is not a number");
+  // A literal beyond double's range (1e999) is a mistake, not a request for infinity ("inf" is).
+  if (errno == ERANGE && std::isinf(x))
+    throw std::invalid_argument("--" + name + " = '" + v + "' is not a finite number (write inf for infinity)");
+  // Finite doubles below FLT_MAX + half an ulp (2^103) round to a finite float; converting one
+  // beyond that would be undefined behaviour, so compare first.
+  if (std::isfinite(x) && std::fabs(x) >= double(std::numeric_limits<float>::max()) + std::ldexp(1.0, 103))
+    throw std::invalid_argument("--" + name + " = '" + v + "' does not fit a float (|x| <= 3.4028235e38)");
+  return float(x);
+}
 }  // namespace
+
+void parse_device(const std::string& value, dgemm_device_kind_t* kind, int* index) {
+  *index = 0;
+  if (value == "auto") {
+    *kind = DGEMM_DEVICE_AUTO;
+  } else if (value == "cpu") {
+    *kind = DGEMM_DEVICE_CPU;
+  } else if (value == "cuda") {
+    *kind = DGEMM_DEVICE_CUDA;
+  } else if (value.rfind("cuda:", 0) == 0 && value.size() > 5 && value.size() <= 5 + 9 &&
+             value.find_first_not_of("0123456789", 5) == std::string::npos) {
+    *kind = DGEMM_DEVICE_CUDA;
+    *index = std::stoi(value.substr(5));  // at most 9 digits: fits an int
+  } else {
+    throw std::invalid_argument("--device = '" + value + "': expected auto, cpu, cuda or cuda:N (N a device number)");
+  }
+}
 
 dgemm_dtype_t parse_dtype(const std::string& flag, const std::string& name) {
   for (const auto& d : kDtypes) {
@@ -104,9 +172,9 @@ GemmOptions parse_gemm_options(const Flags& f) {
   dgemm_problem_init(&o.problem);
   dgemm_epilogue_init(&o.epilogue);
   dgemm_problem_t& p = o.problem;
-  p.m = f.get_int("m", 1024);
-  p.n = f.get_int("n", 1024);
-  p.k = f.get_int("k", 1024);
+  p.m = f.get_int("m", 1024, 0);
+  p.n = f.get_int("n", 1024, 0);
+  p.k = f.get_int("k", 1024, 0);
   dgemm_dtype_t in = parse_dtype("dtype", f.get("dtype", "bf16"));
   p.a_type = f.has("a-dtype") ? parse_dtype("a-dtype", f.get("a-dtype", "")) : in;
   p.b_type = f.has("b-dtype") ? parse_dtype("b-dtype", f.get("b-dtype", "")) : in;
@@ -117,14 +185,13 @@ GemmOptions parse_gemm_options(const Flags& f) {
   p.c_type = f.has("c-dtype") ? parse_dtype("c-dtype", f.get("c-dtype", "")) : p.d_type;
   p.op_a = f.get_bool("trans-a") ? DGEMM_OP_T : DGEMM_OP_N;
   p.op_b = f.get_bool("trans-b") ? DGEMM_OP_T : DGEMM_OP_N;
-  std::string order = f.get("order", "row");
-  if (order != "row" && order != "col") throw std::invalid_argument("--order = '" + order + "': expected row or col");
+  const std::string order = f.get_choice("order", "row", {"row", "col"});
   p.order = order == "row" ? DGEMM_ORDER_ROW_MAJOR : DGEMM_ORDER_COL_MAJOR;
-  p.lda = f.get_int("lda", 0);
-  p.ldb = f.get_int("ldb", 0);
-  p.ldc = f.get_int("ldc", 0);
-  p.ldd = f.get_int("ldd", 0);
-  p.batch_count = f.get_int("batch", 1);
+  p.lda = f.get_int("lda", 0, 0);
+  p.ldb = f.get_int("ldb", 0, 0);
+  p.ldc = f.get_int("ldc", 0, 0);
+  p.ldd = f.get_int("ldd", 0, 0);
+  p.batch_count = f.get_int("batch", 1, 1);
   if (p.batch_count > 1) {
     // Packed batches: each matrix right after the previous one.
     bool row = p.order == DGEMM_ORDER_ROW_MAJOR;
@@ -153,8 +220,8 @@ GemmOptions parse_gemm_options(const Flags& f) {
     *stride = v;
   }
   dgemm_epilogue_t& e = o.epilogue;
-  e.alpha = float(f.get_double("alpha", 1.0));
-  e.beta = float(f.get_double("beta", 0.0));
+  e.alpha = float_flag(f, "alpha", 1.0);
+  e.beta = float_flag(f, "beta", 0.0);
   e.bias_mode = parse_vector_mode("bias", f.get("bias", "none"), false);
   e.bias_type = f.has("bias-dtype") ? parse_dtype("bias-dtype", f.get("bias-dtype", "")) : DGEMM_DTYPE_F32;
   std::string act = f.get("act", "none");

@@ -3,6 +3,8 @@
 // public API's descriptor structs.
 #pragma once
 
+#include <climits>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <vector>
@@ -12,14 +14,21 @@
 namespace dgemm::tools {
 
 // "--name value", "--name=value" and bare "--flag" arguments. Unknown names are errors, reported
-// by `check_all_used`.
+// by `check_all_used`; so is a flag given twice. Every bad value throws std::invalid_argument
+// naming the flag and the value (main turns it into kExitUsage, commands.hpp).
 class Flags {
  public:
   Flags(int argc, char** argv);
   bool has(const std::string& name) const;
   std::string get(const std::string& name, const std::string& fallback) const;
-  long long get_int(const std::string& name, long long fallback) const;
-  double get_double(const std::string& name, double fallback) const;
+  // The whole value must be a base-10 integer in [lo, hi]; a flag given without a value is an
+  // error, not its default.
+  long long get_int(const std::string& name, long long fallback, long long lo = LLONG_MIN,
+                    long long hi = LLONG_MAX) const;
+  double get_double(const std::string& name, double fallback) const;  // finite numbers only
+  // One of `choices`; the error lists them.
+  std::string get_choice(const std::string& name, const std::string& fallback,
+                         std::initializer_list<const char*> choices) const;
   bool get_bool(const std::string& name) const;  // a bare flag, or =1/true/0/false
   // Throws std::invalid_argument naming the first flag that no getter asked for.
   void check_all_used() const;
@@ -42,6 +51,9 @@ struct GemmOptions {
 };
 GemmOptions parse_gemm_options(const Flags& flags);
 const char* gemm_options_help();
+
+// --device: "auto", "cpu", "cuda" or "cuda:N"; throws std::invalid_argument naming the value.
+void parse_device(const std::string& value, dgemm_device_kind_t* kind, int* index);
 
 // "bf16" -> DGEMM_DTYPE_BF16 etc.; throws std::invalid_argument naming the flag on an unknown name.
 dgemm_dtype_t parse_dtype(const std::string& flag, const std::string& name);

@@ -5,9 +5,11 @@
 // problems are checked on a random sample of rows, gathered into a smaller problem of the same kind.
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -30,6 +32,10 @@ namespace {
 
 // Throws the library's status and message when a call fails (main() turns the status into the
 // exit code).
+// A library handle released when it goes out of scope.
+template <class Handle>
+using Owned = std::unique_ptr<Handle, dgemm_status_t (*)(Handle*)>;
+
 void check(dgemm_status_t st, const char* what) {
   if (st != DGEMM_STATUS_SUCCESS) {
     throw Error(static_cast<Status>(st), std::string(what) + " failed: " + dgemm_status_string(st) + ": " +
@@ -179,27 +185,24 @@ int cmd_run(int argc, char** argv) {
   }
   GemmOptions opt = parse_gemm_options(f);
   const std::string device = f.get("device", "auto");
-  const int reps = int(f.get_int("reps", 20));
-  const int warmup = int(f.get_int("warmup", 3));
-  const std::string check_mode = f.get("check", "auto");
-  const uint64_t seed = uint64_t(f.get_int("seed", 1));
+  const int reps = int(f.get_int("reps", 20, 1, INT_MAX));
+  const int warmup = int(f.get_int("warmup", 3, 0, INT_MAX));
+  const std::string check_mode = f.get_choice("check", "auto", {"auto", "full", "sample", "none"});
+  const uint64_t seed = uint64_t(f.get_int("seed", 1, 0));
   const std::string force = f.get("force-kernel", "");
   const bool autotune = f.get_bool("autotune");
   const bool explain = f.get_bool("explain");
   const bool as_json = f.get_bool("json");
   f.check_all_used();
-  if (reps < 1 || warmup < 0) throw std::invalid_argument("--reps must be >= 1 and --warmup >= 0");
 
   dgemm_device_kind_t kind = DGEMM_DEVICE_AUTO;
   int index = 0;
-  if (device == "cpu") kind = DGEMM_DEVICE_CPU;
-  else if (device.rfind("cuda", 0) == 0) {
-    kind = DGEMM_DEVICE_CUDA;
-    if (device.size() > 5) index = std::stoi(device.substr(5));
-  } else if (device != "auto") throw std::invalid_argument("--device = '" + device + "': expected auto, cpu or cuda[:N]");
+  parse_device(device, &kind, &index);
 
   dgemm_context_t ctx = nullptr;
   check(dgemm_context_create(kind, index, &ctx), "dgemm_context_create");
+  // Handles are released on every way out, errors included (the sanitizer tier checks for leaks).
+  const Owned<dgemm_context> ctx_owner(ctx, dgemm_context_destroy);
   dgemm_device_kind_t actual = DGEMM_DEVICE_CPU;
   dgemm_context_device(ctx, &actual, &index);
   const bool on_gpu = actual == DGEMM_DEVICE_CUDA;
@@ -211,6 +214,7 @@ int cmd_run(int argc, char** argv) {
   dgemm_plan_t plan = nullptr;
   auto t0 = std::chrono::steady_clock::now();
   check(dgemm_create_plan(ctx, &opt.problem, &opt.epilogue, &popt, &plan), "dgemm_create_plan");
+  const Owned<dgemm_plan> plan_owner(plan, dgemm_destroy_plan);
   double plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   size_t desc_size = 0;
   dgemm_plan_describe(plan, nullptr, 0, &desc_size);
@@ -389,17 +393,21 @@ int cmd_run(int argc, char** argv) {
     HostBuffer rd(rq.d_type, span(rq, rq.m, rq.n, rq.ldd, rq.stride_d));
     dgemm_context_t cpu = nullptr;
     check(dgemm_context_create(DGEMM_DEVICE_CPU, 0, &cpu), "dgemm_context_create(cpu)");
+    const Owned<dgemm_context> cpu_owner(cpu, dgemm_context_destroy);
     dgemm_plan_t ref_plan = nullptr;
     check(dgemm_create_plan(cpu, &rp, &opt.epilogue, nullptr, &ref_plan), "dgemm_create_plan(oracle)");
+    const Owned<dgemm_plan> ref_plan_owner(ref_plan, dgemm_destroy_plan);
     dgemm_args_t rargs;
     dgemm_args_init(&rargs);
     rargs.bias = rbias.data();
     rargs.scale = static_cast<const float*>(rscale.data());
     rargs.zero_point = rzp.empty() ? nullptr : rzp.data();
-    check(dgemm_execute(ref_plan, ra.data(), h.b.data(), rc_buf.data(), rd.data(), &rargs, nullptr, 0, nullptr),
+    size_t ref_ws_size = 0;
+    check(dgemm_plan_workspace_size(ref_plan, &ref_ws_size), "dgemm_plan_workspace_size(oracle)");
+    std::vector<unsigned char> ref_ws(ref_ws_size);
+    check(dgemm_execute(ref_plan, ra.data(), h.b.data(), rc_buf.data(), rd.data(), &rargs, ref_ws.data(), ref_ws_size,
+                        nullptr),
           "dgemm_execute(oracle)");
-    dgemm_destroy_plan(ref_plan);
-    dgemm_context_destroy(cpu);
     report.checked = true;
     report.error = relative_error(p, h.d, rows, rq, rd);
     report.threshold = threshold_for(p);
@@ -412,8 +420,6 @@ int cmd_run(int argc, char** argv) {
   } else {
     print_summary(report);
   }
-  dgemm_destroy_plan(plan);
-  dgemm_context_destroy(ctx);
   return rc;
 }
 

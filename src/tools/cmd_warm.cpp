@@ -4,6 +4,9 @@
 // compiling on the device. Plans are made exactly as dgemm_create_plan makes them. Progress
 // (kernels compiled / total, elapsed) goes to stderr; stdout gets the summary, or with --json one
 // JSON object.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -18,12 +21,11 @@
 #include <vector>
 
 #include "api/convert.hpp"
+#include "core/files.hpp"
 #include "plan/planner.hpp"
 #include "tools/arch_option.hpp"
 #include "tools/cli_options.hpp"
 #include "tools/commands.hpp"
-
-#include <unistd.h>
 
 #ifdef DGEMM_WITH_CUDA
 #include "backend/cuda/jit.hpp"
@@ -116,9 +118,9 @@ int cmd_warm(int argc, char** argv) {
   const std::string shapes = f.get("shapes", "");
   const std::vector<std::string> dtypes = split(f.get("dtypes", "bf16"), ',');
   const std::vector<std::string> layouts = split(f.get("layouts", "tn,nn"), ',');
-  const int runners_up = int(f.get_int("runners-up", 1));
+  const int runners_up = int(f.get_int("runners-up", 1, 0, 64));
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  const int threads = int(f.get_int("threads", cores));
+  const int threads = int(f.get_int("threads", cores, 1, 1024));
   const bool as_json = f.get_bool("json");
   const bool quiet = f.get_bool("quiet");
   std::vector<GemmOptions> problems;
@@ -128,7 +130,6 @@ int cmd_warm(int argc, char** argv) {
     problems = problems_from_file(shapes, dtypes, layouts);
   }
   f.check_all_used();
-  if (runners_up < 0 || threads < 1) throw std::invalid_argument("--runners-up must be >= 0 and --threads >= 1");
 
 #ifndef DGEMM_WITH_CUDA
   (void)arch_spec;
@@ -150,6 +151,22 @@ int cmd_warm(int argc, char** argv) {
     return kExitUnsupported;
   }
   const std::string arch = jit::arch_for_cc(hw.cc_major, hw.cc_minor);
+  // Warming is only worth anything when the kernels land on disk.
+  if (jit::cache_dir().empty()) {
+    std::fprintf(stderr, "deepgemm warm: the disk cache is off (DEEPGEMM_CACHE_DIR=off, or no HOME): nothing to fill\n");
+    return kExitError;
+  }
+  if (const std::string why = jit::cache_dir_problem(); !why.empty()) {
+    std::fprintf(stderr, "deepgemm warm: the kernel cache folder cannot be used: %s\n", why.c_str());
+    return kExitError;
+  }
+  // Before minutes of compiling: can anything be written there at all?
+  const std::string probe = jit::cache_dir() + "/.warm-probe";
+  if (!write_file_atomically(probe, "")) {
+    std::fprintf(stderr, "deepgemm warm: cannot write to the kernel cache folder %s\n", jit::cache_dir().c_str());
+    return kExitError;
+  }
+  unlink(probe.c_str());
 
   // Every distinct kernel of the chosen plans (and runners-up), each once.
   std::vector<jit::CompileRequest> requests;
@@ -236,7 +253,22 @@ int cmd_warm(int argc, char** argv) {
                 arch.c_str(), plans, total_s, jit::cache_dir().c_str(),
                 unplannable ? (" (" + std::to_string(unplannable) + " problems not plannable)").c_str() : "");
   }
-  return failed ? kExitError : kExitOk;
+  // Success means every kernel is now in the disk cache (compile() writes it best effort).
+  int missing = 0;
+  for (const jit::CompileRequest& r : requests) {
+    struct stat st;
+    const std::string path = jit::cache_entry_path(jit::cache_key(r));
+    if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) ++missing;
+  }
+  if (missing > 0 && failed == 0) {
+    std::fprintf(stderr, "deepgemm warm: %d of %zu kernels could not be written to %s (is it writable?)\n", missing,
+                 requests.size(), jit::cache_dir().c_str());
+  }
+  if (plans == 0) {
+    std::fprintf(stderr, "deepgemm warm: none of the %zu problems could be planned\n", problems.size());
+    return kExitUnsupported;
+  }
+  return failed || missing ? kExitError : kExitOk;
 #endif
 }
 

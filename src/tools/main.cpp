@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <new>
 #include <stdexcept>
 
 #include "core/error.hpp"
@@ -58,9 +59,15 @@ int main(int argc, char** argv) {
   } catch (const dgemm::Error& e) {
     std::fprintf(stderr, "deepgemm %s: %s\n", argv[1], e.what());
     return exit_code_for(e.status());
-  } catch (const std::invalid_argument& e) {  // the flag parsers' errors
+  } catch (const std::invalid_argument& e) {  // the flag parsers' errors: they name the flag and the value
     std::fprintf(stderr, "deepgemm %s: %s (see deepgemm %s --help)\n", argv[1], e.what(), argv[1]);
     return dgemm::tools::kExitUsage;
+  } catch (const std::bad_alloc&) {  // said plainly, not as "std::bad_alloc"
+    std::fprintf(stderr, "deepgemm %s: out of host memory (the problem's buffers do not fit this machine)\n", argv[1]);
+    return dgemm::tools::kExitError;
+  } catch (const std::length_error&) {  // a buffer larger than any allocation can be
+    std::fprintf(stderr, "deepgemm %s: out of host memory (the problem's buffers do not fit this machine)\n", argv[1]);
+    return dgemm::tools::kExitError;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "deepgemm %s: %s\n", argv[1], e.what());
     return dgemm::tools::kExitError;

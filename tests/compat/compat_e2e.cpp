@@ -293,9 +293,12 @@ void run_lt(cublasLtHandle_t lt, const LtCase& cs) {
             CUBLAS_STATUS_INVALID_VALUE, "a refused attribute was accepted");
   const cublasLtMatmulDesc_t desc = lt_desc.desc;
   HostMatrix& D = o.D;
+  // A workspace, as cuBLASLt callers pass one: plans that need scratch (every CPU plan does) get
+  // it from the call.
+  static std::vector<unsigned char> workspace(std::size_t(4) << 20);
   auto matmul = [&] {
     return cublasLtMatmul(lt, desc, &s.alpha, o.A.data(), lt_desc.a, o.B.data(), lt_desc.b, &s.beta, o.C.data(),
-                          lt_desc.c, D.data(), lt_desc.d, nullptr, nullptr, 0, nullptr);
+                          lt_desc.c, D.data(), lt_desc.d, nullptr, workspace.data(), workspace.size(), nullptr);
   };
   if (expect_route(cs.name, cs.expect_routed, matmul) && cs.expect_routed) expect_close(cs.name, p, D, ref);
 

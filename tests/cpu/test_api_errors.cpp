@@ -372,8 +372,11 @@ BOOST_FIXTURE_TEST_CASE(extension_chain_rules, CpuFixture) {
   // NULL chain: exactly dgemm_create_plan / dgemm_execute.
   BOOST_REQUIRE(dgemm_create_plan_ext(ctx, &prob, &epi, nullptr, nullptr, &plan) == DGEMM_STATUS_SUCCESS);
   std::vector<float> a(4 * 8, 1.0f), b(8 * 6, 2.0f), d(4 * 6, -1.0f);
-  BOOST_TEST(dgemm_execute_ext(plan, a.data(), b.data(), nullptr, d.data(), nullptr, nullptr, nullptr, 0, nullptr) ==
-             DGEMM_STATUS_SUCCESS);
+  size_t ws_size = 0;
+  BOOST_REQUIRE(dgemm_plan_workspace_size(plan, &ws_size) == DGEMM_STATUS_SUCCESS);
+  std::vector<unsigned char> ws(ws_size);
+  BOOST_TEST(dgemm_execute_ext(plan, a.data(), b.data(), nullptr, d.data(), nullptr, nullptr, ws.data(), ws_size,
+                               nullptr) == DGEMM_STATUS_SUCCESS);
   BOOST_TEST(d[0] == 16.0f);
   dgemm_destroy_plan(plan);
   plan = kSentinel;

@@ -3,6 +3,7 @@
 // file, the line and the field.
 #include <boost/test/unit_test.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <string>
 
+#include "common/bounded_run.hpp"
 #include "core/error.hpp"
 #include "plan/arch_file.hpp"
 #include "plan/planner.hpp"
@@ -245,4 +247,60 @@ BOOST_AUTO_TEST_CASE(descriptions_round_trip_through_yaml) {
       BOOST_TEST(hardware_key(back) == hardware_key(hw), yaml);
     }
   }
+}
+
+// Hostile files: each must end quickly, in bounded memory, with an ArchFileError that says why.
+namespace {
+
+std::string arch_error(const std::string& path) {
+  try {
+    apply_arch_file(cpu_hardware(), path);
+  } catch (const Error& e) {
+    return std::string(int(e.status()) == int(Status::ArchFileError) ? "ArchFileError: " : "other error: ") + e.what();
+  }
+  return "no error";
+}
+
+void expect_bounded_error(const std::string& path, const std::string& fragment) {
+  const test::BoundedResult r = test::run_bounded([&] { return arch_error(path); }, 10.0);
+  BOOST_TEST_CONTEXT(path << ": " << r.text) {
+    BOOST_TEST(r.finished, "hung (killed after 10 s)");
+    BOOST_TEST(contains(r.text, "ArchFileError: "));
+    BOOST_TEST(contains(r.text, fragment));
+  }
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(special_files_are_not_read) {
+  TempYaml dir_holder("sm_count: 1\n");
+  const std::filesystem::path dir = std::filesystem::path(dir_holder.path).parent_path();
+  const std::string fifo = (dir / "pipe.yaml").string();
+  BOOST_REQUIRE(mkfifo(fifo.c_str(), 0600) == 0);
+  expect_bounded_error(fifo, "not a regular file");          // opening it blocked plan creation
+  expect_bounded_error("/dev/zero", "not a regular file");   // read until memory ran out
+  expect_bounded_error(dir.string(), "not a regular file");  // was reported as "the file is empty"
+}
+
+BOOST_AUTO_TEST_CASE(oversized_files_are_refused_before_they_are_read) {
+  TempYaml big(std::string(2 << 20, '#'));  // 2 MiB of comment
+  expect_bounded_error(big.path, "larger than");
+}
+
+BOOST_AUTO_TEST_CASE(alias_bombs_and_deep_nesting_are_stopped_while_parsing) {
+  // 722 bytes that expand to 9^9 scalars through aliases (took > 3 GB in 29 s).
+  std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n";
+  for (char c = 'b'; c <= 'i'; ++c) {
+    bomb += std::string(1, c) + ": &" + c + " [";
+    for (int i = 0; i < 9; ++i) bomb += std::string(i ? ", *" : "*") + char(c - 1);
+    bomb += "]\n";
+  }
+  TempYaml bomb_file(bomb);
+  expect_bounded_error(bomb_file.path, "alias");
+  // 100k nested lists (200 KB; the depth limit used to be checked after loading, > 60 s).
+  TempYaml deep("x: " + std::string(100000, '[') + std::string(100000, ']') + "\n");
+  expect_bounded_error(deep.path, "nesting too deep");
+  // Anchors alone are harmless and still accepted.
+  HardwareDesc hw = apply_arch_text(cpu_hardware(), "sm_count: &n 12\n", "anchor.yaml");
+  BOOST_TEST(hw.sm_count == 12);
 }

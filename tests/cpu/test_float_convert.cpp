@@ -179,6 +179,8 @@ BOOST_AUTO_TEST_CASE(known_values_of_the_ocp_fp8_and_ieee_formats) {
   BOOST_CHECK_EQUAL(e5m2_to_double(0x7b), kE5M2Max);
 }
 
+// _Float16 is GCC's (and clang's from 15 on); the sanitizer tier builds with clang 14.
+#ifdef __FLT16_MAX__
 BOOST_AUTO_TEST_CASE(f16_decode_and_rounding_agree_with_gcc_float16) {
   for (uint32_t c = 0; c < 65536; ++c) {
     uint16_t bits = uint16_t(c);
@@ -207,6 +209,7 @@ BOOST_AUTO_TEST_CASE(f16_decode_and_rounding_agree_with_gcc_float16) {
   }
   BOOST_CHECK(std::isnan(f16_to_double(double_to_f16(std::nan("")))));
 }
+#endif
 
 BOOST_AUTO_TEST_CASE(f32_to_bf16_agrees_with_the_bit_trick) {
   // The classic f32 -> bf16 round-to-nearest-even: add 0x7fff plus the lowest kept bit.

@@ -379,8 +379,10 @@ BOOST_AUTO_TEST_CASE(planning_one_problem_takes_well_under_a_millisecond) {
     const double median = us[us.size() / 2], p90 = us[us.size() * 9 / 10];
     std::printf("planning time on %s, %s: median %.1f us, p90 %.1f us, max %.1f us over %zu plans\n", c.machine,
                 c.label, median, p90, us.back(), us.size());
+#ifndef DGEMM_SANITIZED  // only uninstrumented builds are held to the time limit
     BOOST_TEST(median < 1000.0);
     BOOST_TEST(p90 < 1000.0);
+#endif
   }
 }
 

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -217,5 +218,73 @@ BOOST_AUTO_TEST_CASE(warm_fills_the_kernel_cache_without_a_gpu) {
   r = sh(tool() + " warm --arch h200 --shapes " + shapes + " --layouts tt");
   BOOST_TEST(r.rc != 0);
   BOOST_TEST(has(r.out, "'tt' is not tn or nn"), r.out);
+
+  // Warming that cannot write anything is a failure, said before compiling: a folder this
+  // process owns where nothing can be created (even by root), a disk cache switched off, a
+  // folder others may write (whoever writes it chooses the GPU code this process runs).
+  const std::string warm = " warm --arch h200 --runners-up 0 --shapes " + shapes;
+  r = sh("DEEPGEMM_CACHE_DIR=/proc/self/fdinfo " + tool() + warm);
+  BOOST_TEST(r.rc == 4, r.out);
+  BOOST_TEST(has(r.out, "cannot write to the kernel cache folder /proc/self/fdinfo"), r.out);
+  r = sh("DEEPGEMM_CACHE_DIR=off " + tool() + warm);
+  BOOST_TEST(r.rc == 4, r.out);
+  BOOST_TEST(has(r.out, "the disk cache is off"), r.out);
+  std::filesystem::permissions(cache, std::filesystem::perms::group_write, std::filesystem::perm_options::add);
+  r = sh("DEEPGEMM_CACHE_DIR=" + cache + " " + tool() + warm);
+  BOOST_TEST(r.rc == 4, r.out);
+  BOOST_TEST(has(r.out, "writable by group or others"), r.out);
+  // Nothing plannable (the GPU kernels take no i8) is a failure too, not "0 kernels".
+  r = sh("DEEPGEMM_CACHE_DIR=" + (dir.path / "other").string() + " " + tool() + warm + " --dtypes i8 --layouts tn");
+  BOOST_TEST(r.rc == 3, r.out);  // unsupported
+  BOOST_TEST(has(r.out, "none of the 3 problems could be planned"), r.out);
 }
 #endif  // DGEMM_WITH_CUDA
+
+// Every bad value on the command line: a message naming the flag and the value, and the
+// documented exit status (2 = usage error; 4 = other failure, here out of host memory), never a
+// clamp, a default, a wrap-around or a bare exception name.
+BOOST_AUTO_TEST_CASE(bad_values_name_the_flag_and_the_value) {
+  if (tool().empty() || !std::filesystem::exists(tool())) return;
+  struct BadCase {
+    const char* args;
+    int rc;
+    std::vector<std::string> fragments;
+  };
+  const BadCase cases[] = {
+      {"run --m 99999999999999999999", 2, {"--m", "99999999999999999999", "out of range"}},  // was clamped
+      {"run --m=", 2, {"--m needs a value"}},                                                 // was 1024
+      {"run --m", 2, {"--m needs a value"}},
+      {"run --m -5", 2, {"--m", "-5", "out of range"}},
+      {"run --m 12abc", 2, {"--m", "12abc", "not an integer"}},
+      {"run --m ' 12'", 2, {"--m", "not an integer"}},
+      {"run --m 7 --m 8", 2, {"--m is given twice"}},
+      {"run --batch 0", 2, {"--batch", "'0'"}},
+      {"run --reps 4294967297", 2, {"--reps", "4294967297"}},                                 // was 1
+      {"run --warmup -1", 2, {"--warmup", "-1"}},
+      {"run --alpha 1e999", 2, {"--alpha", "1e999", "not a finite number"}},                   // was inf
+      // (--alpha nan / inf are accepted: the library takes any float, and GPU test repro lines print them.)
+      {"run --beta 1e39", 2, {"--beta", "1e39", "float"}},
+      {"run --check bogus", 2, {"--check", "bogus", "auto, full, sample, none"}},             // was accepted
+      {"run --device cuda:abc", 2, {"--device", "cuda:abc"}},                                 // said only "stoi"
+      {"run --device cuda:99999999999", 2, {"--device", "cuda:99999999999"}},
+      {"run --order diagonal", 2, {"--order", "diagonal"}},
+      {"run --dtype bf17", 2, {"--dtype", "bf17"}},
+      {"run --act gelu_fast", 2, {"--act", "gelu_fast"}},
+      {"run --trans-a maybe", 2, {"--trans-a", "maybe"}},
+      {"run --frobnicate 1", 2, {"unknown flag --frobnicate"}},
+      {"warm --threads 0", 2, {"--threads", "'0'"}},
+      {"warm --runners-up -1", 2, {"--runners-up", "-1"}},
+      // 2e6 x 2e6 outputs: 8 TB of D, a plan the library accepts and a machine cannot hold.
+      {"run --device cpu --m 2000000 --n 2000000 --k 1 --check none", 4, {"out of host memory"}},  // was "std::bad_alloc"
+  };
+  for (const BadCase& c : cases) {
+#ifdef DGEMM_SANITIZED
+    if (c.rc == 4) continue;  // AddressSanitizer's operator new aborts instead of throwing bad_alloc
+#endif
+    const Result r = sh(tool() + " " + c.args);
+    BOOST_TEST_CONTEXT("deepgemm " << c.args << " -> exit " << r.rc << ": " << r.out) {
+      BOOST_TEST(r.rc == c.rc);
+      for (const std::string& f : c.fragments) BOOST_TEST(has(r.out, f), "lacks \"" << f << "\"");
+    }
+  }
+}

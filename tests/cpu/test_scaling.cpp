@@ -32,6 +32,13 @@ using dgemm::DType;
 
 namespace {
 
+// The workspace a plan asks for (the CPU backend's scratch, since execute allocates nothing).
+std::vector<unsigned char> workspace_of(dgemm_plan_t plan) {
+  size_t bytes = 0;
+  if (dgemm_plan_workspace_size(plan, &bytes) != DGEMM_STATUS_SUCCESS) bytes = 0;
+  return std::vector<unsigned char>(bytes);
+}
+
 // ---- the case --------------------------------------------------------------------------------
 struct SDesc {
   dgemm_scale_mode_t mode = DGEMM_SCALE_NONE;
@@ -426,9 +433,10 @@ int run_case(const Api& api, const QCase& c) {
     std::memset(dbuf.data(), poison, dbuf.size());
     std::memset(sdbuf.data(), poison, sdbuf.size());
     amax_out = -1.0f;
+    std::vector<unsigned char> ws = workspace_of(plan);
     const dgemm_status_t st2 = dgemm_execute_ext(plan, c.k ? x.a.data() : nullptr, c.k ? x.b.data() : nullptr,
                                                  c.beta != 0.0f ? x.c.data() : nullptr, dbuf.data() + kGuard, &args,
-                                                 scaled ? &sargs : nullptr, nullptr, 0, nullptr);
+                                                 scaled ? &sargs : nullptr, ws.data(), ws.size(), nullptr);
     if (st2 != DGEMM_STATUS_SUCCESS) fail(std::string("execute failed: ") + dgemm_last_error());
     d_after = dbuf;
     s_after = sdbuf;
@@ -726,8 +734,9 @@ BOOST_AUTO_TEST_CASE(block_scale_special_values) {
       dgemm_scale_args_init(&sa);
       sa.d_scale = sbuf.data();
       sa.amax_d = amax;
-      BOOST_REQUIRE(dgemm_execute_ext(plan, &a, b.data(), nullptr, d.data(), &args, &sa, nullptr, 0, nullptr) ==
-                    DGEMM_STATUS_SUCCESS);
+      std::vector<unsigned char> ws = workspace_of(plan);
+      BOOST_REQUIRE(dgemm_execute_ext(plan, &a, b.data(), nullptr, d.data(), &args, &sa, ws.data(), ws.size(),
+                                      nullptr) == DGEMM_STATUS_SUCCESS);
       for (int i = 0; i < 2; ++i) {
         float f;
         std::memcpy(&f, sbuf.data() + 4 * i, 4);
@@ -798,12 +807,13 @@ BOOST_AUTO_TEST_CASE(block_scale_special_values) {
   dgemm_scale_args_t sa;
   dgemm_scale_args_init(&sa);
   sa.a_scale = scales;
-  BOOST_REQUIRE(dgemm_execute_ext(plan, ab.data(), ab.data(), nullptr, &d, nullptr, &sa, nullptr, 0, nullptr) ==
-                DGEMM_STATUS_SUCCESS);
+  std::vector<unsigned char> ws = workspace_of(plan);
+  BOOST_REQUIRE(dgemm_execute_ext(plan, ab.data(), ab.data(), nullptr, &d, nullptr, &sa, ws.data(), ws.size(),
+                                  nullptr) == DGEMM_STATUS_SUCCESS);
   BOOST_TEST(std::isnan(d));
   scales[1] = 127 - 1;
-  BOOST_REQUIRE(dgemm_execute_ext(plan, ab.data(), ab.data(), nullptr, &d, nullptr, &sa, nullptr, 0, nullptr) ==
-                DGEMM_STATUS_SUCCESS);
+  BOOST_REQUIRE(dgemm_execute_ext(plan, ab.data(), ab.data(), nullptr, &d, nullptr, &sa, ws.data(), ws.size(),
+                                  nullptr) == DGEMM_STATUS_SUCCESS);
   BOOST_TEST(d == 128.0f * 8 + 128.0f * 0.5f);  // 1024 + 64
   dgemm_destroy_plan(plan);
 }
@@ -972,8 +982,9 @@ BOOST_FIXTURE_TEST_CASE(bad_scale_args_at_execute_touch_nothing, ScaledFixture) 
     BOOST_TEST(std::all_of(sd.begin(), sd.end(), [](float v) { return v == -7.0f; }));
     BOOST_TEST(amax == -7.0f);
   };
+  std::vector<unsigned char> ws = workspace_of(plan);
   auto exec = [&](const void* ext) {
-    return dgemm_execute_ext(plan, a.data(), b.data(), nullptr, d.data(), nullptr, ext, nullptr, 0, nullptr);
+    return dgemm_execute_ext(plan, a.data(), b.data(), nullptr, d.data(), nullptr, ext, ws.data(), ws.size(), nullptr);
   };
   expect_error(dgemm_execute(plan, a.data(), b.data(), nullptr, d.data(), nullptr, nullptr, 0, nullptr),
                DGEMM_STATUS_INVALID_ARGUMENT, {"no DGEMM_EXT_SCALE_ARGS", "dgemm_execute_ext"});

@@ -496,6 +496,10 @@ class Plan(_Handle):
         keep: List[Any] = [va, vb, vc, vd]
         args = self._args(keep, bias=bias, alpha=alpha, beta=beta, scale=scale, zero_point=zero_point)
         ws_ptr, ws_size = 0, 0
+        if workspace is None and self.workspace_size:
+            # The library never allocates during execute (the CPU backend's scratch is workspace
+            # too): the binding does, like the operands, for a caller who passed none.
+            workspace = _allocate_workspace(a, self.workspace_size, self.context.device)
         if workspace is not None:
             if isinstance(workspace, int):
                 ws_ptr, ws_size = workspace, self.workspace_size
@@ -685,7 +689,12 @@ def _allocator(like, shape, dtype: str, device: str) -> Callable[[], Any]:
 
 
 def _allocate_workspace(like, nbytes: int, device: str):
-    """Scratch memory for a plan that needs some: like the operands, else from torch or CuPy."""
+    """Scratch memory for a plan that needs some: NumPy on the CPU; on a GPU like the operands,
+    else from torch or CuPy."""
+    if device == "cpu":
+        import numpy
+
+        return numpy.empty(nbytes, dtype=numpy.int8)
     try:
         return _allocate(like, (nbytes,), "int8", device)
     except TypeError:

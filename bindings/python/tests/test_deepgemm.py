@@ -218,6 +218,21 @@ def test_plan_once_execute_many_and_threads():
         assert plan._handle is None
 
 
+def test_plans_differing_only_in_the_last_bit_of_alpha_are_distinct():
+    """A cached plan must never change a result: the plan caches (the context's, and matmul's)
+    key on the exact bits of alpha and beta, not on a rounded print of them."""
+    a, b = np.ones((1, 1), dtype=np.float32), np.full((1, 1), 1e6, dtype=np.float32)
+    alpha = np.float32(1.0000049)
+    with deepgemm.Context("cpu") as ctx:
+        for value in (1.0, alpha, 1.0):
+            with ctx.plan(1, 1, 1, "float32", alpha=float(value)) as plan:
+                d = np.full((1, 1), np.nan, dtype=np.float32)
+                plan.execute(a, b, d)
+                assert d[0, 0] == np.float32(value) * np.float32(1e6)
+    for value in (1.0, alpha, 1.0):
+        assert deepgemm.matmul(a, b, alpha=float(value))[0, 0] == np.float32(value) * np.float32(1e6)
+
+
 def test_library_errors_carry_status_and_message():
     with deepgemm.Context("cpu") as ctx:
         with pytest.raises(deepgemm.Error) as info:

@@ -10,13 +10,16 @@ namespace {
 
 class CpuExecutable final : public Executable {
  public:
-  CpuExecutable(const GemmProblem& p, const Epilogue& e) : problem_(p), epilogue_(e) {}
-  std::size_t workspace_size() const override { return 0; }
+  // The workspace is sized once, here: execute then only carves it up (and allocates nothing).
+  CpuExecutable(const GemmProblem& p, const Epilogue& e)
+      : problem_(p), epilogue_(e), workspace_size_(cpu_gemm_workspace_size(p)) {}
+  std::size_t workspace_size() const override { return workspace_size_; }
   void run(const ExecArgs& args) const override { cpu_gemm(problem_, epilogue_, args); }
 
  private:
   GemmProblem problem_;
   Epilogue epilogue_;
+  std::size_t workspace_size_;
 };
 
 class CpuBackend final : public Backend {

@@ -5,7 +5,9 @@
 //     contiguous double panels (MR rows / NR columns interleaved), and a register-blocked
 //     MR x NR micro-kernel accumulates into a double tile;
 //   - after the last K block the epilogue runs element by element in double and rounds once to
-//     the output type, reading C(i, j) just before writing D(i, j), so C may alias D.
+//     the output type, reading C(i, j) just before writing D(i, j), so C may alias D;
+//   - the panels and the tile of each thread live in the workspace the plan asks for (sized at
+//     plan time for the problem and the thread count), so an execution allocates nothing.
 // Accumulation in double is exact for every product of our input types (at most 24 x 24
 // significant bits) and, for i8 x i8 problems, the whole sum is exact as long as
 // k * 2^14 < 2^53 (k < 2^39, far beyond any addressable problem), so integer problems need no
@@ -16,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -239,20 +242,68 @@ struct Job {
   }
 };
 
+// One thread's scratch, carved out of the workspace: packed panels of op(A) and op(B) for one K
+// block, and the double accumulator tile (leading dimension acc_ld).
 struct Scratch {
-  std::vector<double> a_panel, b_panel, acc;
-  std::vector<double> col_scale;  // the tile's per-column factor of B's non-block scale
-  std::vector<double> row_out;    // one row of the tile before a block-scaled store
-  double amax = 0;                // max |y| over this thread's tiles (AMAX_D)
+  double* a_panel;
+  double* b_panel;
+  double* acc;
+  double* col_scale;  // the tile's per-column factor of B's non-block scale
+  double* row_out;    // one row of the tile before a block-scaled store
+  double* amax;       // max |y| over this thread's tiles (AMAX_D)
+  int64_t acc_ld;
 };
 
+constexpr std::size_t kWorkspaceAlign = 64;  // cache lines; the caller's pointer may be anywhere
+
+int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+// Doubles of one thread's scratch for `p`, laid out as in Scratch (A panel, B panel, tile, one
+// row for the column scales, one for block-scaled output, amax): no larger than the problem needs
+// (a 1x1x1 GEMM needs a few hundred bytes, not a full 72 x 256 x 256 block).
+struct ScratchShape {
+  int64_t a_doubles, b_doubles, acc_rows, acc_ld;
+  std::size_t bytes() const {
+    const std::size_t doubles = std::size_t(a_doubles + b_doubles + acc_rows * acc_ld + 2 * acc_ld + 1);
+    return std::size_t(round_up(int64_t(doubles * sizeof(double)), kWorkspaceAlign));
+  }
+};
+
+ScratchShape scratch_shape(const GemmProblem& p) {
+  const int64_t kc_max = std::min(kKC, std::max<int64_t>(p.k, 1));
+  ScratchShape s;
+  s.a_doubles = std::min(kMC, round_up(p.m, kMR)) * kc_max;  // pack_a pads rows to a multiple of MR
+  s.b_doubles = std::min(kNC, round_up(p.n, kNR)) * kc_max;  // pack_b pads columns to a multiple of NR
+  s.acc_rows = std::min(kMC, p.m);
+  s.acc_ld = std::min(kNC, p.n);
+  return s;
+}
+
+// The per-batch row ranges and first task of each batch: 3 * batch_count + 1 integers.
+std::size_t batch_arrays_bytes(const GemmProblem& p) {
+  return std::size_t(round_up(int64_t((3 * p.batch_count + 1) * sizeof(int64_t)), kWorkspaceAlign));
+}
+
+int64_t task_count(const GemmProblem& p) {
+  return p.batch_count * ((p.m + kMC - 1) / kMC) * ((p.n + kNC - 1) / kNC);
+}
+
+// Threads only pay off past a few hundred thousand multiply-adds; tiny problems (most of a test
+// sweep) stay on the calling thread.
+int wanted_threads(const GemmProblem& p) {
+  const double work = double(p.m) * double(p.n) * double(std::max<int64_t>(p.k, 1)) * double(p.batch_count);
+  const int64_t tasks = task_count(p);
+  if (tasks > 1 && work > 2e5) return int(std::min<int64_t>(omp_get_max_threads(), tasks));
+  return 1;
+}
+
 // One MC x NC tile of D for one batch.
-void run_tile(const Job& job, int64_t batch, int64_t i0, int64_t mc, int64_t j0, int64_t nc, Scratch& s) {
+void run_tile(const Job& job, int64_t batch, int64_t i0, int64_t mc, int64_t j0, int64_t nc, const Scratch& s) {
   const GemmProblem& p = *job.p;
   const Epilogue& e = *job.e;
   const ExecArgs& x = *job.args;
-  double* acc = s.acc.data();
-  std::fill(acc, acc + kMC * kNC, 0.0);
+  double* acc = s.acc;
+  std::fill(acc, acc + mc * s.acc_ld, 0.0);
 
   if (p.k > 0) {
     const View a = op_view(static_cast<const char*>(x.a) + batch * p.stride_a * int64_t(dtype_size(p.a_type)),
@@ -261,13 +312,13 @@ void run_tile(const Job& job, int64_t batch, int64_t i0, int64_t mc, int64_t j0,
                            p.op_b, p.order, p.ldb);
     for (int64_t p0 = 0; p0 < p.k; p0 += kKC) {
       const int64_t kc = std::min(kKC, p.k - p0);
-      dispatch_dtype(p.a_type, [&](auto t) { pack_a<decltype(t)::value>(a, i0, mc, p0, kc, s.a_panel.data()); });
-      dispatch_dtype(p.b_type, [&](auto t) { pack_b<decltype(t)::value>(b, p0, kc, j0, nc, s.b_panel.data()); });
+      dispatch_dtype(p.a_type, [&](auto t) { pack_a<decltype(t)::value>(a, i0, mc, p0, kc, s.a_panel); });
+      dispatch_dtype(p.b_type, [&](auto t) { pack_b<decltype(t)::value>(b, p0, kc, j0, nc, s.b_panel); });
       if (p.a_scale.blocked())
-        scale_panel<kMR>(s.a_panel.data(), i0, mc, p0, kc, p.a_scale, scale_base(p.a_scale, x.a_scale, batch));
+        scale_panel<kMR>(s.a_panel, i0, mc, p0, kc, p.a_scale, scale_base(p.a_scale, x.a_scale, batch));
       if (p.b_scale.blocked())
-        scale_panel<kNR>(s.b_panel.data(), j0, nc, p0, kc, p.b_scale, scale_base(p.b_scale, x.b_scale, batch));
-      job.macro(mc, nc, kc, s.a_panel.data(), s.b_panel.data(), acc, kNC);
+        scale_panel<kNR>(s.b_panel, j0, nc, p0, kc, p.b_scale, scale_base(p.b_scale, x.b_scale, batch));
+      job.macro(mc, nc, kc, s.a_panel, s.b_panel, acc, s.acc_ld);
     }
   }
 
@@ -294,7 +345,7 @@ void run_tile(const Job& job, int64_t batch, int64_t i0, int64_t mc, int64_t j0,
       // an infinite alpha).
       double v = 0.0;
       if (p.k > 0) {
-        double sum = acc[ii * kNC + jj];
+        double sum = acc[ii * s.acc_ld + jj];
         if (outer_a || outer_b) sum *= row_scale * (outer_b ? s.col_scale[jj] : 1.0);
         v = job.alpha * sum;
       }
@@ -302,7 +353,7 @@ void run_tile(const Job& job, int64_t batch, int64_t i0, int64_t mc, int64_t j0,
       if (e.bias_mode != VectorMode::None)
         v += load_as_double(e.bias_type, x.bias, job.vector_index(e.bias_mode, batch, i, j));
       v = activate(e.activation, v);
-      if (e.amax_d) s.amax = amax_update(s.amax, v);
+      if (e.amax_d) *s.amax = amax_update(*s.amax, v);
       if (e.scale_mode != VectorMode::None) {
         const int64_t s_idx = job.vector_index(e.scale_mode, batch, i, j);
         v *= double(x.scale[s_idx]);
@@ -315,11 +366,16 @@ void run_tile(const Job& job, int64_t batch, int64_t i0, int64_t mc, int64_t j0,
         store_from_double(p.d_type, d_base, p.offset(i, j, p.ldd), v, e.saturate);
       }
     }
-    if (block_out) store_block_scaled_row(p, e, i, j0, nc, s.row_out.data(), d_base, d_scales);
+    if (block_out) store_block_scaled_row(p, e, i, j0, nc, s.row_out, d_base, d_scales);
   }
 }
 
 }  // namespace
+
+std::size_t cpu_gemm_workspace_size(const GemmProblem& p) {
+  if (p.empty_output()) return 0;
+  return kWorkspaceAlign + batch_arrays_bytes(p) + std::size_t(wanted_threads(p)) * scratch_shape(p).bytes();
+}
 
 void cpu_gemm(const GemmProblem& p, const Epilogue& e, const ExecArgs& args) {
   if (p.empty_output()) return;
@@ -339,58 +395,80 @@ void cpu_gemm(const GemmProblem& p, const Epilogue& e, const ExecArgs& args) {
   // BLAS: beta = 0 at run time does not read C (NaNs in C must not reach D), as the GPU epilogues.
   if (job.beta == 0.0) job.read_c = false;
 
+  // Each thread's scratch, and the per-batch row ranges, come from the workspace; its slices
+  // bound the threads (the thread count may have changed since the plan sized it). Callers inside
+  // the library that pass none (the tests' oracle) get a buffer of their own.
+  const ScratchShape shape = scratch_shape(p);
+  std::vector<unsigned char> own;
+  void* ws = args.workspace;
+  std::size_t ws_size = args.workspace_size;
+  if (ws == nullptr || ws_size < kWorkspaceAlign + batch_arrays_bytes(p) + shape.bytes()) {  // not one slice
+    own.resize(cpu_gemm_workspace_size(p));
+    ws = own.data();
+    ws_size = own.size();
+  }
+  const auto base = (reinterpret_cast<std::uintptr_t>(ws) + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign;
+  const std::size_t usable = ws_size - (base - reinterpret_cast<std::uintptr_t>(ws)) - batch_arrays_bytes(p);
+  auto* row_begin = reinterpret_cast<int64_t*>(base);
+  int64_t* row_end = row_begin + p.batch_count;
+  int64_t* first_task = row_end + p.batch_count;  // batch_count + 1 entries
+  const std::uintptr_t slices = base + batch_arrays_bytes(p);
+
   // The rows each batch computes: all m, or a group's rows after the clipping rule (which the C
   // boundary has already enforced as errors; direct callers, such as the GPU tests' oracle, get
   // the documented device-side behaviour).
-  GroupRows rows;
   if (p.grouping.grouped()) {
-    rows = resolve_group_rows(p.grouping, p.batch_count, p.m, args.group_offsets, args.group_counts);
-    if (args.group_status) *args.group_status = rows.status;
+    const GroupCheck check =
+        resolve_group_rows(p.grouping, p.batch_count, p.m, args.group_offsets, args.group_counts, row_begin, row_end);
+    if (args.group_status) *args.group_status = check.status;
   } else {
-    rows.begin.assign(std::size_t(p.batch_count), 0);
-    rows.end.assign(std::size_t(p.batch_count), p.m);
+    std::fill(row_begin, row_begin + p.batch_count, int64_t(0));
+    std::fill(row_end, row_end + p.batch_count, p.m);
   }
   // Tasks are numbered batch after batch; first_task[b] is batch b's first.
   const int64_t col_tiles = (p.n + kNC - 1) / kNC;
-  std::vector<int64_t> first_task(std::size_t(p.batch_count) + 1, 0);
+  first_task[0] = 0;
   int64_t total_rows = 0;
   for (int64_t b = 0; b < p.batch_count; ++b) {
-    const int64_t batch_rows = rows.end[b] - rows.begin[b];
+    const int64_t batch_rows = row_end[b] - row_begin[b];
     total_rows += batch_rows;
     first_task[b + 1] = first_task[b] + (batch_rows + kMC - 1) / kMC * col_tiles;
   }
-  const int64_t tasks = first_task.back();
+  const int64_t tasks = first_task[p.batch_count];
 
   // Threads only pay off past a few hundred thousand multiply-adds; tiny problems (most of a test
   // sweep) stay on the calling thread.
   const double work = double(total_rows) * double(p.n) * double(std::max<int64_t>(p.k, 1));
   int threads = 1;
   if (tasks > 1 && work > 2e5) threads = int(std::min<int64_t>(omp_get_max_threads(), tasks));
+  threads = int(std::min<std::size_t>(std::size_t(threads), usable / shape.bytes()));
+  auto scratch_of = [&](int thread) {
+    auto* d = reinterpret_cast<double*>(slices + std::size_t(thread) * shape.bytes());
+    double* acc = d + shape.a_doubles + shape.b_doubles;
+    double* col_scale = acc + shape.acc_rows * shape.acc_ld;
+    double* row_out = col_scale + shape.acc_ld;
+    return Scratch{d, d + shape.a_doubles, acc, col_scale, row_out, row_out + shape.acc_ld, shape.acc_ld};
+  };
 
-  // Scratch is allocated here, outside the parallel region, so that an allocation failure is an
-  // exception the C boundary turns into OUT_OF_MEMORY rather than a terminate inside OpenMP.
-  const int64_t kc_max = std::min(kKC, std::max<int64_t>(p.k, 1));
-  std::vector<Scratch> scratch(threads);
-  for (Scratch& s : scratch) {
-    s.a_panel.resize(std::size_t(kMC * kc_max));
-    s.b_panel.resize(std::size_t(kNC * kc_max));
-    s.acc.resize(std::size_t(kMC * kNC));
-    s.col_scale.resize(std::size_t(kNC));
-    s.row_out.resize(std::size_t(kNC));
-  }
-
-#pragma omp parallel for schedule(dynamic) num_threads(threads) if (threads > 1)
-  for (int64_t t = 0; t < tasks; ++t) {
-    Scratch& s = scratch[omp_get_thread_num()];
-    const int64_t batch = std::upper_bound(first_task.begin(), first_task.end(), t) - first_task.begin() - 1;
+  auto task = [&](int64_t t, int thread) {
+    const int64_t batch = std::upper_bound(first_task, first_task + p.batch_count + 1, t) - first_task - 1;
     const int64_t tile = t - first_task[batch];
-    const int64_t i0 = rows.begin[batch] + (tile / col_tiles) * kMC;
+    const int64_t i0 = row_begin[batch] + (tile / col_tiles) * kMC;
     const int64_t j0 = (tile % col_tiles) * kNC;
-    run_tile(job, batch, i0, std::min(kMC, rows.end[batch] - i0), j0, std::min(kNC, p.n - j0), s);
+    run_tile(job, batch, i0, std::min(kMC, row_end[batch] - i0), j0, std::min(kNC, p.n - j0), scratch_of(thread));
+  };
+  for (int t = 0; t < threads; ++t) *scratch_of(t).amax = 0.0;
+  // One thread runs outside OpenMP altogether: even a serialized parallel region allocates a
+  // team in libgomp, and execute allocates nothing.
+  if (threads == 1) {
+    for (int64_t t = 0; t < tasks; ++t) task(t, 0);
+  } else {
+#pragma omp parallel for schedule(dynamic) num_threads(threads)
+    for (int64_t t = 0; t < tasks; ++t) task(t, omp_get_thread_num());
   }
   if (e.amax_d) {
     double amax = 0;
-    for (const Scratch& s : scratch) amax = amax_update(amax, s.amax);
+    for (int t = 0; t < threads; ++t) amax = amax_update(amax, *scratch_of(t).amax);
     *args.amax_d = float(amax);
   }
 }

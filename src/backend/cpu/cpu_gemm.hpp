@@ -3,6 +3,8 @@
 // numerical oracle of every GPU test and the no-GPU fallback.
 #pragma once
 
+#include <cstddef>
+
 #include "core/problem.hpp"
 
 namespace dgemm {
@@ -19,6 +21,9 @@ namespace dgemm {
 //    i32 result of an integer problem whose exact sum leaves int32 (only possible for k > 2^17).
 //  - A NaN stored to f16 / bf16 / fp8 is the positive quiet NaN pattern; with the saturate flag,
 //    an infinite value stored to fp8 becomes the largest finite value of its sign.
+//  - Scratch (packed panels, accumulator tiles) comes from args.workspace, at least
+//    cpu_gemm_workspace_size(p) bytes at any alignment, so the call allocates nothing. Callers
+//    inside the library that give less (the tests' oracle) get a buffer allocated for the call.
 //  - DGEMM_1.1 scaling (deepgemm.h): block scales of A / B multiply each element as it is packed
 //    (the sum over K of sa * sb * partial sums, regrouped per product); per-tensor and per-row /
 //    column scales multiply the finished sum; D's block scales and amax follow the header's rule
@@ -27,5 +32,9 @@ namespace dgemm {
 // args.group_offsets / group_counts (host memory), applies one epilogue vector per group, and
 // writes the status bits to *args.group_status when that is non-null.
 void cpu_gemm(const GemmProblem& p, const Epilogue& e, const ExecArgs& args);
+
+// The workspace cpu_gemm needs for `p`: one scratch slice per thread it will use (the OpenMP
+// thread count now, or 1 for small problems), sized to the problem; 0 for an empty output.
+std::size_t cpu_gemm_workspace_size(const GemmProblem& p);
 
 }  // namespace dgemm

@@ -2,26 +2,20 @@
 #include "backend/cuda/jit.hpp"
 
 #include <dlfcn.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <nvrtc.h>  // types and prototypes only: every function is reached through dlsym
 
-#include <atomic>
-#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <map>
 #include <mutex>
-#include <random>
 #include <sstream>
-#include <thread>
 
+#include "backend/cuda/kernel_cache_file.hpp"
 #include "core/error.hpp"
+#include "core/files.hpp"
+#include "core/lru_cache.hpp"
 
 namespace dgemm {
 namespace jit {
@@ -126,109 +120,17 @@ struct Hasher {
   }
 };
 
-std::uint64_t checksum(const char* data, std::size_t size) {
-  std::uint64_t h = 0xcbf29ce484222325ull;
-  for (std::size_t i = 0; i < size; ++i) h = (h ^ static_cast<unsigned char>(data[i])) * 0x100000001b3ull;
-  return h;
-}
-
-// ---- disk entries ----------------------------------------------------------------------------
-// Layout: Header, then payload = u64 cubin size, cubin bytes, log bytes.
-constexpr char kMagic[8] = {'D', 'G', 'E', 'M', 'M', 'J', 'I', 'T'};
-constexpr std::uint32_t kFormat = 1;
-struct Header {
-  char magic[8];
-  std::uint32_t format;
-  std::uint32_t reserved;
-  char key[32];
-  std::uint64_t payload_size;
-  std::uint64_t payload_checksum;
-};
-static_assert(sizeof(Header) == 64, "fixed header layout");
-
-bool read_entry(const std::string& path, const std::string& key, CompiledCode* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  in.seekg(0, std::ios::end);
-  const std::streamoff file_size = in.tellg();
-  in.seekg(0);
-  Header h{};
-  auto bad = [&] {
-    in.close();
-    std::remove(path.c_str());  // corrupt or truncated: drop it, the caller rebuilds
-    return false;
-  };
-  if (file_size < std::streamoff(sizeof h) || !in.read(reinterpret_cast<char*>(&h), sizeof h)) return bad();
-  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0 || h.format != kFormat ||
-      std::memcmp(h.key, key.data(), 32) != 0 || h.payload_size != std::uint64_t(file_size) - sizeof h ||
-      h.payload_size < 8)
-    return bad();
-  std::vector<char> payload(h.payload_size);
-  if (!in.read(payload.data(), std::streamsize(payload.size()))) return bad();
-  if (checksum(payload.data(), payload.size()) != h.payload_checksum) return bad();
-  std::uint64_t cubin_size;
-  std::memcpy(&cubin_size, payload.data(), 8);
-  if (cubin_size == 0 || cubin_size > payload.size() - 8) return bad();
-  out->cubin.assign(payload.begin() + 8, payload.begin() + 8 + std::ptrdiff_t(cubin_size));
-  out->log.assign(payload.begin() + 8 + std::ptrdiff_t(cubin_size), payload.end());
-  return true;
-}
-
-bool make_dirs(const std::string& dir) {
-  std::string partial;
-  std::stringstream ss(dir);
-  std::string part;
-  if (!dir.empty() && dir[0] == '/') partial = "/";
-  while (std::getline(ss, part, '/')) {
-    if (part.empty()) continue;
-    partial += part + "/";
-    if (mkdir(partial.c_str(), 0755) != 0 && errno != EEXIST) return false;
-  }
-  return true;
-}
-
-// Best effort: a cache that cannot be written only costs a recompile next time.
-void write_entry(const std::string& dir, const std::string& path, const std::string& key, const CompiledCode& code) {
-  if (!make_dirs(dir)) return;
-  std::vector<char> payload(8 + code.cubin.size() + code.log.size());
-  std::uint64_t cubin_size = code.cubin.size();
-  std::memcpy(payload.data(), &cubin_size, 8);
-  std::memcpy(payload.data() + 8, code.cubin.data(), code.cubin.size());
-  std::memcpy(payload.data() + 8 + code.cubin.size(), code.log.data(), code.log.size());
-  Header h{};
-  std::memcpy(h.magic, kMagic, sizeof kMagic);
-  h.format = kFormat;
-  std::memcpy(h.key, key.data(), 32);
-  h.payload_size = payload.size();
-  h.payload_checksum = checksum(payload.data(), payload.size());
-
-  static std::atomic<unsigned> counter{0};
-  std::ostringstream tmp;
-  tmp << path << ".tmp." << getpid() << "." << std::hash<std::thread::id>()(std::this_thread::get_id()) << "."
-      << counter.fetch_add(1);
-  const std::string tmp_path = tmp.str();
-  {
-    std::ofstream out(tmp_path, std::ios::binary | std::ios::trunc);
-    if (!out) return;
-    out.write(reinterpret_cast<const char*>(&h), sizeof h);
-    out.write(payload.data(), std::streamsize(payload.size()));
-    out.flush();
-    if (!out) {
-      out.close();
-      std::remove(tmp_path.c_str());
-      return;
-    }
-  }
-  if (std::rename(tmp_path.c_str(), path.c_str()) != 0) std::remove(tmp_path.c_str());
-}
-
 // ---- memory cache ------------------------------------------------------------------------------
+// Bounded: a long-running process that meets many problem classes keeps the most recently used
+// kernels (each tens of kilobytes to a few megabytes), not all of them.
+constexpr std::size_t kMemoryCacheCapacity = 128;
+
 std::mutex& memory_mutex() {
   static std::mutex m;
   return m;
 }
-std::map<std::string, std::shared_ptr<const CompiledCode>>& memory_cache() {
-  static std::map<std::string, std::shared_ptr<const CompiledCode>> cache;
+LruCache<std::string, std::shared_ptr<const CompiledCode>>& memory_cache() {
+  static LruCache<std::string, std::shared_ptr<const CompiledCode>> cache(kMemoryCacheCapacity);
   return cache;
 }
 
@@ -365,6 +267,11 @@ std::string cache_entry_path(const std::string& key) {
   return dir.empty() ? "" : dir + "/" + key + ".cubin";
 }
 
+std::string cache_dir_problem() {
+  const std::string dir = cache_dir();
+  return dir.empty() ? "" : prepare_private_dir(dir);
+}
+
 void clear_memory_cache() {
   std::lock_guard<std::mutex> lock(memory_mutex());
   memory_cache().clear();
@@ -374,26 +281,28 @@ std::shared_ptr<const CompiledCode> compile(const CompileRequest& request) {
   const std::string key = cache_key(request);
   {
     std::lock_guard<std::mutex> lock(memory_mutex());
-    auto it = memory_cache().find(key);
-    if (it != memory_cache().end()) {
-      auto hit = std::make_shared<CompiledCode>(*it->second);
-      hit->origin = Origin::MemoryCache;
-      return hit;
+    if (auto* hit = memory_cache().find(key)) {
+      auto copy = std::make_shared<CompiledCode>(**hit);
+      copy->origin = Origin::MemoryCache;
+      return copy;
     }
   }
   auto code = std::make_shared<CompiledCode>();
-  const std::string dir = cache_dir();
-  const std::string path = cache_entry_path(key);
-  if (!path.empty() && read_entry(path, key, code.get())) {
+  // The disk cache only in a folder that no one else can write (see cache_dir_problem).
+  const std::string path = cache_dir_problem().empty() ? cache_entry_path(key) : "";
+  CacheEntry entry;
+  if (!path.empty() && read_cache_entry(path, key, &entry)) {
+    code->cubin = std::move(entry.cubin);
+    code->log = std::move(entry.log);
     code->origin = Origin::DiskCache;
   } else {
     *code = run_nvrtc(request);
     code->origin = Origin::Compiled;
-    if (!path.empty()) write_entry(dir, path, key, *code);
+    if (!path.empty()) write_cache_entry(path, key, code->cubin, code->log);  // best effort
   }
   code->key = key;
   std::lock_guard<std::mutex> lock(memory_mutex());
-  memory_cache().emplace(key, code);
+  memory_cache().insert(key, code);
   return code;
 }
 

@@ -10,9 +10,13 @@
 // GPU machine then uses.
 //
 // The cache key hashes the generated source, the embedded headers it includes (directly or
-// through each other), the options, the NVRTC version and the architecture. A disk entry is written to a temporary file and renamed (atomic);
-// it carries a magic, its key, its payload size and a checksum, and an entry that fails any check
-// is removed and rebuilt, never loaded.
+// through each other), the options, the NVRTC version and the architecture. A disk entry is
+// written to a fresh O_EXCL file and renamed (atomic); it carries a magic, its key, its payload size and a checksum, and an entry that fails
+// any check, or is not a regular file (a symlink is never followed), is removed and rebuilt,
+// never loaded (kernel_cache_file.hpp). The disk cache is used only in a folder owned by this user
+// and not writable by group or others: the checksum detects damage, it does not authenticate, and
+// anyone who can write the folder could make this process run their GPU code. The memory cache
+// keeps the 128 most recently used kernels.
 #pragma once
 
 #include <cstddef>
@@ -79,6 +83,10 @@ std::string nvrtc_version();
 std::string cache_dir();
 // Where the disk entry for a key lives (cache_dir()/<key>.cubin).
 std::string cache_entry_path(const std::string& key);
+// Why the disk cache folder cannot be used, creating it (mode 0700) when missing: not a folder,
+// owned by another user, or writable by group or others (compile() then works without the disk
+// cache). "" when it is usable, or when the disk cache is off.
+std::string cache_dir_problem();
 // Forgets the in-memory cache (tests use it to exercise the disk cache).
 void clear_memory_cache();
 

@@ -236,9 +236,12 @@ fn grouped_contiguous() {
     let mut args = unsafe { std::mem::zeroed::<deepgemm::sys::dgemm_args_t>() };
     unsafe { deepgemm::sys::dgemm_args_init(&mut args) };
     args.bias = bias.as_ptr() as *const _;
-    let run = |d: &mut Vec<f32>, offsets: &[i32], status: &mut u32| unsafe {
+    // The raw entry points take the caller's workspace (a CPU plan's scratch is workspace too).
+    let mut workspace = vec![0u8; plan.workspace_size()];
+    let mut run = |d: &mut Vec<f32>, offsets: &[i32], status: &mut u32| unsafe {
         plan.execute_grouped_raw(a.as_ptr() as *const _, b.as_ptr() as *const _, std::ptr::null(), d.as_mut_ptr() as *mut _,
-                                 Some(&args), offsets.as_ptr(), status, std::ptr::null_mut(), 0, std::ptr::null_mut())
+                                 Some(&args), offsets.as_ptr(), status, workspace.as_mut_ptr() as *mut _, workspace.len(),
+                                 std::ptr::null_mut())
     };
     run(&mut d, &offsets, &mut status).unwrap();
     assert_eq!(status, 0);
