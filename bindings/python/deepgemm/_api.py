@@ -473,14 +473,18 @@ class Plan(_Handle):
             call = _hotpath.lookup(self._calls, key)
             handle = self._handle
             if call is not None and handle is not None:
-                call.run(handle, a, b, c, d, bias, alpha, beta, stream, scale, zero_point, workspace)
+                call.run(handle, a, b, c, d, bias, alpha, beta, stream, scale, zero_point, workspace, like=a)
                 return d
         launch = self._prepare(a, b, d, c=c, bias=bias, alpha=alpha, beta=beta, scale=scale, zero_point=zero_point,
                                workspace=workspace, stream=stream, a_scale=a_scale, b_scale=b_scale, d_scale=d_scale,
                                amax=amax, offsets=offsets, counts=counts, group_status=group_status)
         self._launch(launch)
         if key is not None and 2 not in key[-2:]:
-            _hotpath.remember(self._calls, key, None, launch, a, b, c, d, bias, scale, zero_point, workspace, stream)
+            ws_alloc = None
+            if workspace is None and self.workspace_size:  # as _prepare allocated it
+                ws_alloc = functools.partial(_allocate_workspace, nbytes=self.workspace_size, device=self.context.device)
+            _hotpath.remember(self._calls, key, None, launch, a, b, c, d, bias, scale, zero_point, workspace, stream,
+                              ws_alloc=ws_alloc)
         return d
 
     def _prepare(self, a, b, d, *, c=None, bias=None, alpha=None, beta=None, scale=None, zero_point=None,

@@ -108,6 +108,8 @@ def remember(table: Dict, key, plan, launch, a, b, c, d, bias=None, scale=None, 
             return
     if workspace is not None and (launch.ws or 0) != address(workspace):
         return
+    if workspace is None and launch.ws and ws_alloc is None:  # a workspace the Call could not provide
+        return
     cuda = cuda_device(a, b, d)
     if stream is None and launch.stream != ((current_stream(cuda) or None) if cuda is not None else None):
         return

@@ -316,7 +316,10 @@ def address(x) -> Optional[int]:
     for an object the hot path does not read."""
     if x is None:
         return 0
-    k = _kinds.get(type(x))
+    t = type(x)
+    k = _kinds.get(t)
+    if k is None:  # a type first met here (the workspace a Call allocates for torch operands)
+        k = _kind(t)
     if k == _NUMPY:
         return _read_pointer(id(x) + _numpy_data_offset).value or 0
     if k == _TORCH:

@@ -92,6 +92,22 @@ def test_plan_execute_takes_the_hot_path(full_path_fails):
             close(d, np.maximum(a.astype(np.float64) @ w.T + c + b, 0))
 
 
+def test_workspace_on_the_hot_path(monkeypatch):
+    """The workspace (CPU plans need one): given as an array or an address, or allocated per call
+    when not given, also where NumPy's array type has not been met yet (raw addresses, torch)."""
+    m, n, k = 4, 6, 8
+    with deepgemm.Context("cpu") as ctx, ctx.plan(m, n, k, "float32", trans_b=True) as plan:
+        assert plan.workspace_size > 0
+        ws = np.empty(plan.workspace_size, np.int8)
+        monkeypatch.delitem(_tensors._kinds, np.ndarray)
+        for workspace in (None, None, None, ws, ws, ws.ctypes.data, ws.ctypes.data):
+            a, w = rand(m, k), rand(n, k)
+            d = np.full((m, n), np.nan, np.float32)
+            plan.execute(a.ctypes.data, w.ctypes.data, d.ctypes.data, workspace=workspace)
+            close(d, a.astype(np.float64) @ w.T)
+        assert len(plan._calls) == 3
+
+
 def test_bad_input_gets_the_same_error_after_a_good_call():
     """Each bad call is made first with nothing remembered, then after good calls of every kind
     (which fill the tables): the error, its type and its message must not change."""
@@ -146,6 +162,106 @@ def test_bad_input_gets_the_same_error_after_a_good_call():
     assert _api._calls and plan._calls
     assert errors() == cold
     plan.close()
+    ctx.close()
+
+
+def test_random_calls_give_the_same_result_or_error_cold_and_hot():
+    """Random calls (valid and not: dtypes, layouts, shapes, options), each made twice on inputs of
+    the same contents in new memory: once with nothing remembered, then again (the hot path where
+    the first call left a Call). Results must be bit-identical and errors identical in type and
+    message."""
+    import ml_dtypes
+
+    seed = int(RNG.integers(1 << 30))
+    rng = np.random.default_rng(seed)
+
+    def pick(seq, r=rng):
+        return seq[int(r.integers(len(seq)))]
+
+    ctx = deepgemm.Context("cpu")
+    plans = [ctx.plan(3, 5, 4, "float32", trans_b=True, bias="float32", activation="relu"),
+             ctx.plan(3, 5, 4, "float16", trans_b=True, beta=1.0),
+             ctx.plan(3, 5, 4, "bfloat16", trans_b=True, bias="bfloat16", activation="gelu")]
+    np_type = {"float32": np.float32, "float16": np.float16, "bfloat16": ml_dtypes.bfloat16}
+
+    def forget():
+        for table in [_api._calls, ctx._calls] + [p._calls for p in plans]:
+            table.clear()
+
+    def make_call(draw):
+        """The call, drawn from ``draw`` (drawing again gives the same call on the same array
+        contents, in new memory), and every array it reads or writes."""
+        arrays = []
+
+        def arr(shape, dtype, layout="c"):
+            base = draw.integers(-3, 4, size=shape).astype(np.float32)
+            if layout == "t" and len(shape) >= 2:
+                x = np.swapaxes(np.ascontiguousarray(np.swapaxes(base, -1, -2).astype(dtype)), -1, -2)
+            elif layout == "gaps":  # every other column of a wider array
+                x = np.zeros(shape[:-1] + (2 * shape[-1],), dtype)
+                x[..., ::2] = base.astype(dtype)
+                x = x[..., ::2]
+            else:
+                x = base.astype(dtype)
+            arrays.append(x)
+            return x
+
+        dtype = pick([np.float32, np.float32, np.float16, ml_dtypes.bfloat16, np.float64], draw)
+        layout = pick(["c", "c", "t", "gaps"], draw)
+        activation = pick([None, "gelu", "relu", "none", "bogus"], draw)
+        kind = pick(["linear", "matmul", "execute"], draw)
+        m, n, k = pick([1, 3], draw), pick([2, 5], draw), pick([4, 6], draw)
+        if kind == "linear":
+            lead = pick([(m,), (2, m), ()], draw)
+            x = arr(lead + (k,), dtype, pick(["c", layout], draw))
+            w = arr((n, k), pick([dtype, np.float32], draw), layout)
+            b = pick([None, (n,), (n,), (n + 1,)], draw)
+            b = None if b is None else arr(b, dtype, pick(["c", "c", "gaps"], draw))
+            out = np.full(lead + (n,), np.nan, x.dtype) if pick([False, True], draw) else None
+            arrays.append(out)
+            return kind, arrays, lambda: deepgemm.linear(x, w, b, activation=activation, out=out,
+                                                         context=pick([None, ctx], draw))
+        if kind == "matmul":
+            ta, tb, batch = pick([False, True], draw), pick([False, True], draw), pick([(), (2,)], draw)
+            a = arr(batch + ((k, m) if ta else (m, k)), dtype, layout)
+            b2 = arr(pick([(), batch], draw) + ((n, k) if tb else (k, n)), pick([dtype, np.float16], draw),
+                     pick(["c", layout], draw))
+            bias = arr((n,), dtype) if pick([False, True], draw) else None
+            c = arr(batch + (m, n), dtype) if pick([False, True], draw) else None
+            alpha, beta = pick([1.0, 2, 0.5], draw), pick([0.0, 0.0, 1.5], draw)
+            return kind, arrays, lambda: deepgemm.matmul(a, b2, bias=bias, activation=activation, alpha=alpha,
+                                                         beta=beta, c=c, trans_a=ta, trans_b=tb)
+        plan = pick(plans, draw)
+        pt = np_type[plan.a_dtype]
+        a, w = arr((3, 4), pick([pt, pt, np.float32], draw), layout), arr((5, 4), pt)
+        bias = pick([None, (5,), (6,)], draw)
+        bias = None if bias is None else arr(bias, pt)
+        c = arr((3, 5), pt) if pick([False, True], draw) else None
+        alpha, beta = pick([None, 2.0, 3], draw), pick([None, 0.5], draw)
+        d = np.full((3, 5), np.nan, pt)
+        arrays.append(d)
+        return kind, arrays, lambda: plan.execute(a, w, d, c=c, bias=bias, alpha=alpha, beta=beta)
+
+    def outcome(call):
+        try:
+            result = np.asarray(call())
+        except Exception as e:  # noqa: BLE001  compared below
+            return type(e), str(e)
+        return result.dtype, result.shape, result.tobytes()
+
+    for _ in range(300):
+        sub_seed = int(rng.integers(1 << 30))
+        forget()
+        kind, cold_arrays, cold_call = make_call(np.random.default_rng(sub_seed))
+        cold = outcome(cold_call)
+        for x in cold_arrays:  # a hot call still reading the cold call's memory gets other values
+            if x is not None:
+                x[...] = 1
+        _, _, hot_call = make_call(np.random.default_rng(sub_seed))  # the same call, new memory
+        hot = outcome(hot_call)
+        assert hot == cold, f"seed {seed}: {kind} {cold[:2]} then {hot[:2]}"
+    for p in plans:
+        p.close()
     ctx.close()
 
 
