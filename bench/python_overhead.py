@@ -69,17 +69,21 @@ def per_call_us(fn, reps, rounds, sync=None):
     return statistics.median(samples)
 
 
-def c_floor(deepgemm, plan, a, b, d, bias, stream=0):
-    """dgemm_execute on the plan with every argument prepared once: what no binding can avoid."""
+def c_floor(deepgemm, plan, a, b, d, bias, ws, stream=0):
+    """dgemm_execute on the plan with every argument (and the plan's workspace, ws) prepared once:
+    what no binding can avoid. Checked once, so that the floor is not a failing call."""
     capi = deepgemm.capi
     args = capi.dgemm_args_t()
     capi.dgemm_args_init(ctypes.byref(args))
     args.bias = bias
     ref = ctypes.byref(args)
-    handle, execute = plan._handle, capi.dgemm_execute
+    handle, execute, ws_size = plan._handle, capi.dgemm_execute, plan.workspace_size
+    status = execute(handle, a, b, None, d, ref, ws, ws_size, stream or None)
+    if status != 0:
+        raise RuntimeError(f"dgemm_execute: status {status}: {capi.dgemm_last_error()}")
 
     def call():
-        execute(handle, a, b, None, d, ref, None, 0, stream or None)
+        execute(handle, a, b, None, d, ref, ws, ws_size, stream or None)
     return call
 
 
@@ -104,7 +108,7 @@ def numpy_operands():
     b = rng.standard_normal(n).astype(np.float32)
     return dict(lib="numpy", device="cpu", dtype="float32", m=m, n=n, k=k, x3=x3, x=x3.reshape(m, k), w=w, b=b,
                 out3=np.empty((m, 1, n), np.float32), d=np.empty((m, n), np.float32),
-                ptr=lambda t: t.ctypes.data, sync=None, stream=0)
+                ptr=lambda t: t.ctypes.data, sync=None, stream=0, bytes=lambda size: np.empty(size, np.int8))
 
 
 def torch_operands(device):
@@ -128,7 +132,8 @@ def torch_operands(device):
     return dict(lib="torch", device=device if device == "cpu" else f"cuda:{torch.cuda.current_device()}",
                 dtype=str(dtype).replace("torch.", ""), m=m, n=n, k=k, x3=x3, x=x3.reshape(m, k), w=w, b=b,
                 out3=torch.empty(m, 1, n, device=device, dtype=dtype), d=torch.empty(m, n, device=device, dtype=dtype),
-                ptr=lambda t: t.data_ptr(), sync=torch.cuda.synchronize if device == "cuda" else None, stream=stream)
+                ptr=lambda t: t.data_ptr(), sync=torch.cuda.synchronize if device == "cuda" else None, stream=stream,
+                bytes=lambda size: torch.empty(size, dtype=torch.int8, device=device))
 
 
 def rows_for(deepgemm, label, o, args):
@@ -136,8 +141,11 @@ def rows_for(deepgemm, label, o, args):
     x, x3, w, b, d, out3 = o["x"], o["x3"], o["w"], o["b"], o["d"], o["out3"]
     ctx = deepgemm.Context(o["device"])
     plan = ctx.plan(m, n, k, o["dtype"], trans_b=True, bias=o["dtype"], activation="gelu")
+    ws = o["bytes"](plan.workspace_size) if plan.workspace_size else None
+    bare = c_floor(deepgemm, plan, o["ptr"](x), o["ptr"](w), o["ptr"](d), o["ptr"](b),
+                   o["ptr"](ws) if ws is not None else None, o["stream"])
     cases = [
-        ("C dgemm_execute", c_floor(deepgemm, plan, o["ptr"](x), o["ptr"](w), o["ptr"](d), o["ptr"](b), o["stream"])),
+        ("C dgemm_execute", bare),
         ("Plan.execute", lambda: plan.execute(x, w, d, bias=b)),
         ("matmul", lambda: deepgemm.matmul(x, w, trans_b=True, bias=b, activation="gelu")),
         ("linear", lambda: deepgemm.linear(x3, w, b, activation="gelu")),
