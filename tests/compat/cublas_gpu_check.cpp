@@ -582,8 +582,9 @@ int run_bench() {
   cudaEventCreate(&e1);
   StreamGate gate;
 
-  // A shape is launch-bound when its GEMM takes less GPU time than this: there the graph column's
-  // difference is a per-call cost; above it, GPU-time noise (~0.1-0.3% of the GEMM) outweighs any.
+  // A shape is launch-bound when its GEMM (the plan's, back to back) takes less GPU time than this:
+  // there the graph column's difference is a per-call cost; above it, GPU-time noise (~0.1-0.3% of
+  // the GEMM) outweighs any.
   const double kLaunchBoundUs = 20.0;
   const double kTargetUs = 2.0;  // issue 13: the shim adds <= 2 us per call over the plan called directly
   const BenchShape shapes[] = {
@@ -696,6 +697,22 @@ int run_bench() {
       }
     if (blocked)  // shown as nan, never as a number from the repetitions before
       for (std::vector<double>& t : host_us) t.clear();
+    // On launch-bound shapes a loop timed while its calls run (the way this was measured before)
+    // ends long before the queue could fill, so it measures the issue cost too: the same loop
+    // without the gate shows whether holding the stream changes what the host column measures.
+    const bool launch_bound = median(gpu_us[direct]) < kLaunchBoundUs;
+    std::vector<std::vector<double>> free_us(nv);
+    if (launch_bound)
+      for (int r = 0; r < reps; ++r)
+        for (std::size_t j = 0; j < nv; ++j) {
+          const std::size_t v = (r + j) % nv;
+          cuda_ok(cudaStreamSynchronize(stream), "sync");
+          variants[v].call();
+          const auto t0 = std::chrono::steady_clock::now();
+          for (int i = 0; i < host_calls; ++i) variants[v].call();
+          const auto t1 = std::chrono::steady_clock::now();
+          free_us[v].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / host_calls);
+        }
     // CUDA graphs: the same calls captured once, replayed; the library's hot path must be capturable
     // and must put nothing in the graph but the plan's kernels.
     std::vector<cudaGraphExec_t> execs(nv, nullptr);
@@ -738,7 +755,6 @@ int run_bench() {
     }
     const double shim_host = paired_median(host_us[lib], host_us[direct]);
     const double shim_graph = paired_median(graph_us[lib], graph_us[direct]);
-    const bool launch_bound = grp[direct] < kLaunchBoundUs;
     // The spread of the paired differences over repetitions: what a single repetition could show.
     auto spread = [](const std::vector<double>& a, const std::vector<double>& b) {
       double lo = INFINITY, hi = -INFINITY;
@@ -752,6 +768,11 @@ int run_bench() {
     };
     std::printf("  library - direct per repetition: host %s us/call, graph %s us/GEMM\n",
                 spread(host_us[lib], host_us[direct]).c_str(), spread(graph_us[lib], graph_us[direct]).c_str());
+    if (launch_bound)
+      std::printf("  the host loop without the gate (the GPU running meanwhile): library %.2f, direct %.2f us/call, "
+                  "shim %+.2f (per repetition %s)\n",
+                  median(free_us[lib]), median(free_us[direct]), paired_median(free_us[lib], free_us[direct]),
+                  spread(free_us[lib], free_us[direct]).c_str());
     char line[320];
     std::snprintf(line, sizeof(line),
                   "bench %-15s shim %+6.2f us/call host, %+6.2f us/GEMM graph (%+.2f%% of the GEMM); "
@@ -777,9 +798,10 @@ int run_bench() {
   std::printf(
       "(shim: the library's cost over calling the same plan directly, the median over repetitions of the paired\n"
       " difference. host: the host time to issue one call, timed with the stream held so the GPU's work does\n"
-      " not enter it: the per-call overhead, for every shape. graph: the same calls replayed in a CUDA graph,\n"
-      " which holds the same kernels either way: a per-call cost on launch-bound shapes (GEMM < %.0f us), else\n"
-      " GPU-time noise, hence also as %% of the GEMM. cuBLAS/library > 1: the library is faster.)\n",
+      " not enter it: the per-call overhead, for every shape. GPU us/GEMM: those calls run back to back once\n"
+      " released. graph: the same calls replayed in a CUDA graph, which holds the same kernels either way: a\n"
+      " per-call cost on launch-bound shapes (GEMM < %.0f us), else GPU-time noise, hence also as %% of the\n"
+      " GEMM. cuBLAS/library > 1: the library is faster.)\n",
       kLaunchBoundUs);
   // A shape whose host loop blocked, or whose plan failed, has failed already and is not in worst_host.
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - bench_start).count();
