@@ -11,7 +11,8 @@
 #   plain    the program as built, on the real cuBLAS alone
 #   off      preloaded with DEEPGEMM_CUBLAS=off: every call forwarded, results unchanged
 #   bench    preloaded, --bench: the library's cost per call over the same plan called directly
-#            (host loop and CUDA graph) and cublasGemmEx through it vs the plan vs cuBLAS on a few shapes
+#            (host issue time with the stream held, and CUDA graph; must be <= 2 us) and cublasGemmEx
+#            through it vs the plan vs cuBLAS on a few shapes
 # Logs go to $OUT (compat-*.log, compat-cases.txt: every case's error in each run side by side:
 # at most 8 files, as the device returns);
 # the kernels compiled come back as $OUT/kernel-cache.tar.gz (for bench/stage.sh's CACHE_DIR); a

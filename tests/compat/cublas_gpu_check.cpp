@@ -12,9 +12,11 @@
 //       that must fall back (Sgemm: no f32 kernel; TF32 compute; pointer-array batches).
 //       --expect-routed: each case must also have gone where it should (needs the library).
 //   cublas_gpu_check --bench
-//       the library's cost per call over calling the same DeepGEMM plan directly (host time in a
-//       loop, and replay time in a CUDA graph), and cublasGemmEx through the library, the plan
-//       directly and the real cuBLAS on a few shapes, interleaved (needs the library in the process).
+//       the library's cost per call over calling the same DeepGEMM plan directly (the host time to
+//       issue a call, timed over 50-200 calls with the stream held; replay time in a CUDA graph),
+//       and cublasGemmEx through the library, the plan directly and the real cuBLAS on a few shapes,
+//       interleaved within each repetition (needs the library in the process). Fails when the
+//       shim's host cost is over issue 13's 2 us on any shape.
 // Exit 0: every check passed; 1: a check failed (one line per failure, starting "FAIL");
 // 77: no GPU (CTest reports the test skipped).
 #include <cublasLt.h>
@@ -26,10 +28,12 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -472,6 +476,14 @@ double median(std::vector<double> v) {
   return v.empty() ? NAN : v[v.size() / 2];
 }
 
+// The median over repetitions of the paired difference a[r] - b[r]: both were measured in the same
+// repetition, so drift between repetitions cancels.
+double paired_median(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> d;
+  for (std::size_t r = 0; r < std::min(a.size(), b.size()); ++r) d.push_back(a[r] - b[r]);
+  return median(d);
+}
+
 // A shape as cuBLAS sees it (column-major; TN is what a linear layer y = x W^T calls).
 struct BenchShape {
   int m, n, k;
@@ -493,12 +505,55 @@ void fill_device(void* ptr, std::size_t elements) {
   }
 }
 
+// Holds a stream while the host issues calls into it: a host function at the head of the stream
+// that returns only when released. The calls queue behind it and none runs, so the host loop times
+// the issue path alone, the same way for a 3 us GEMM as for a 1.4 ms one, and the queue holds
+// exactly the calls issued, far fewer than fill it. Were it full, the loop would block on the GPU, which waits for the
+// release: the host function then gives up after kTimeout and says so, and that repetition's host
+// time is not a measure of the issue path (the bench reports it as a failure, never as a number).
+// (CUDA asks host functions not to wait on anything that may depend on queued work; the time-out is
+// what keeps this one from doing so for more than kTimeout.)
+class StreamGate {
+ public:
+  void close(cudaStream_t stream) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      open_ = false;
+      timed_out_ = false;
+    }
+    cuda_ok(cudaLaunchHostFunc(stream, &StreamGate::hold, this), "cudaLaunchHostFunc");
+  }
+  void release() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    open_ = true;
+    cv_.notify_all();
+  }
+  // After the stream's work behind the gate has completed.
+  bool timed_out() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return timed_out_;
+  }
+
+ private:
+  static constexpr std::chrono::milliseconds kTimeout{500};  // a loop of 200 calls takes ~2 ms
+  static void hold(void* self) {
+    StreamGate& g = *static_cast<StreamGate*>(self);
+    std::unique_lock<std::mutex> lock(g.mutex_);
+    if (!g.cv_.wait_for(lock, kTimeout, [&] { return g.open_; })) g.timed_out_ = true;
+  }
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool open_ = true;
+  bool timed_out_ = false;
+};
+
 int run_bench() {
   DeepGemmApi dg;
   if (!counters_fn() || !dg.load()) {
     std::printf("--bench needs libdeepgemm_cublas in the process (LD_PRELOAD or linked) and libdeepgemm.so.1\n");
     return 2;
   }
+  const auto bench_start = std::chrono::steady_clock::now();
   cublasHandle_t h;
   cudaStream_t stream;
   cuda_ok(cudaStreamCreate(&stream), "cudaStreamCreate");
@@ -525,7 +580,13 @@ int run_bench() {
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0);
   cudaEventCreate(&e1);
+  StreamGate gate;
 
+  // A shape is launch-bound when its GEMM (the plan's, back to back) takes less GPU time than this:
+  // there the graph column's difference is a per-call cost; above it, GPU-time noise (~0.1-0.3% of
+  // the GEMM) outweighs any.
+  const double kLaunchBoundUs = 20.0;
+  const double kTargetUs = 2.0;  // issue 13: the shim adds <= 2 us per call over the plan called directly
   const BenchShape shapes[] = {
       {64, 64, 64, "tiny: launch-bound, shows the per-call cost"},
       {4096, 4096, 4096, "square"},
@@ -534,7 +595,10 @@ int run_bench() {
       {4095, 4095, 4095, "unaligned"},
   };
   std::vector<std::string> summary;
+  double worst_host = -INFINITY;
+  std::string worst_shape;
   for (const BenchShape& s : shapes) {
+    const std::string shape_name = std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
     const std::size_t a_elems = std::size_t(s.k) * s.m, b_elems = std::size_t(s.k) * s.n, c_elems = std::size_t(s.m) * s.n;
     DeviceBuffer A(a_elems * 2), B(b_elems * 2), C(c_elems * 2);
     fill_device(A.ptr, a_elems);
@@ -555,7 +619,7 @@ int run_bench() {
     p.ldc = p.ldd = s.m;
     dgemm_plan_t plan = nullptr;
     if (dg.create_plan(ctx, &p, nullptr, nullptr, &plan) != DGEMM_STATUS_SUCCESS) {
-      FAIL("%dx%dx%d: dgemm_create_plan: %s", s.m, s.n, s.k, dg.last_error());
+      FAIL("%s: dgemm_create_plan: %s", shape_name.c_str(), dg.last_error());
       continue;
     }
     std::size_t ws_bytes = 0;
@@ -581,41 +645,78 @@ int run_bench() {
     variants.push_back({"plan direct", [&] {
                           dg.execute(plan, A.ptr, B.ptr, nullptr, C.ptr, &args, ws.ptr, ws.bytes, stream);
                         }});
-    // Warm: plans made, kernels loaded; the library's call must be routed.
+    const std::size_t nv = variants.size(), lib = real_gemm ? 1 : 0, direct = lib + 1;
+    // Warm: plans made, kernels loaded (lazy module loading happens here, not behind the gate);
+    // the library's call must be routed.
     for (Variant& v : variants)
       for (int i = 0; i < 3; ++i) v.call();
     cuda_ok(cudaStreamSynchronize(stream), "warm-up");
     const deepgemm_cublas_counters_t c0 = counters();
-    variants[real_gemm ? 1 : 0].call();
+    variants[lib].call();
     const std::string route = route_between(c0, counters());
-    if (route != "DeepGEMM") FAIL("%dx%dx%d: cublasGemmEx went to %s, not DeepGEMM", s.m, s.n, s.k, route.c_str());
+    if (route != "DeepGEMM") FAIL("%s: cublasGemmEx went to %s, not DeepGEMM", shape_name.c_str(), route.c_str());
 
     const double flops = 2.0 * s.m * s.n * double(s.k);
-    const double one_us = flops / 400e12 * 1e6;  // a rough guess, to size the loops
-    const int calls = std::max(5, std::min(200, int(2000.0 / std::max(one_us, 1.0))));
+    const double guess_us = std::max(flops / 400e12 * 1e6, 1.0);  // a rough guess, to size the loops
+    // Host loop: 200 calls, or 50 where 200 would queue seconds of GPU work (they all run once
+    // released); either way far fewer launches than fill a stream's queue.
+    const int host_calls = std::max(50, std::min(200, int(4000.0 / guess_us)));
+    // Graph: enough GEMMs per replay that a replay is not one launch's worth, as before.
+    const int graph_calls = std::max(5, std::min(50, int(2000.0 / guess_us)));
     const int reps = 9;
-    std::vector<std::vector<double>> host_us(variants.size()), gpu_us(variants.size()), graph_us(variants.size());
-    // Loops: each variant `calls` times back to back, interleaved over repetitions; host time
-    // of the enqueueing loop and GPU time between events.
-    for (int r = 0; r < reps; ++r)
-      for (std::size_t v = 0; v < variants.size(); ++v) {
+    std::vector<std::vector<double>> host_us(nv), gpu_us(nv), graph_us(nv);
+    // Every repetition runs each variant once, in an order that rotates over repetitions, so drift
+    // and the first-after-another-variant effect hit all three alike.
+    bool blocked = false;
+    for (int r = 0; r < reps && !blocked; ++r)
+      for (std::size_t j = 0; j < nv && !blocked; ++j) {
+        const std::size_t v = (r + j) % nv;
         cuda_ok(cudaStreamSynchronize(stream), "sync");
+        gate.close(stream);
+        variants[v].call();  // untimed: brings this variant's code and data back into the caches
         cudaEventRecord(e0, stream);
         const auto t0 = std::chrono::steady_clock::now();
-        for (int i = 0; i < calls; ++i) variants[v].call();
+        for (int i = 0; i < host_calls; ++i) variants[v].call();
         const auto t1 = std::chrono::steady_clock::now();
+        // Nothing may have run yet: e0 is behind the gate (cudaErrorNotReady, which is not sticky).
+        const bool held = cudaEventQuery(e0) == cudaErrorNotReady;
         cudaEventRecord(e1, stream);
+        gate.release();
         cuda_ok(cudaEventSynchronize(e1), "event");
+        if (gate.timed_out() || !held) {
+          FAIL("%s: %s: %s: no host time measured", shape_name.c_str(), variants[v].name,
+               gate.timed_out() ? "the host loop waited for the GPU (its launch queue was full)"
+                                : "the stream ran before the loop ended (the gate did not hold it)");
+          blocked = true;
+          break;
+        }
         float ms = 0;
         cudaEventElapsedTime(&ms, e0, e1);
-        host_us[v].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / calls);
-        gpu_us[v].push_back(ms * 1e3 / calls);
+        host_us[v].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / host_calls);
+        gpu_us[v].push_back(ms * 1e3 / host_calls);
       }
+    if (blocked)  // shown as nan, never as a number from the repetitions before
+      for (std::vector<double>& t : host_us) t.clear();
+    // On launch-bound shapes a loop timed while its calls run (the way this was measured before)
+    // ends long before the queue could fill, so it measures the issue cost too: the same loop
+    // without the gate shows whether holding the stream changes what the host column measures.
+    const bool launch_bound = median(gpu_us[direct]) < kLaunchBoundUs;
+    std::vector<std::vector<double>> free_us(nv);
+    if (launch_bound)
+      for (int r = 0; r < reps; ++r)
+        for (std::size_t j = 0; j < nv; ++j) {
+          const std::size_t v = (r + j) % nv;
+          cuda_ok(cudaStreamSynchronize(stream), "sync");
+          variants[v].call();
+          const auto t0 = std::chrono::steady_clock::now();
+          for (int i = 0; i < host_calls; ++i) variants[v].call();
+          const auto t1 = std::chrono::steady_clock::now();
+          free_us[v].push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / host_calls);
+        }
     // CUDA graphs: the same calls captured once, replayed; the library's hot path must be capturable
     // and must put nothing in the graph but the plan's kernels.
-    const int graph_calls = std::min(calls, 50);
-    std::vector<cudaGraphExec_t> execs(variants.size(), nullptr);
-    for (std::size_t v = 0; v < variants.size(); ++v) {
+    std::vector<cudaGraphExec_t> execs(nv, nullptr);
+    for (std::size_t v = 0; v < nv; ++v) {
       cudaGraph_t graph;
       const deepgemm_cublas_counters_t before = counters();
       cuda_ok(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "begin capture");
@@ -623,12 +724,13 @@ int run_bench() {
       cuda_ok(cudaStreamEndCapture(stream, &graph), "end capture");
       cuda_ok(cudaGraphInstantiate(&execs[v], graph, 0), "instantiate");
       cudaGraphDestroy(graph);
-      if (std::string(variants[v].name) == "via library" && counters().routed - before.routed != uint64_t(graph_calls))
-        FAIL("%dx%dx%d: %llu of %d captured calls routed", s.m, s.n, s.k,
+      if (v == lib && counters().routed - before.routed != uint64_t(graph_calls))
+        FAIL("%s: %llu of %d captured calls routed", shape_name.c_str(),
              (unsigned long long)(counters().routed - before.routed), graph_calls);
     }
     for (int r = 0; r < reps; ++r)
-      for (std::size_t v = 0; v < variants.size(); ++v) {
+      for (std::size_t j = 0; j < nv; ++j) {
+        const std::size_t v = (r + j) % nv;
         cuda_ok(cudaGraphLaunch(execs[v], stream), "graph warm");
         cudaEventRecord(e0, stream);
         cuda_ok(cudaGraphLaunch(execs[v], stream), "graph");
@@ -640,25 +742,50 @@ int run_bench() {
       }
     for (cudaGraphExec_t e : execs) cudaGraphExecDestroy(e);
 
-    std::printf("\n%dx%dx%d bf16 TN (%s): %d calls x %d reps, medians\n", s.m, s.n, s.k, s.note, calls, reps);
-    std::printf("  %-12s %14s %14s %14s %10s\n", "", "host us/call", "loop us/GEMM", "graph us/GEMM", "TFLOP/s");
-    std::vector<double> gpu(variants.size()), host(variants.size()), grp(variants.size());
-    for (std::size_t v = 0; v < variants.size(); ++v) {
+    std::printf("\n%s bf16 TN (%s): host %d calls, graph %d GEMMs, x %d reps interleaved; medians\n",
+                shape_name.c_str(), s.note, host_calls, graph_calls, reps);
+    std::printf("  %-12s %14s %14s %14s %10s\n", "", "host us/call", "GPU us/GEMM", "graph us/GEMM", "TFLOP/s");
+    std::vector<double> gpu(nv), host(nv), grp(nv);
+    for (std::size_t v = 0; v < nv; ++v) {
       host[v] = median(host_us[v]);
       gpu[v] = median(gpu_us[v]);
       grp[v] = median(graph_us[v]);
       std::printf("  %-12s %14.2f %14.2f %14.2f %10.1f\n", variants[v].name, host[v], gpu[v], grp[v],
                   flops / (grp[v] * 1e-6) / 1e12);
     }
-    const std::size_t lib = real_gemm ? 1 : 0, direct = lib + 1;
-    char line[256];
+    const double shim_host = paired_median(host_us[lib], host_us[direct]);
+    const double shim_graph = paired_median(graph_us[lib], graph_us[direct]);
+    // The spread of the paired differences over repetitions: what a single repetition could show.
+    auto spread = [](const std::vector<double>& a, const std::vector<double>& b) {
+      double lo = INFINITY, hi = -INFINITY;
+      for (std::size_t r = 0; r < std::min(a.size(), b.size()); ++r) {
+        lo = std::min(lo, a[r] - b[r]);
+        hi = std::max(hi, a[r] - b[r]);
+      }
+      char text[64];
+      std::snprintf(text, sizeof(text), "%+.2f..%+.2f", lo, hi);
+      return std::string(text);
+    };
+    std::printf("  library - direct per repetition: host %s us/call, graph %s us/GEMM\n",
+                spread(host_us[lib], host_us[direct]).c_str(), spread(graph_us[lib], graph_us[direct]).c_str());
+    if (launch_bound)
+      std::printf("  the host loop without the gate (the GPU running meanwhile): library %.2f, direct %.2f us/call, "
+                  "shim %+.2f (per repetition %s)\n",
+                  median(free_us[lib]), median(free_us[direct]), paired_median(free_us[lib], free_us[direct]),
+                  spread(free_us[lib], free_us[direct]).c_str());
+    char line[320];
     std::snprintf(line, sizeof(line),
-                  "bench %-15s shim %+6.2f us/call host, %+6.2f us/GEMM graph; library/direct %.2fx; cuBLAS/library %.2fx",
-                  (std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k)).c_str(),
-                  host[lib] - host[direct], grp[lib] - grp[direct], grp[lib] / grp[direct],
-                  real_gemm ? grp[0] / grp[lib] : NAN);
+                  "bench %-15s shim %+6.2f us/call host, %+6.2f us/GEMM graph (%+.2f%% of the GEMM); "
+                  "library/direct %.2fx; cuBLAS/library %.2fx; %s",
+                  shape_name.c_str(), shim_host, shim_graph, 100.0 * shim_graph / grp[direct], grp[lib] / grp[direct],
+                  real_gemm ? grp[0] / grp[lib] : NAN,
+                  launch_bound ? "launch-bound: both are the per-call cost" : "graph: GPU-time noise");
     std::printf("  %s\n", line);
     summary.push_back(line);
+    if (!blocked && shim_host > worst_host) {
+      worst_host = shim_host;
+      worst_shape = shape_name;
+    }
     dg.destroy_plan(plan);
   }
   cudaEventDestroy(e0);
@@ -668,7 +795,26 @@ int run_bench() {
   dg.context_destroy(ctx);
   std::printf("\n");
   for (const std::string& l : summary) std::printf("%s\n", l.c_str());
-  std::printf("(shim: the library's cost over calling the same plan directly; cuBLAS/library > 1: the library is faster)\n");
+  std::printf(
+      "(shim: the library's cost over calling the same plan directly, the median over repetitions of the paired\n"
+      " difference. host: the host time to issue one call, timed with the stream held so the GPU's work does\n"
+      " not enter it: the per-call overhead, for every shape. GPU us/GEMM: those calls run back to back once\n"
+      " released. graph: the same calls replayed in a CUDA graph, which holds the same kernels either way: a\n"
+      " per-call cost on launch-bound shapes (GEMM < %.0f us), else GPU-time noise, hence also as %% of the\n"
+      " GEMM. cuBLAS/library > 1: the library is faster.)\n",
+      kLaunchBoundUs);
+  // A shape whose host loop blocked, or whose plan failed, has failed already and is not in worst_host.
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - bench_start).count();
+  if (worst_shape.empty()) {
+    std::printf("bench shim host cost: no shape measured; %.1f s\n", seconds);
+  } else {
+    const bool met = worst_host <= kTargetUs;
+    std::printf("bench shim host cost: at most %+.2f us/call (%s); target <= %.0f us: %s; %.1f s\n", worst_host,
+                worst_shape.c_str(), kTargetUs, met ? "met" : "NOT met", seconds);
+    if (!met)
+      FAIL("the shim costs %+.2f us/call on the host at %s, over the %.0f us target", worst_host, worst_shape.c_str(),
+           kTargetUs);
+  }
   return g_failures ? 1 : 0;
 }
 
