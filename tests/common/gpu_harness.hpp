@@ -62,6 +62,7 @@ struct Case {
   int misalign = 0;  // elements added to the operand pointers (Operands: all; sm90: A and B), breaking 16-byte alignment
   ScalarMode scalars = ScalarMode::FromPlan;
   bool vs_cublas = false;  // sm90: shapes too big for the CPU oracle are compared with cuBLAS
+  bool c_is_d = false;     // sm90: C is D itself (same type and layout): D holds C when the call starts
   std::string tag;
 };
 

@@ -44,7 +44,7 @@ std::size_t count(const std::string& text, const std::regex& re) {
 
 // Checks one compiled variant (a "" result); otherwise what is wrong. Registers as ptxas reports them
 // go to *regs.
-std::string check_code(const KernelConfig& c, const jit::CompiledCode& code, std::string* regs) {
+std::string check_code(const KernelConfig& c, const jit::CompiledCode& code, bool tma_store, std::string* regs) {
   const std::string& log = code.log;
   std::ostringstream bad;
   std::smatch m;
@@ -67,6 +67,9 @@ std::string check_code(const KernelConfig& c, const jit::CompiledCode& code, std
     if (count(sass, std::regex(R"(\b[HQI]GMMA\b)")) == 0) bad << "no HGMMA / QGMMA / IGMMA in the SASS; ";
     if (count(sass, std::regex(R"(\b(LDL|STL)\b)")) != 0) bad << "local memory (LDL/STL) in the SASS; ";
     if (count(sass, std::regex(R"(\bUTMALDG\b)")) == 0) bad << "no TMA load (UTMALDG) in the SASS; ";
+    // The TMA-stored epilogue (sm90_store_chunks > 0) stores boxes of D with UTMASTG.
+    if ((count(sass, std::regex(R"(\bUTMASTG\b)")) != 0) != tma_store)
+      bad << (tma_store ? "no TMA store (UTMASTG) in the SASS; " : "a TMA store in a kernel without the staged epilogue; ");
   }
   return bad.str();
 }
@@ -106,7 +109,7 @@ void compile_all(const std::vector<Job>& jobs) {
         jit::CompileRequest r = cuda::sm90_compile_request(j.p, j.e, j.c, arch);
         auto code = jit::compile(r);
         std::string regs;
-        bad = check_code(j.c, *code, &regs);
+        bad = check_code(j.c, *code, cuda::sm90_store_chunks(j.c, j.p) > 0, &regs);
         line = r.name + " regs " + regs + " (" + std::to_string(code->cubin.size()) + " B cubin)";
         if (!bad.empty()) bad = r.name + ": " + bad + "\n" + code->log;
       } catch (const std::exception& ex) {
@@ -178,6 +181,51 @@ BOOST_AUTO_TEST_CASE(sm90_default_menu_compiles_for_sm90a_with_hgmma_and_no_spil
     BOOST_CHECK_EQUAL(n >= 2, true);
   }
   compile_all(jobs);
+}
+
+// The staged (TMA-stored) epilogue goes where the tile's warpgroups own 64 rows of whole 64-column
+// boxes, D is 16-bit and stored row-major, and shared memory beside the ring holds the boxes.
+BOOST_AUTO_TEST_CASE(sm90_staged_epilogue_where_it_fits) {
+  const GemmProblem tn = problem(DType::BF16, Op::N, Op::T);
+  auto cfg = [](int bm, int bn, int stages, int cm, int ck, int blocks = 1) {
+    KernelConfig c;
+    c.family = Family::Sm90;
+    c.block_m = bm;
+    c.block_n = bn;
+    c.block_k = 64;
+    c.stages = stages;
+    c.cluster_m = cm;
+    c.cluster_k = ck;
+    c.blocks_per_sm = blocks;
+    c.threads = cuda::sm90_threads(c);
+    return c;
+  };
+  // 128x256 s4: 192 KB of ring leaves 2 boxes per warpgroup (32 KB); 128x192 s5 leaves room for 1
+  // (of 3); 128x128 s6 the whole tile; 64x128 at two CTAs per SM one box of its half of the SM.
+  BOOST_CHECK_EQUAL(cuda::sm90_store_chunks(cfg(128, 256, 4, 2, 1), tn), 2);
+  BOOST_CHECK_EQUAL(cuda::sm90_store_chunks(cfg(128, 192, 5, 1, 1), tn), 1);
+  BOOST_CHECK_EQUAL(cuda::sm90_store_chunks(cfg(128, 128, 6, 1, 1), tn), 2);
+  BOOST_CHECK_EQUAL(cuda::sm90_store_chunks(cfg(64, 128, 4, 1, 1, 2), tn), 1);
+  BOOST_CHECK_EQUAL(cuda::sm90_store_chunks(cfg(64, 256, 4, 1, 1), tn), 4);
+  // No room beside a 128x192 s3 ring and its split-K parking tile; 128-row warpgroups; 56 columns.
+  BOOST_CHECK_EQUAL(cuda::sm90_store_chunks(cfg(128, 192, 3, 1, 2), tn), 0);
+  BOOST_CHECK_EQUAL(cuda::sm90_store_chunks(cfg(256, 128, 4, 1, 1), tn), 0);
+  BOOST_CHECK_EQUAL(cuda::sm90_store_chunks(cfg(64, 56, 4, 1, 1), tn), 0);
+  // Every choice fits the opt-in shared memory.
+  for (const KernelConfig& c : {cfg(128, 256, 4, 2, 1), cfg(128, 192, 5, 1, 1), cfg(128, 128, 6, 1, 1)})
+    BOOST_CHECK_LE(cuda::sm90_smem_bytes(c, tn), 232448);
+  BOOST_CHECK_LE(cuda::sm90_smem_bytes(cfg(64, 128, 4, 1, 1, 2), tn), 233472 / 2 - 1024);
+  // f32 or 8-bit outputs, transposed stores (swap-AB) and grouped problems keep the register path.
+  GemmProblem f32out = tn;
+  f32out.d_type = DType::F32;
+  f32out.c_type = DType::F32;
+  BOOST_CHECK_EQUAL(cuda::sm90_store_chunks(cfg(128, 256, 4, 2, 1), f32out), 0);
+  KernelConfig swapped = cfg(128, 64, 8, 1, 1);
+  swapped.swap_ab = true;
+  BOOST_CHECK_EQUAL(cuda::sm90_store_chunks(swapped, tn), 0);
+  GemmProblem grouped = tn;
+  grouped.grouping.layout = GroupLayout::Contiguous;
+  BOOST_CHECK_EQUAL(cuda::sm90_store_chunks(cfg(128, 256, 4, 1, 1), grouped), 0);
 }
 
 // 8-bit operands: fp8 (every type pair) and s8, unscaled, per-tensor / per-row-column scales in

@@ -94,6 +94,18 @@ std::string run_case(const Case& cs, dgemm_plan_t plan, std::mt19937& rng) {
   fill_random(rng, p.b_type, b, b_el, -1, 1);
   fill_random(rng, p.c_type, c, c_el, -2, 2);
   fill_random(rng, e.bias_type, bias, std::size_t(std::max(p.m, p.n)), -1, 1);
+  if (cs.c_is_d) {
+    // C aliases D: D starts as C (the oracle reads its own copy); bytes outside the elements
+    // stay poisoned.
+    if (!e.reads_c() || p.c_type != p.d_type || p.ldc != p.ldd || p.stride_c != p.stride_d) return "bad c_is_d case";
+    const std::size_t es = dtype_size(p.d_type);
+    for (int64_t bt = 0; bt < p.batch_count; ++bt)
+      for (int64_t i = 0; i < p.m; ++i)
+        for (int64_t j = 0; j < p.n; ++j) {
+          const std::size_t at = std::size_t(bt * p.stride_d + p.offset(i, j, p.ldd)) * es;
+          std::memcpy(&d_init[kGuard + at], &c[at], es);
+        }
+  }
   const std::size_t off_a = cs.misalign * dtype_size(p.a_type), off_b = cs.misalign * dtype_size(p.b_type);
   DevBuf da(a.size() + off_a + 16), db(b.size() + off_b + 16), dc(c.size() + 16), dd(d_init.size()), dbias(bias.size());
   cudaMemcpy(da.at(off_a), a.data(), a.size(), cudaMemcpyHostToDevice);
@@ -109,7 +121,8 @@ std::string run_case(const Case& cs, dgemm_plan_t plan, std::mt19937& rng) {
   if (dgemm_plan_workspace_size(plan, &ws_size) != DGEMM_STATUS_SUCCESS) return "workspace_size failed";
   DevBuf dws(ws_size ? ws_size + 8 : 0);
   void* ws = ws_size ? static_cast<void*>(dws.at(8)) : nullptr;
-  dgemm_status_t st = dgemm_execute(plan, da.at(off_a), db.at(off_b), e.reads_c() ? dc.base : nullptr, dd.at(kGuard),
+  const void* c_arg = cs.c_is_d ? dd.at(kGuard) : e.reads_c() ? dc.base : nullptr;
+  dgemm_status_t st = dgemm_execute(plan, da.at(off_a), db.at(off_b), c_arg, dd.at(kGuard),
                                     &x, ws, ws_size, nullptr);
   if (st != DGEMM_STATUS_SUCCESS) return std::string("execute: ") + dgemm_last_error();
   if (cudaDeviceSynchronize() != cudaSuccess) return "kernel failed: " + std::string(cudaGetErrorString(cudaGetLastError()));
@@ -382,6 +395,47 @@ std::vector<Case> sweep() {
       c.vs_cublas = true;
       cases.push_back(c);
     }
+  // The staged epilogue (shared memory + TMA stores; 16-bit D with 16-byte rows): batches whose
+  // D stride keeps the rule (the store's batch coordinate), C read beside it and C aliasing D,
+  // row and column bias, tails in both directions clipped by TMA, both orders and op(B).
+  for (Order o : orders)
+    for (Op ob : ops) {
+      Case c = make_case(200, 264, 300, DType::BF16, DType::BF16, Op::N, ob, o, "staged-batch");
+      GemmProblem& p = c.p;
+      p.batch_count = 3;
+      p.ldc = p.ldd;
+      p.stride_a = int64_t(span(p, p.a_rows(), p.a_cols(), p.lda, 0)) + 64;
+      p.stride_b = int64_t(span(p, p.b_rows(), p.b_cols(), p.ldb, 0)) + 8;
+      p.stride_d = (int64_t(span(p, p.m, p.n, p.ldd, 0)) + 7) / 8 * 8 + 8;
+      p.stride_c = p.stride_d + 16;
+      c.e.alpha = 0.75f;
+      c.e.beta = 0.5f;
+      c.e.bias_mode = VectorMode::PerRow;
+      c.e.bias_type = DType::F32;
+      c.e.activation = Activation::GeluTanh;
+      cases.push_back(c);
+      Case a = make_case(300, 136, 500, DType::F16, DType::F16, Op::N, ob, o, "staged-c-is-d");
+      GemmProblem& q = a.p;
+      q.batch_count = 2;
+      q.ldc = q.ldd;
+      q.stride_a = int64_t(span(q, q.a_rows(), q.a_cols(), q.lda, 0));
+      q.stride_b = int64_t(span(q, q.b_rows(), q.b_cols(), q.ldb, 0));
+      q.stride_d = q.stride_c = (int64_t(span(q, q.m, q.n, q.ldd, 0)) + 7) / 8 * 8;
+      a.e.alpha = 0.5f;
+      a.e.beta = 1.5f;
+      a.e.bias_mode = VectorMode::PerColumn;
+      a.e.bias_type = DType::F16;
+      a.e.activation = Activation::Relu;
+      a.c_is_d = true;
+      cases.push_back(a);
+    }
+  {
+    Case c = make_case(1000, 1000, 1000, DType::F16, DType::F16, Op::N, Op::T, Order::RowMajor, "staged-tails");
+    c.e.bias_mode = VectorMode::PerColumn;
+    c.e.bias_type = DType::F32;
+    c.e.activation = Activation::GeluTanh;
+    cases.push_back(c);
+  }
   return cases;
 }
 

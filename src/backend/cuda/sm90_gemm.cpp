@@ -45,10 +45,11 @@ struct alignas(64) Sm90GemmArgsHost {
   CUtensorMap tma_b;
   CUtensorMap tma_sa;
   CUtensorMap tma_sb;
+  CUtensorMap tma_d;
   DgemmParams p;
   TileGrid tiles;
   int num_k_blocks;
-  int reserved;
+  int store_d;
   const float* sa_blk;
   const float* sb_blk;
   long long sa_ld, sb_ld;
@@ -56,7 +57,7 @@ struct alignas(64) Sm90GemmArgsHost {
   GroupArgs groups;
 };
 static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes");
-static_assert(offsetof(Sm90GemmArgsHost, p) == 512, "DgemmParams follows the four tensor maps");
+static_assert(offsetof(Sm90GemmArgsHost, p) == 640, "DgemmParams follows the five tensor maps");
 
 // Mirrors dg::PackJob / dg::PackArgs (src/kernels/common/pack.cuh).
 struct PackJobHost {
@@ -109,18 +110,40 @@ int sm90_mainloop_scale(const ScaleDesc& s) {
 
 int sm90_threads(const KernelConfig& c) { return kSm90ProducerWarpgroup + (c.block_m >= 128 ? 256 : 128); }
 
-int sm90_smem_bytes(const KernelConfig& c, const GemmProblem& p) {
+namespace {
+// Shared memory of the kernel with `store_chunks` staging boxes per consumer warpgroup (the
+// layout of dg::sm90::Gemm: ring, per-stage scales, split-K parking, staging, barriers, tile
+// scales, alignment slack).
+int smem_bytes(const KernelConfig& c, const GemmProblem& p, int store_chunks) {
   const KernelView v = kernel_view(canonical_operands(p), c.swap_ab);
   const int sa = sm90_mainloop_scale(v.a_scale), sb = sm90_mainloop_scale(v.b_scale);
   const int stage = (c.block_m + c.block_n) * 128 + (sa == 1 ? (c.block_m * 4 + 127) / 128 * 128 : 0) +
                     (sb == 1 ? (c.block_n * 4 + 127) / 128 * 128 : 0);
   const int reduce = c.cluster_k > 1 ? c.block_m * c.block_n * 4 : 0;
+  int bytes = c.stages * stage + reduce;
+  if (store_chunks > 0) bytes = (bytes + 1023) / 1024 * 1024 + (c.block_m >= 128 ? 2 : 1) * store_chunks * 64 * 128;
   const int barriers = ((2 * c.stages + 2) * 8 + 15) / 16 * 16;
   const int block_k = dtype_size(v.a_type) == 1 ? 128 : 64;
   const int kb = int((p.k + block_k - 1) / block_k), blk_row = (kb + 3) / 4 * 4 * 4;
   const int blk = (sa == 2 || sb == 2) ? 2 * blk_row : 0;
-  return c.stages * stage + reduce + barriers + blk + 1024;
+  return bytes + barriers + blk + 1024;
 }
+}  // namespace
+
+int sm90_store_chunks(const KernelConfig& c, const GemmProblem& problem) {
+  const GemmProblem p = canonical_operands(problem);
+  const KernelView v = kernel_view(p, c.swap_ab);
+  const bool sixteen = p.d_type == DType::F16 || p.d_type == DType::BF16;
+  const int wg_rows = c.block_m >= 128 ? c.block_m / 2 : c.block_m;
+  if (!sixteen || v.out_transposed || p.grouping.grouped() || wg_rows != 64 || c.block_n % 64 != 0) return 0;
+  // Hopper: 227 KB per block after opt-in, 228 KB per SM (two CTAs: half each, less 1 KB reserved).
+  const int limit = c.blocks_per_sm > 1 ? 233472 / 2 - 1024 : 232448;
+  for (int chunks = c.block_n / 64; chunks > 0; --chunks)
+    if ((c.block_n / 64) % chunks == 0 && smem_bytes(c, p, chunks) <= limit) return chunks;
+  return 0;
+}
+
+int sm90_smem_bytes(const KernelConfig& c, const GemmProblem& p) { return smem_bytes(c, p, sm90_store_chunks(c, p)); }
 
 jit::CompileRequest sm90_compile_request(const GemmProblem& problem, const Epilogue& e, const KernelConfig& c,
                                          const std::string& arch) {
@@ -150,7 +173,7 @@ jit::CompileRequest sm90_compile_request(const GemmProblem& problem, const Epilo
       << ", " << (v.a_kmajor ? "true" : "false") << ", " << (v.b_kmajor ? "true" : "false") << ", "
       << std::max(1, c.cluster_m) << ", " << std::max(1, c.cluster_k) << ", DgEpilogue, " << std::max(1, c.blocks_per_sm)
       << ", " << sm90_mainloop_scale(v.a_scale) << ", " << sm90_mainloop_scale(v.b_scale) << ", "
-      << int(p.grouping.layout) << ">;\n"
+      << int(p.grouping.layout) << ", " << sm90_store_chunks(c, p) << ">;\n"
       << "DGEMM_SM90_DEFINE_KERNEL(" << kSm90Kernel << ", DgSm90Gemm)\n";
   if (c.pack_a || c.pack_b)
     src << "\n#include \"common/pack.cuh\"\nDGEMM_DEFINE_PACK_KERNEL(" << kSm90PackKernel << ")\n";
@@ -195,6 +218,11 @@ class Sm90Executable final : public Executable {
     module_ = std::make_unique<Module>(*code_);
     smem_ = sm90_smem_bytes(c, p);
     kernel_ = module_->kernel(kSm90Kernel, smem_);
+    // The TMA-stored epilogue, where the kernel has it and D's rows and batches keep TMA's 16-byte
+    // rule (its base pointer is checked per call).
+    store_chunks_ = sm90_store_chunks(c, p);
+    d_dtype_ = p.d_type == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    c_bytes_ = e.reads_c() ? int64_t(dtype_size(p.c_type)) : 0;
     if (pack_[0].on || pack_[1].on) {
       pack_kernel_ = module_->kernel(kSm90PackKernel, 0);
       // Work items: one warp copies 256 elements of one row (pack.cuh); 8 warps per block.
@@ -280,6 +308,8 @@ class Sm90Executable final : public Executable {
       args.sb_blk = static_cast<const float*>(kb_scale);
       args.sb_ld = view_.b_scale.layout == ScaleLayout::KMajor ? view_.b_scale.ld : -view_.b_scale.ld;
     }
+    args.store_d = store_d(prm) ? 1 : 0;
+    if (args.store_d) encode_d(&args.tma_d, prm.d);
     args.p = prm;
     args.p.workspace = nullptr;  // the kernel itself needs none (packing used it above)
     args.p.workspace_size = 0;
@@ -379,6 +409,40 @@ class Sm90Executable final : public Executable {
            " x ", nb, ", leading dimension ", ld);
   }
 
+  // Whether this call's epilogue may store D through TMA: the kernel has the staging buffer, D's
+  // base, rows and batches are 16-byte aligned, and neither C (unless it is D itself) nor the bias
+  // overlaps D (the stores are asynchronous: a later tile's loads are not ordered after them).
+  bool store_d(const DgemmParams& prm) const {
+    if (store_chunks_ == 0 || !aligned16(prm.d) || (base_.ldd * 2) % 16 != 0) return false;
+    if (batch_ > 1 && (base_.stride_d * 2) % 16 != 0) return false;
+    const auto addr = [](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr); };
+    const std::uintptr_t d0 = addr(prm.d);
+    const std::uintptr_t d1 = d0 + std::uintptr_t(((batch_ - 1) * base_.stride_d + (base_.m - 1) * base_.ldd + base_.n) * 2);
+    const auto overlaps = [&](const void* ptr, int64_t bytes) {
+      return ptr != nullptr && addr(ptr) < d1 && d0 < addr(ptr) + std::uintptr_t(bytes);
+    };
+    if (overlaps(prm.bias, 8 * std::max(base_.m, base_.n) * batch_)) return false;
+    if (c_bytes_ > 0 && !(prm.c == prm.d && base_.ldc == base_.ldd && base_.stride_c == base_.stride_d) &&
+        overlaps(prm.c, ((batch_ - 1) * base_.stride_c + base_.m * base_.ldc) * c_bytes_ + 16))
+      return false;
+    return true;
+  }
+
+  // The 3-D map {cols, rows, batch} of the kernel's (row-major, 16-bit) X = D, boxes of 64 x 64
+  // with 128B swizzle: the layout the epilogue stages its boxes in.
+  void encode_d(CUtensorMap* out, void* d) const {
+    cuuint64_t dims[3] = {cuuint64_t(base_.n), cuuint64_t(base_.m), cuuint64_t(batch_)};
+    const int64_t bstride = batch_ > 1 ? base_.stride_d * 2 : ((base_.m * base_.ldd * 2 + 15) / 16) * 16;
+    cuuint64_t strides[2] = {cuuint64_t(base_.ldd * 2), cuuint64_t(bstride)};
+    cuuint32_t box[3] = {64u, 64u, 1u};
+    cuuint32_t elem_strides[3] = {1u, 1u, 1u};
+    CUresult r = encode_(out, d_dtype_, 3, d, dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS)
+      fail(Status::DeviceError, "cuTensorMapEncodeTiled failed (", int(r), ") for D of ", base_.m, " x ", base_.n,
+           " x ", batch_, ", leading dimension ", base_.ldd);
+  }
+
   // A 2-D map {outer, K blocks} of an operand's VEC128 f32 scales (MN-major: the outer index is
   // contiguous, a column per K block): one box of the tile's rows per stage.
   void encode_scales(CUtensorMap* out, const void* ptr, const ScaleDesc& s, int64_t outer, int rows, const char* name) const {
@@ -408,6 +472,9 @@ class Sm90Executable final : public Executable {
   std::unique_ptr<Module> module_;
   cudaKernel_t kernel_ = nullptr;
   int smem_ = 0;
+  int store_chunks_ = 0;
+  CUtensorMapDataType d_dtype_ = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  int64_t c_bytes_ = 0;  // C's element size when the kernel reads C, else 0
   DgemmParams base_{};
   int64_t batch_ = 1;
   Grouping grouping_;
@@ -446,6 +513,9 @@ class Sm90Launcher final : public Launcher {
     os << "; parameter dg::sm90::GemmArgs (__grid_constant__): two TMA tensor maps (cuTensorMapEncodeTiled, 128B "
        << "swizzle, boxes of " << kSm90BlockK << " K x rows) of " << (v.swap_operands ? "B and A" : "A and B")
        << ", DgemmParams, TileGrid, K blocks";
+    if (const int chunks = sm90_store_chunks(c, p); chunks > 0)
+      os << "; the epilogue stages D in shared memory (" << chunks << " box" << (chunks > 1 ? "es" : "")
+         << " of 64 x 64 per consumer warpgroup at a time) and stores it with TMA when D is 16-byte aligned";
     if (c.pack_a || c.pack_b) os << "; first " << kSm90PackKernel << " packs the operands into the workspace";
     return os.str();
   }

@@ -24,6 +24,12 @@ int sm90_threads(const KernelConfig& config);
 // scales), the split-K parking tile, the barriers, the tile's 128 x 128 block scales and 1 KB
 // alignment slack (mirrors dg::sm90::Gemm::kSmemBytes and its run-time part).
 int sm90_smem_bytes(const KernelConfig& config, const GemmProblem& p);
+// 64-column boxes of 64 rows each consumer warpgroup stages at a time when the epilogue stores X
+// through shared memory and TMA (dg::sm90 kStoreChunks): 0 when the kernel stores from registers
+// only (an output that is not 16-bit or is stored transposed, grouped problems, tiles whose
+// warpgroups own more than 64 rows or whose width is not whole boxes, or no shared memory left
+// beside the stage ring). The largest divisor of BLOCK_N / 64 that fits.
+int sm90_store_chunks(const KernelConfig& config, const GemmProblem& p);
 
 // How an operand's input scale enters the main loop (dg::sm90 kScale*): 0 not at all (none, or
 // applied by the epilogue), 1 VEC128 (per row, loaded with each stage), 2 BLK128x128 (per tile).

@@ -1,4 +1,4 @@
-// sm90 family: TMA (cp.async.bulk.tensor) loads on 3-D tensor maps (inner, outer, batch) and the
+// sm90 family: TMA (cp.async.bulk.tensor) loads and stores on 3-D tensor maps (inner, outer, batch) and the
 // tensor-map type the host fills with cuTensorMapEncodeTiled (same size and alignment as
 // CUtensorMap, declared here so the JIT source needs no driver header).
 #pragma once
@@ -31,6 +31,45 @@ __device__ __forceinline__ void tma_load_2d(u32 dst, const TensorMap* map, u32 b
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"
       ::"r"(dst), "l"(reinterpret_cast<u64>(map)), "r"(bar), "r"(c0), "r"(c1)
       : "memory");
+}
+
+// Stores one box of shared memory at src to (c0 inner, c1 outer, c2 batch); elements outside the
+// tensor are not written. Asynchronous: src may be reused after bulk_wait_read.
+__device__ __forceinline__ void tma_store_3d(const TensorMap* map, u32 src, int c0, int c1, int c2) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4}], [%1];"
+               ::"l"(reinterpret_cast<u64>(map)), "r"(src), "r"(c0), "r"(c1), "r"(c2)
+               : "memory");
+}
+
+// Closes the issuing thread's current group of bulk stores.
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+
+// Waits until at most N of the issuing thread's store groups still read their shared memory.
+template <int N>
+__device__ __forceinline__ void bulk_wait_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(N) : "memory");
+}
+
+// Waits until at most N of the issuing thread's store groups are incomplete (writes done).
+template <int N>
+__device__ __forceinline__ void bulk_wait() {
+  asm volatile("cp.async.bulk.wait_group %0;" ::"n"(N) : "memory");
+}
+
+// Orders this thread's generic-proxy shared-memory writes before later async-proxy (TMA) reads.
+__device__ __forceinline__ void fence_proxy_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+// A 32-bit shared store that orders only against other volatile asm (the fence and barriers), so
+// the compiler may still move global loads (C, bias) across it.
+__device__ __forceinline__ void st_shared_u32(u32 addr, u32 v) {
+  asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v));
+}
+
+// Named barrier `id` over `threads` threads (a multiple of 32).
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
 
 }  // namespace sm90

@@ -65,10 +65,11 @@ struct GemmArgs {
   TensorMap tma_b;   // KB: K-major {K, cols, batch} box {BLOCK_K, BLOCK_N / kClusterM}, or MN-major box {64, 64}
   TensorMap tma_sa;  // kScaleVec128 scales of KA: f32 {rows, K blocks} box {BLOCK_M, 1}
   TensorMap tma_sb;  // kScaleVec128 scales of KB: f32 {cols, K blocks} box {BLOCK_N, 1}
+  TensorMap tma_d;   // kStoreChunks: X (16-bit, row-major) {cols, rows, batch} box {64, 64}, 128B swizzle
   DgemmParams p;     // the kernel's view: sizes, leading dimensions, pointers, epilogue values
   TileGrid tiles;    // what the scheduler walks (cluster_m = kClusterM, split_k = 1)
   int num_k_blocks;
-  int reserved;
+  int store_d;  // kStoreChunks > 0 and 1: the epilogue stores through tma_d (else from registers)
   const float* sa_blk;  // kScaleBlk128 scales of KA: element (row block, K block) at r * ld + c ...
   const float* sb_blk;  // ... or r + c * ld when the tensor is MN-major (ld < 0 encodes that)
   long long sa_ld, sb_ld;
@@ -87,7 +88,7 @@ struct Work {
 
 template <int kBlockM, int kBlockN, int kStages, int kType, bool kAKMajor, bool kBKMajor, int kClusterM,
           int kClusterK, class Epi, int kMinBlocks = 1, int kAScale = kScaleNone, int kBScale = kScaleNone,
-          int kGrouped = kGroupNone>
+          int kGrouped = kGroupNone, int kStoreChunks = 0>
 struct Gemm {
   // Operands not K-major are MN-major: wgmma reads them with its transpose bit (16-bit only).
   static constexpr int kAMajorMN = kAKMajor ? 0 : 1;
@@ -117,7 +118,12 @@ struct Gemm {
   // Split-K partial tile parked for the leader: [accumulator quad][consumer thread] of float4.
   static constexpr u32 kReduceBytes = kClusterK > 1 ? u32(kBlockM) * kBlockN * 4 : 0;
   static constexpr u32 kReduceOffset = kScaleOffset + kStages * (kScaleA + kScaleB);
-  static constexpr u32 kBarrierOffset = kReduceOffset + kReduceBytes;
+  // The epilogue's staging buffer (kStoreChunks > 0): per consumer warpgroup, kStoreChunks boxes of
+  // 64 rows x 64 columns of a 16-bit X, 128B-swizzled (1024-aligned), stored by TMA.
+  static constexpr u32 kStoreBox = 64 * 128;
+  static constexpr u32 kStoreOffset = (kReduceOffset + kReduceBytes + 1023) / 1024 * 1024;
+  static constexpr u32 kBarrierOffset =
+      kStoreChunks > 0 ? kStoreOffset + kMathWGs * kStoreChunks * kStoreBox : kReduceOffset + kReduceBytes;
   static constexpr u32 kNumBarriers = 2 * kStages + 2;
   // After the barriers (16-byte aligned): the tile's K row of kScaleBlk128 scales, sized by the
   // launcher at run time (num_k_blocks floats per blocked operand, each rounded up to 4).
@@ -149,6 +155,11 @@ struct Gemm {
   static_assert(kClusterM == 1 || !kBMajorMN || (kBlockN / 64) % kClusterM == 0,
                 "an N-major B tile splits into whole 64-column boxes per CTA");
   static_assert(kClusterM == 1 || kBMajorMN || (kBlockN / kClusterM) % 8 == 0, "B box rows per CTA");
+  // Not grouped: TMA cannot stop at a group's last row, and a grouped kernel with both epilogues
+  // spilled (188 bytes, 128x256 masked, ptxas).
+  static_assert(kStoreChunks == 0 || (kMAtoms == 1 && kBlockN % 64 == 0 && (kBlockN / 64) % kStoreChunks == 0 &&
+                                      kGrouped == kGroupNone && !(kIntAcc && EpilogueOp<Epi>::kExactInt)),
+                "TMA-stored epilogue: 64 rows per warpgroup, whole 64-column boxes, not grouped");
   static_assert(kGrouped == kGroupNone || (kClusterSize == 1 && !kPromote),
                 "grouped: one CTA per tile (a cluster's tiles could straddle groups), no block scales");
 
@@ -215,6 +226,8 @@ struct Gemm {
       tma_prefetch_map(&args.tma_b);
       if constexpr (kAScale == kScaleVec128) tma_prefetch_map(&args.tma_sa);
       if constexpr (kBScale == kScaleVec128) tma_prefetch_map(&args.tma_sb);
+      if constexpr (kStoreChunks > 0)
+        if (args.store_d) tma_prefetch_map(&args.tma_d);
       for (int s = 0; s < kStages; ++s) {
         mbar_init(full_bar(s), 1);                                // the local producer's arrive.expect_tx
         mbar_init(empty_bar(s), kClusterM * kMathWGs * 4);        // every consumer warp sharing the stage
@@ -379,11 +392,21 @@ struct Gemm {
           reduce_phase ^= 1;
         }
 
-        if constexpr (kIntAcc && EpilogueOp<Epi>::kExactInt) epilogue_exact(args, w, math_wg, warp_in_wg, lane, acc);
-        else epilogue(args, w, math_wg, warp_in_wg, lane, acc);
+        if constexpr (kIntAcc && EpilogueOp<Epi>::kExactInt) {
+          epilogue_exact(args, w, math_wg, warp_in_wg, lane, acc);
+        } else if constexpr (kStoreChunks > 0) {
+          if (args.store_d) epilogue_tma(args, w, math_wg, warp_in_wg, lane, acc, base + kStoreOffset + math_wg * kStoreChunks * kStoreBox);
+          else epilogue(args, w, math_wg, warp_in_wg, lane, acc);
+        } else {
+          epilogue(args, w, math_wg, warp_in_wg, lane, acc);
+        }
         (void)m0;
         (void)n0;
       }
+      // The last tile's stores must have read the staging buffer (and finished) before the CTA's
+      // shared memory goes away.
+      if constexpr (kStoreChunks > 0)
+        if (args.store_d && ctid % 128 == 0) bulk_wait<0>();
     }
     // A clustered CTA must outlive its peers' remote arrivals on (and multicasts into, and reads
     // of) its shared memory.
@@ -508,6 +531,106 @@ struct Gemm {
             if (col < n) epi.store_exact(row, col, int(acc[ma][i * 4 + h * 2 + e]));
           }
       }
+  }
+
+  // X(row, col) and X(row, col + 1) of a 16-bit output as one 32-bit word (the first in the low
+  // half); an element outside X (in0 / in1 false) is 0 and reads nothing (no C, no vectors).
+  template <class Op>
+  __device__ __forceinline__ static u32 pair_bits(const Op& epi, long long row, long long col, float acc0, float acc1,
+                                                  bool in0, bool in1, float rb, float cb0, float cb1) {
+    const u32 lo = in0 ? epi.convert(row, col, epi.value(row, col, acc0, rb, cb0)).bits : 0u;
+    const u32 hi = in1 ? epi.convert(row, col + 1, epi.value(row, col + 1, acc1, rb, cb1)).bits : 0u;
+    return lo | (hi << 16);
+  }
+
+  // The fused epilogue through shared memory and TMA stores (kStoreChunks > 0, args.store_d): each
+  // consumer warpgroup writes its 64 rows of the tile, kStoreChunks 64-column boxes at a time, into
+  // its staging buffer in the 128B-swizzled layout of tma_d's box, and one thread stores the boxes.
+  // The stores run asynchronously while the warpgroup goes on to its next tile; the buffer is
+  // reused once they have read it. TMA clips the boxes at X's bounds, so edge tiles need no checks
+  // beyond not reading C or the epilogue vectors outside X.
+  __device__ static void epilogue_tma(const GemmArgs& args, const Work& w, int math_wg, int warp_in_wg, int lane,
+                                      Acc (&acc)[kMAtoms][kAcc], u32 buf) {
+    using Op = EpilogueOp<Epi>;
+    static_assert(sizeof(typename Op::DType) == 2 && !Op::kTrans, "TMA-stored epilogue: 16-bit, row-major X");
+    constexpr int kChunks = kBlockN / 64;
+    const long long m = w.row_end, n = args.p.n;
+    const int r_local = warp_in_wg * 16 + lane / 4;  // this thread's first row in the warpgroup's 64
+    const long long row_base = w.row0 + math_wg * kWGRows + r_local;
+    const long long col_base = (long long)w.n_block * kBlockN + (lane % 4) * 2;
+    const int bar_id = 2 + math_wg;  // 0: __syncthreads, 1: load_blk_scales
+    const bool issuer = warp_in_wg == 0 && lane == 0;
+    Op epi;
+    epi.init(args.p, w.batch);
+    bool row_in[2];
+    float rbias[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      row_in[h] = row_base + h * 8 < m;
+      rbias[h] = row_in[h] ? epi.row_bias(row_base + h * 8) : 0.0f;
+    }
+    // Column biases a half box (32 columns) ahead of the columns being written: the stores to
+    // shared memory do not order them, and their latency would otherwise be paid per 8 columns.
+    constexpr int kHalf = 4;  // 8-column groups per bias load batch
+    float cbias[kHalf][2], next_cbias[kHalf][2];
+    auto load_cbias = [&](int group, float (&out)[kHalf][2]) {
+#pragma unroll
+      for (int j = 0; j < kHalf; ++j) {
+        const long long col = col_base + (group * kHalf + j) * 8;
+        out[j][0] = col < n ? epi.col_bias(col) : 0.0f;
+        out[j][1] = col + 1 < n ? epi.col_bias(col + 1) : 0.0f;
+      }
+    };
+    load_cbias(0, cbias);
+#pragma unroll
+    for (int chunk = 0; chunk < kChunks; ++chunk) {
+      const int cc = chunk % kStoreChunks;  // the box's slot in the staging buffer
+      if (cc == 0) {
+        if (issuer) bulk_wait_read<0>();  // the previous boxes have left the buffer
+        named_barrier_sync(bar_id, 128);
+      }
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int group = chunk * 2 + half;
+        if (group + 1 < kChunks * 2) load_cbias(group + 1, next_cbias);
+#pragma unroll
+        for (int jj = 0; jj < kHalf; ++jj) {
+          const int j = half * kHalf + jj;  // the 8-column group within the box
+          const int i = chunk * 8 + j;      // the accumulators' 8-column group
+          const long long col = col_base + i * 8;
+          const bool in0 = col < n, in1 = col + 1 < n;
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int r = r_local + h * 8;
+            // 128B swizzle: the 16-byte chunk j of row r sits at chunk j ^ (r % 8) (r % 8 = lane / 4),
+            // so a warp's 32 stores hit 32 different banks.
+            st_shared_u32(buf + cc * kStoreBox + r * 128 + ((j ^ (r & 7)) << 4) + (lane % 4) * 4,
+                          pair_bits(epi, row_base + h * 8, col, float(acc[0][i * 4 + h * 2]),
+                                    float(acc[0][i * 4 + h * 2 + 1]), row_in[h] && in0, row_in[h] && in1, rbias[h],
+                                    cbias[jj][0], cbias[jj][1]));
+          }
+        }
+        if (group + 1 < kChunks * 2) {
+#pragma unroll
+          for (int jj = 0; jj < kHalf; ++jj) {
+            cbias[jj][0] = next_cbias[jj][0];
+            cbias[jj][1] = next_cbias[jj][1];
+          }
+        }
+      }
+      if (cc == kStoreChunks - 1) {
+        fence_proxy_async_shared();  // the writes above before the TMA engine reads them
+        named_barrier_sync(bar_id, 128);
+        if (issuer) {
+          const int first = chunk + 1 - kStoreChunks;
+#pragma unroll
+          for (int b = 0; b < kStoreChunks; ++b)
+            tma_store_3d(&args.tma_d, buf + b * kStoreBox, w.n_block * kBlockN + (first + b) * 64,
+                         int(w.row0) + math_wg * kWGRows, w.batch);
+          bulk_commit();
+        }
+      }
+    }
   }
 
   // The fused epilogue from registers. wgmma's accumulator layout: thread (warp w, lane l) holds,
