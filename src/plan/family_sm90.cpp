@@ -39,6 +39,7 @@ struct Sm90Tile {
   int block_m, block_n, stages, cluster_m, cluster_k;
   double efficiency;  // measured (square menu) or estimated fraction of the wgmma peak in the main loop
   int blocks = 1;     // CTAs built to share an SM (one-warpgroup tiles with <= 64 accumulators: 2)
+  bool measuring = false;  // offered for measuring only (force_kernel, bench --force-kernel)
 };
 // The square menu: 128x256 for big problems, 256x128 for tall ones, 128x192 where N = 256 would
 // leave a partial wave or a mostly empty last column of tiles (e.g. N = 2112), 128x128 and 128x64
@@ -54,6 +55,9 @@ constexpr Sm90Tile kMenu[] = {
     // One consumer warpgroup, two CTAs per SM (one's prologue and epilogue overlap the other's
     // main loop), for mid-size problems; and 64x256 at one CTA per SM.
     {64, 128, 4, 1, 1, 0.50, 2}, {64, 128, 4, 1, 2, 0.50, 2}, {64, 256, 4, 1, 1, 0.55, 1},
+    // Measuring only: 128x256 with three stages, whose free shared memory stages the whole tile for
+    // the TMA-stored epilogue in one round (four stages: two rounds of half the tile).
+    {128, 256, 3, 2, 1, 0.68, 1, true},
 };
 constexpr int kRegsAtEntry384 = 168;
 constexpr int kRegsAtEntry256 = 255;  // one CTA per SM; two CTAs per SM cap it at 128
@@ -266,7 +270,7 @@ class Sm90Family final : public FamilyModel {
       // K splits are for problems with fewer output tiles than SMs; elsewhere they stay measurable.
       const long tiles = long((plain.rows + t.block_m - 1) / t.block_m) * long((plain.cols + t.block_n - 1) / t.block_n) *
                          long(std::max<int64_t>(1, p.batch_count));
-      add(t, false, (t.cluster_k > 1 && tiles >= sms) || t.cluster_k > kMaxChosenClusterK);
+      add(t, false, t.measuring || (t.cluster_k > 1 && tiles >= sms) || t.cluster_k > kMaxChosenClusterK);
     }
     // Skinny tiles for whichever view has few columns (swap-AB turns a small M into the columns).
     for (bool swap : {false, true}) {
