@@ -153,14 +153,10 @@ DGEMM_API dgemm_status_t dgemm_problem_init(dgemm_problem_t* p) {
 
 DGEMM_API dgemm_status_t dgemm_epilogue_init(dgemm_epilogue_t* e) {
   return guarded("dgemm_epilogue_init", [&] {
-    init_struct(e, "e");
+    init_struct(e, "e");  // beta 0, no bias, activation or scale: zero
     e->flags = DGEMM_EPILOGUE_SATURATE;
     e->alpha = 1.0f;
-    e->beta = 0.0f;
-    e->bias_mode = DGEMM_VECTOR_NONE;
     e->bias_type = DGEMM_DTYPE_F32;
-    e->activation = DGEMM_ACT_NONE;
-    e->scale_mode = DGEMM_VECTOR_NONE;
   });
 }
 
@@ -172,10 +168,8 @@ DGEMM_API dgemm_status_t dgemm_plan_options_init(dgemm_plan_options_t* o) {
 
 DGEMM_API dgemm_status_t dgemm_args_init(dgemm_args_t* a) {
   return guarded("dgemm_args_init", [&] {
-    init_struct(a, "a");
-    a->scalar_mode = DGEMM_SCALARS_FROM_PLAN;
+    init_struct(a, "a");  // DGEMM_SCALARS_FROM_PLAN, beta 0: zero
     a->alpha = 1.0f;
-    a->beta = 0.0f;
   });
 }
 
