@@ -18,6 +18,15 @@ inline void require_non_null(const T* p, const char* name) {
   if (p == nullptr) fail(Status::InvalidArgument, name, " is NULL");
 }
 
+// The start of every 1.0 *_init function: refuses NULL (naming the parameter `name`), zeroes the
+// struct (zero means "off" for every field) and records this library's size.
+template <class Struct>
+inline void init_struct(Struct* s, const char* name) {
+  require_non_null(s, name);
+  std::memset(s, 0, sizeof *s);
+  s->struct_size = sizeof *s;
+}
+
 // Each public struct's size in the release that introduced it: a caller built against that
 // release passes this much, never less. A struct that grows must pin its first size here (the
 // default is today's size) and never change it; tests/abi pins the 1.0 layouts as well.

@@ -141,9 +141,7 @@ DGEMM_API const char* dgemm_last_error(void) { return t_last_error.c_str(); }
 
 DGEMM_API dgemm_status_t dgemm_problem_init(dgemm_problem_t* p) {
   return guarded("dgemm_problem_init", [&] {
-    require_non_null(p, "p");
-    std::memset(p, 0, sizeof *p);
-    p->struct_size = sizeof *p;
+    init_struct(p, "p");
     p->m = p->n = p->k = 1;
     p->a_type = p->b_type = p->c_type = p->d_type = DGEMM_DTYPE_BF16;
     p->compute_type = DGEMM_DTYPE_F32;
@@ -155,35 +153,23 @@ DGEMM_API dgemm_status_t dgemm_problem_init(dgemm_problem_t* p) {
 
 DGEMM_API dgemm_status_t dgemm_epilogue_init(dgemm_epilogue_t* e) {
   return guarded("dgemm_epilogue_init", [&] {
-    require_non_null(e, "e");
-    std::memset(e, 0, sizeof *e);
-    e->struct_size = sizeof *e;
+    init_struct(e, "e");  // beta 0, no bias, activation or scale: zero
     e->flags = DGEMM_EPILOGUE_SATURATE;
     e->alpha = 1.0f;
-    e->beta = 0.0f;
-    e->bias_mode = DGEMM_VECTOR_NONE;
     e->bias_type = DGEMM_DTYPE_F32;
-    e->activation = DGEMM_ACT_NONE;
-    e->scale_mode = DGEMM_VECTOR_NONE;
   });
 }
 
 DGEMM_API dgemm_status_t dgemm_plan_options_init(dgemm_plan_options_t* o) {
   return guarded("dgemm_plan_options_init", [&] {
-    require_non_null(o, "o");
-    std::memset(o, 0, sizeof *o);
-    o->struct_size = sizeof *o;
+    init_struct(o, "o");
   });
 }
 
 DGEMM_API dgemm_status_t dgemm_args_init(dgemm_args_t* a) {
   return guarded("dgemm_args_init", [&] {
-    require_non_null(a, "a");
-    std::memset(a, 0, sizeof *a);
-    a->struct_size = sizeof *a;
-    a->scalar_mode = DGEMM_SCALARS_FROM_PLAN;
+    init_struct(a, "a");  // DGEMM_SCALARS_FROM_PLAN, beta 0: zero
     a->alpha = 1.0f;
-    a->beta = 0.0f;
   });
 }
 
@@ -490,19 +476,13 @@ DGEMM_API dgemm_status_t dgemm_execute_many(dgemm_plan_t plan, const void* const
 
 DGEMM_API dgemm_status_t dgemm_scaling_init(dgemm_scaling_t* s) {
   return guarded("dgemm_scaling_init", [&] {
-    require_non_null(s, "s");
-    std::memset(s, 0, sizeof *s);
-    s->header.type = DGEMM_EXT_SCALING;
-    s->header.struct_size = sizeof *s;
+    init_extension(s, "s", DGEMM_EXT_SCALING);
   });
 }
 
 DGEMM_API dgemm_status_t dgemm_scale_args_init(dgemm_scale_args_t* a) {
   return guarded("dgemm_scale_args_init", [&] {
-    require_non_null(a, "a");
-    std::memset(a, 0, sizeof *a);
-    a->header.type = DGEMM_EXT_SCALE_ARGS;
-    a->header.struct_size = sizeof *a;
+    init_extension(a, "a", DGEMM_EXT_SCALE_ARGS);
   });
 }
 

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "api/convert.hpp"
 #include "core/error.hpp"
@@ -56,6 +57,16 @@ inline ExtensionChain collect_extensions(const void* first, ExtensionStage stage
     *slot = h;
   }
   return chain;
+}
+
+// The start of every extension's *_init function, like init_struct: refuses NULL, zeroes the
+// struct, and fills in its header (`type`, this library's size, no next).
+template <class Ext>
+inline void init_extension(Ext* s, const char* name, dgemm_ext_type_t type) {
+  require_non_null(s, name);
+  std::memset(s, 0, sizeof *s);
+  s->header.type = type;
+  s->header.struct_size = sizeof *s;
 }
 
 // An extension struct as this library reads it, like the 1.0 structs (read_struct): any

@@ -18,19 +18,13 @@ static_assert(kGroupNegative == DGEMM_GROUP_STATUS_NEGATIVE && kGroupOutOfRange 
               "group status bits differ");
 
 void grouped_init(dgemm_grouped_t* g) {
-  require_non_null(g, "g");
-  std::memset(g, 0, sizeof *g);
-  g->header.type = DGEMM_EXT_GROUPED;
-  g->header.struct_size = sizeof *g;
+  init_extension(g, "g", DGEMM_EXT_GROUPED);
   g->layout = DGEMM_GROUP_CONTIGUOUS;
   g->m_alignment = 1;
 }
 
 void group_args_init(dgemm_group_args_t* a) {
-  require_non_null(a, "a");
-  std::memset(a, 0, sizeof *a);
-  a->header.type = DGEMM_EXT_GROUP_ARGS;
-  a->header.struct_size = sizeof *a;
+  init_extension(a, "a", DGEMM_EXT_GROUP_ARGS);
 }
 
 Grouping convert_grouped(const dgemm_ext_header_t* ext) {

@@ -11,6 +11,21 @@
 
 namespace dgemm::tools {
 
+namespace {
+// The value `v` of --name read whole by strtod (decimal, hex, inf, nan; no blanks, nothing after).
+// Whether strtod reported ERANGE goes to `range_error`: the callers judge overflow differently.
+double parse_number(const std::string& name, const std::string& v, bool* range_error) {
+  if (v.empty()) throw std::invalid_argument("--" + name + " needs a value (a number)");
+  char* end = nullptr;
+  errno = 0;
+  const double x = std::strtod(v.c_str(), &end);
+  if (*end != '\0' || end == v.c_str() || std::isspace(static_cast<unsigned char>(v[0])))
+    throw std::invalid_argument("--" + name + " = '" + v + "' is not a number");
+  *range_error = errno == ERANGE;
+  return x;
+}
+}  // namespace
+
 Flags::Flags(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
@@ -59,13 +74,9 @@ long long Flags::get_int(const std::string& name, long long fallback, long long 
 double Flags::get_double(const std::string& name, double fallback) const {
   if (!has(name)) return fallback;
   const std::string v = get(name, "");
-  if (v.empty()) throw std::invalid_argument("--" + name + " needs a value (a number)");
-  char* end = nullptr;
-  errno = 0;
-  const double x = std::strtod(v.c_str(), &end);
-  if (*end != '\0' || end == v.c_str() || std::isspace(static_cast<unsigned char>(v[0])))
-    throw std::invalid_argument("--" + name + " = '" + v + "' is not a number");
-  if (errno == ERANGE || !std::isfinite(x))
+  bool range_error = false;
+  const double x = parse_number(name, v, &range_error);
+  if (range_error || !std::isfinite(x))
     throw std::invalid_argument("--" + name + " = '" + v + "' is not a finite number");
   return x;
 }
@@ -119,14 +130,10 @@ dgemm_vector_mode_t parse_vector_mode(const std::string& flag, const std::string
 float float_flag(const Flags& f, const std::string& name, double fallback) {
   if (!f.has(name)) return float(fallback);
   const std::string v = f.get(name, "");
-  if (v.empty()) throw std::invalid_argument("--" + name + " needs a value (a number)");
-  char* end = nullptr;
-  errno = 0;
-  const double x = std::strtod(v.c_str(), &end);
-  if (*end != '\0' || end == v.c_str() || std::isspace(static_cast<unsigned char>(v[0])))
-    throw std::invalid_argument("--" + name + " = '" + v + "' is not a number");
+  bool range_error = false;
+  const double x = parse_number(name, v, &range_error);
   // A literal beyond double's range (1e999) is a mistake, not a request for infinity ("inf" is).
-  if (errno == ERANGE && std::isinf(x))
+  if (range_error && std::isinf(x))
     throw std::invalid_argument("--" + name + " = '" + v + "' is not a finite number (write inf for infinity)");
   // Finite doubles below FLT_MAX + half an ulp (2^103) round to a finite float; converting one
   // beyond that would be undefined behaviour, so compare first.

@@ -13,30 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "common/tool_run.hpp"
+
 namespace {
 
-struct Result {
-  int rc = -1;
-  std::string out;
-};
-
-// Runs a shell command, capturing stdout and stderr together.
-Result sh(const std::string& cmd) {
-  Result r;
-  FILE* pipe = ::popen((cmd + " 2>&1").c_str(), "r");
-  if (!pipe) return r;
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
-  int status = ::pclose(pipe);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::string tool() {
-  const char* bin = std::getenv("DEEPGEMM_TEST_BINARY_DIR");
-  return bin ? std::string(bin) + "/src/tools/deepgemm" : std::string();
-}
+using dgemm_test::Result;
+using dgemm_test::sh;
+using dgemm_test::tool;
 
 std::string nvcc() {
   for (std::string c : {std::string(std::getenv("CUDA_HOME") ? std::getenv("CUDA_HOME") : "") + "/bin/nvcc",
@@ -57,17 +40,10 @@ struct TempDir {
 
 bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-// Run outside CTest (no tool to run): the whole executable reports itself skipped.
-struct RequireTool {
-  RequireTool() {
-    if (!tool().empty() && std::filesystem::exists(tool())) return;
-    std::printf("SKIPPED: the deepgemm tool was not found (DEEPGEMM_TEST_BINARY_DIR; run through CTest)\n");
-    std::exit(77);
-  }
-};
-BOOST_TEST_GLOBAL_FIXTURE(RequireTool);
-
 }  // namespace
+
+using dgemm_test::RequireTool;
+BOOST_TEST_GLOBAL_FIXTURE(RequireTool);
 
 BOOST_AUTO_TEST_CASE(plan_prints_the_decision_for_a_described_machine) {
   Result r = sh(tool() + " plan --arch h200 --m 4096 --n 4096 --k 4096 --dtype bf16");
@@ -244,7 +220,6 @@ BOOST_AUTO_TEST_CASE(warm_fills_the_kernel_cache_without_a_gpu) {
 // documented exit status (2 = usage error; 4 = other failure, here out of host memory), never a
 // clamp, a default, a wrap-around or a bare exception name.
 BOOST_AUTO_TEST_CASE(bad_values_name_the_flag_and_the_value) {
-  if (tool().empty() || !std::filesystem::exists(tool())) return;
   struct BadCase {
     const char* args;
     int rc;

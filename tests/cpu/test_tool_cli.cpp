@@ -1,57 +1,32 @@
-// The `deepgemm run` and `deepgemm warm` output as a user reads it: run's short summary (device,
+// The `deepgemm run` output as a user reads it: run's short summary (device,
 // kernel, time, TFLOP/s, error against the oracle, PASS), the plan's JSON with --explain, one JSON
 // object with --json, the documented exit codes (usage 2, unsupported 3), "gelu" meaning the erf
-// form as everywhere else, explicit batch strides, the GPU tests' repro lines run as pasted, and
-// warm's progress and --json.
+// form as everywhere else, explicit batch strides and the GPU tests' repro lines run as pasted
+// (warm, which needs NVRTC: test_tool_warm.cpp).
 #include <boost/test/unit_test.hpp>
 
-#include <sys/wait.h>
-
-#include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "common/run_command.hpp"
+#include "common/tool_run.hpp"
 #include "core/problem.hpp"
 
 namespace {
 
-struct Result {
-  int rc = -1;
-  std::string out;
-};
-
-Result sh(const std::string& cmd, bool with_stderr = true) {
-  Result r;
-  FILE* pipe = ::popen((cmd + (with_stderr ? " 2>&1" : " 2>/dev/null")).c_str(), "r");
-  if (!pipe) return r;
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
-  int status = ::pclose(pipe);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::string tool() {
-  const char* bin = std::getenv("DEEPGEMM_TEST_BINARY_DIR");
-  return bin ? std::string(bin) + "/src/tools/deepgemm" : std::string();
-}
+using dgemm_test::Result;
+using dgemm_test::sh;
+using dgemm_test::tool;
 
 bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
-bool tool_missing() {
-  if (!tool().empty() && std::filesystem::exists(tool())) return false;
-  BOOST_TEST_MESSAGE("deepgemm tool not found (run through CTest): skipped");
-  return true;
-}
-
 }  // namespace
 
+using dgemm_test::RequireTool;
+BOOST_TEST_GLOBAL_FIXTURE(RequireTool);
+
 BOOST_AUTO_TEST_CASE(run_prints_a_short_summary) {
-  if (tool_missing()) return;
   Result r = sh(tool() + " run --device cpu --m 33 --n 17 --k 65 --dtype f32 --bias col --act gelu");
   BOOST_TEST(r.rc == 0, r.out);
   for (const char* line : {"device    CPU reference backend", "kernel    cpu (family cpu; predicted ", "time      ",
@@ -65,7 +40,6 @@ BOOST_AUTO_TEST_CASE(run_prints_a_short_summary) {
 }
 
 BOOST_AUTO_TEST_CASE(run_explains_and_prints_json_on_request) {
-  if (tool_missing()) return;
   Result r = sh(tool() + " run --device cpu --m 16 --n 16 --k 16 --explain");
   BOOST_TEST(r.rc == 0);
   BOOST_TEST(has(r.out, "\"chosen\":{"), r.out);
@@ -80,7 +54,6 @@ BOOST_AUTO_TEST_CASE(run_explains_and_prints_json_on_request) {
 }
 
 BOOST_AUTO_TEST_CASE(exit_codes_are_distinct_and_documented) {
-  if (tool_missing()) return;
   Result help = sh(tool() + " run --help");
   BOOST_TEST(help.rc == 0);
   BOOST_TEST(has(help.out, "exit status: 0 success; 1 the result failed its check; 2 usage error"), help.out);
@@ -96,35 +69,7 @@ BOOST_AUTO_TEST_CASE(exit_codes_are_distinct_and_documented) {
   BOOST_TEST(sh(tool() + " nonsense").rc == 2);
 }
 
-BOOST_AUTO_TEST_CASE(warm_reports_progress_and_json) {
-#ifndef DGEMM_WITH_CUDA
-  BOOST_TEST_MESSAGE("built without CUDA: nothing to compile, skipped");
-#else
-  if (tool_missing()) return;
-  const auto dir = std::filesystem::temp_directory_path() / ("dgemm_warm_" + std::to_string(::getpid()));
-  const std::string cmd = "DEEPGEMM_CACHE_DIR=" + dir.string() + " " + tool() +
-                          " warm --arch h200 --runners-up 0 --m 1 --n 4096 --k 4096 --trans-b";
-  Result r = sh(cmd + " --json", false);
-  if (r.rc == 3) {
-    BOOST_TEST_MESSAGE("NVRTC not available: skipped");
-  } else {
-    BOOST_TEST(r.rc == 0, r.out);
-    for (const char* key : {"\"hardware\": \"NVIDIA H200", "\"plans\": 1", "\"failed\": 0", "\"compiled\": [",
-                            "\"seconds\": "})
-      BOOST_TEST(has(r.out, key), "missing " << key << " in:\n" << r.out);
-    r = sh("(" + cmd + " 2>&1 >/dev/null)");  // progress goes to stderr: one line per kernel when not a terminal
-    BOOST_TEST(has(r.out, "warm: [1/"), r.out);
-    BOOST_TEST(has(r.out, "s elapsed: "), r.out);
-  }
-  std::filesystem::remove_all(dir);
-#endif
-}
-
-// --stride-a/-b/-c/-d: batches with gaps and a shared (stride 0) operand run and check; a stride
-// without batches, a negative or missing value is a usage error naming the flag, and the library's
-// own rules (D's batches must not overlap) still apply.
 BOOST_AUTO_TEST_CASE(run_takes_explicit_batch_strides) {
-  if (tool_missing()) return;
   const std::string base = tool() + " run --device cpu --m 20 --n 12 --k 9 --dtype f32 ";
   Result r = sh(base + "--batch 3 --stride-a 200 --stride-b 0 --stride-c 250 --stride-d 247 --beta 0.5");
   BOOST_TEST(r.rc == 0, r.out);
@@ -151,7 +96,6 @@ BOOST_AUTO_TEST_CASE(run_takes_explicit_batch_strides) {
 // expressible" note as a shell comment: the tool runs the same problem (its printed problem line)
 // and passes. test_run_command.cpp checks every field of such lines through the parser.
 BOOST_AUTO_TEST_CASE(gpu_test_repro_lines_run) {
-  if (tool_missing()) return;
   using namespace dgemm;
   struct Line {
     GemmProblem p;

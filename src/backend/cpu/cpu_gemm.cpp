@@ -133,40 +133,27 @@ View op_view(const void* base, Op op, Order order, int64_t ld) {
   return {base, row_stride, col_stride};
 }
 
-// Rows [i0, i0 + mc) and columns [p0, p0 + kc) of op(A), as ceil(mc / MR) micro-panels of
-// kc x MR doubles; rows past mc are zero padding (never stored anywhere).
-template <DType T>
-void pack_a(const View& a, int64_t i0, int64_t mc, int64_t p0, int64_t kc, double* out) {
-  for (int64_t ir = 0; ir < mc; ir += kMR) {
+// Outer indices [o0, o0 + count) and K range [p0, p0 + kc) of an operand whose element
+// (outer, k) is at outer * os + k * ks, as ceil(count / W) micro-panels of kc x W doubles; outer
+// indices past count are zero padding (never stored anywhere). op(A) is packed by rows
+// (W = MR, os = rs, ks = cs), op(B) by columns (W = NR, os = cs, ks = rs).
+template <DType T, int W>
+void pack_panel(const void* base, int64_t os, int64_t ks, int64_t o0, int64_t count, int64_t p0, int64_t kc,
+                double* out) {
+  for (int64_t ir = 0; ir < count; ir += W) {
     double* panel = out + ir * kc;
-    for (int64_t ii = 0; ii < kMR; ++ii) {
-      if (ir + ii >= mc) {
-        for (int64_t p = 0; p < kc; ++p) panel[p * kMR + ii] = 0.0;
+    for (int64_t ii = 0; ii < W; ++ii) {
+      if (ir + ii >= count) {
+        for (int64_t p = 0; p < kc; ++p) panel[p * W + ii] = 0.0;
         continue;
       }
-      const int64_t row = (i0 + ir + ii) * a.rs;
-      for (int64_t p = 0; p < kc; ++p) panel[p * kMR + ii] = load_elem<T>(a.base, row + (p0 + p) * a.cs);
+      const int64_t outer = (o0 + ir + ii) * os;
+      for (int64_t p = 0; p < kc; ++p) panel[p * W + ii] = load_elem<T>(base, outer + (p0 + p) * ks);
     }
   }
 }
 
-// Rows [p0, p0 + kc) and columns [j0, j0 + nc) of op(B), as ceil(nc / NR) micro-panels of kc x NR.
-template <DType T>
-void pack_b(const View& b, int64_t p0, int64_t kc, int64_t j0, int64_t nc, double* out) {
-  for (int64_t jr = 0; jr < nc; jr += kNR) {
-    double* panel = out + jr * kc;
-    for (int64_t jj = 0; jj < kNR; ++jj) {
-      if (jr + jj >= nc) {
-        for (int64_t p = 0; p < kc; ++p) panel[p * kNR + jj] = 0.0;
-        continue;
-      }
-      const int64_t col = (j0 + jr + jj) * b.cs;
-      for (int64_t p = 0; p < kc; ++p) panel[p * kNR + jj] = load_elem<T>(b.base, (p0 + p) * b.rs + col);
-    }
-  }
-}
-
-// Multiplies a packed panel (micro-panels of W outer indices, as pack_a / pack_b write them) for
+// Multiplies a packed panel (micro-panels of W outer indices, as pack_panel writes them) for
 // outer indices [o0, o0 + count) and K range [p0, p0 + kc) by the block scales of `s` (base: this
 // batch's scale tensor): the scales of block modes belong inside the sum over K, and scaling each
 // product's operands is exactly that sum, regrouped.
@@ -272,8 +259,8 @@ struct ScratchShape {
 ScratchShape scratch_shape(const GemmProblem& p) {
   const int64_t kc_max = std::min(kKC, std::max<int64_t>(p.k, 1));
   ScratchShape s;
-  s.a_doubles = std::min(kMC, round_up(p.m, kMR)) * kc_max;  // pack_a pads rows to a multiple of MR
-  s.b_doubles = std::min(kNC, round_up(p.n, kNR)) * kc_max;  // pack_b pads columns to a multiple of NR
+  s.a_doubles = std::min(kMC, round_up(p.m, kMR)) * kc_max;  // pack_panel pads rows to a multiple of MR
+  s.b_doubles = std::min(kNC, round_up(p.n, kNR)) * kc_max;  // and columns to a multiple of NR
   s.acc_rows = std::min(kMC, p.m);
   s.acc_ld = std::min(kNC, p.n);
   return s;
@@ -312,8 +299,12 @@ void run_tile(const Job& job, int64_t batch, int64_t i0, int64_t mc, int64_t j0,
                            p.op_b, p.order, p.ldb);
     for (int64_t p0 = 0; p0 < p.k; p0 += kKC) {
       const int64_t kc = std::min(kKC, p.k - p0);
-      dispatch_dtype(p.a_type, [&](auto t) { pack_a<decltype(t)::value>(a, i0, mc, p0, kc, s.a_panel); });
-      dispatch_dtype(p.b_type, [&](auto t) { pack_b<decltype(t)::value>(b, p0, kc, j0, nc, s.b_panel); });
+      dispatch_dtype(p.a_type, [&](auto t) {
+        pack_panel<decltype(t)::value, kMR>(a.base, a.rs, a.cs, i0, mc, p0, kc, s.a_panel);  // rows of op(A)
+      });
+      dispatch_dtype(p.b_type, [&](auto t) {
+        pack_panel<decltype(t)::value, kNR>(b.base, b.cs, b.rs, j0, nc, p0, kc, s.b_panel);  // columns of op(B)
+      });
       if (p.a_scale.blocked())
         scale_panel<kMR>(s.a_panel, i0, mc, p0, kc, p.a_scale, scale_base(p.a_scale, x.a_scale, batch));
       if (p.b_scale.blocked())

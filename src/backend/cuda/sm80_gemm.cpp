@@ -1,14 +1,15 @@
-// The sm80 family's launcher: generates the kernel source for a plan, compiles it through the JIT
-// cache, loads both kernels (vector and scalar loads) at plan time, and at execute picks one from
-// the actual pointers and launches it on the caller's stream.
+// The sm80 family's launcher: generates the kernel source for a plan (both kernels: vector and
+// scalar loads) and hands it, with the block and grid, to the split-K executable
+// (split_k_executable.hpp), which loads both at plan time and at execute picks one from the actual
+// pointers and launches it on the caller's stream.
 #include "backend/cuda/sm80_gemm.hpp"
 
-#include <cstdint>
 #include <sstream>
 
 #include "backend/cuda/cuda_backend.hpp"
 #include "backend/cuda/kernel_args.hpp"
 #include "backend/cuda/launcher.hpp"
+#include "backend/cuda/split_k_executable.hpp"
 #include "core/error.hpp"
 #include "core/kernel_view.hpp"
 
@@ -16,13 +17,14 @@ namespace dgemm {
 namespace cuda {
 
 namespace {
+// The kernels every sm80 module holds: 16-byte cp.async loads, element loads for pointers /
+// leading dimensions / strides that are not multiples of 16 bytes, and with split_k > 1 the shared
+// split-K reduction (kernels/common/split_k.cuh).
+constexpr SplitKKernelNames kSm80Kernels{"sm80", "dgemm_sm80_vec", "dgemm_sm80_scalar", "dgemm_sm80_reduce"};
 // Two warp rows whenever there are two warps or more: warp tiles of 64x64 (128x256 / 8 warps,
 // 128x128 / 4 warps), 64x32 (128x128 / 8, 128x64 / 4), 32x64 (64x128 / 4) and 32x32 (64x64 / 4).
 int warps_m(const KernelConfig& c) { return c.threads / 32 >= 2 ? 2 : 1; }
-constexpr int kReduceThreads = 256;
 const char* tf(bool b) { return b ? "true" : "false"; }
-bool aligned16(const void* ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 15u) == 0; }
-unsigned clamp_grid(long long v) { return unsigned(v < 65535 ? (v > 0 ? v : 1) : 65535); }
 }  // namespace
 
 int sm80_smem_bytes(const KernelConfig& c) { return c.stages * (c.block_m + c.block_n) * c.block_k * 2; }
@@ -48,13 +50,13 @@ jit::CompileRequest sm80_compile_request(const GemmProblem& p, const Epilogue& e
       << epilogue_struct("DgEpilogue", p, e, v) << "\n";
   for (bool vec : {true, false}) {
     src << "extern \"C\" __global__ void __launch_bounds__(" << c.threads << ", " << min_blocks << ") "
-        << (vec ? kSm80VectorKernel : kSm80ScalarKernel) << "(const DgemmParams p) {\n"
+        << (vec ? kSm80Kernels.vector : kSm80Kernels.scalar) << "(const DgemmParams p) {\n"
         << "  dg::sm80::gemm<" << c.block_m << ", " << c.block_n << ", " << c.block_k << ", " << wm << ", " << wn << ", "
         << c.stages << ", " << c.raster_group << ", " << tf(v.a_kmajor) << ", " << tf(v.b_kmajor) << ", "
         << device_type_name(p.a_type) << ", DgEpilogue, " << tf(vec) << ", " << tf(split) << ", " << tf(c.variant == 1)
         << ">(p);\n}\n";
   }
-  if (split) src << "DGEMM_DEFINE_SPLIT_K_REDUCE(" << kSm80ReduceKernel << ", DgEpilogue)\n";
+  if (split) src << "DGEMM_DEFINE_SPLIT_K_REDUCE(" << kSm80Kernels.reduce << ", DgEpilogue)\n";
   jit::CompileRequest r;
   std::ostringstream name;
   name << c.name() << "_" << dtype_name(p.a_type) << "_" << (v.a_kmajor ? "k" : "m") << (v.b_kmajor ? "k" : "n");
@@ -66,73 +68,6 @@ jit::CompileRequest sm80_compile_request(const GemmProblem& p, const Epilogue& e
 
 namespace {
 
-class Sm80Executable final : public Executable {
- public:
-  Sm80Executable(const DeviceInfo& device, const GemmProblem& p, const Epilogue& e, const KernelConfig& c)
-      : device_(device.index), config_(c), view_(kernel_view(p, false)) {
-    if (p.a_type != DType::F16 && p.a_type != DType::BF16)
-      fail(Status::NotSupported, "the sm80 family takes f16 or bf16 operands, not ", dtype_name(p.a_type));
-    code_ = jit::compile(sm80_compile_request(p, e, c, device.arch));
-    module_ = std::make_unique<Module>(*code_);
-    smem_ = sm80_smem_bytes(c);
-    vec_kernel_ = module_->kernel(kSm80VectorKernel, smem_);
-    scalar_kernel_ = module_->kernel(kSm80ScalarKernel, smem_);
-    splits_ = c.split_k > 1 ? c.split_k : 1;
-    if (splits_ > 1) {
-      if (splits_ > 65535) fail(Status::InternalError, "split_k = ", splits_, " exceeds the grid's y extent");
-      reduce_kernel_ = module_->kernel(kSm80ReduceKernel, 0);
-    }
-    base_ = plan_params(p, view_);
-    const TileGrid g = tile_grid(view_, 1, c);  // batches are the grid's z: tiles of one batch here
-    grid_ = dim3(unsigned(g.num_m_blocks * g.num_n_blocks), unsigned(splits_), clamp_grid(p.batch_count));
-    if (splits_ > 1) {
-      workspace_ = split_k_workspace_bytes(view_, p.batch_count, splits_);
-      const long long runs = view_.rows * ((view_.cols + 3) / 4);
-      reduce_grid_ = dim3(clamp_grid((runs + kReduceThreads - 1) / kReduceThreads), clamp_grid(p.batch_count));
-    }
-    // The vector kernel needs 16-byte rows and batch steps; pointers are checked at execute.
-    lds_allow_vec_ = rows_aligned(view_.lda, view_.stride_a, p.batch_count, view_.a_type, 16) &&
-                     rows_aligned(view_.ldb, view_.stride_b, p.batch_count, view_.b_type, 16);
-  }
-
-  std::size_t workspace_size() const override { return workspace_; }
-
-  void run(const ExecArgs& x) const override {
-    require_current_device(device_);
-    DgemmParams prm = bind_call(base_, view_, x);
-    const bool vec = lds_allow_vec_ && aligned16(prm.a) && aligned16(prm.b);
-    if (splits_ > 1 && !aligned16(x.workspace))
-      fail(Status::InvalidArgument, "workspace = ", x.workspace, ": this plan (split-K) needs a 16-byte aligned workspace");
-    void* args[] = {&prm};
-    check(cudaLaunchKernel(reinterpret_cast<const void*>(vec ? vec_kernel_ : scalar_kernel_), grid_,
-                           dim3(unsigned(config_.threads)), args, std::size_t(smem_),
-                           static_cast<cudaStream_t>(x.stream)),
-          "cudaLaunchKernel (sm80 GEMM)");
-    if (splits_ > 1) {
-      int splits = splits_;
-      void* reduce_args[] = {&prm, &splits};
-      check(cudaLaunchKernel(reinterpret_cast<const void*>(reduce_kernel_), reduce_grid_, dim3(kReduceThreads),
-                             reduce_args, 0, static_cast<cudaStream_t>(x.stream)),
-            "cudaLaunchKernel (sm80 split-K reduce)");
-    }
-  }
-
- private:
-  int device_;
-  KernelConfig config_;
-  KernelView view_;
-  std::shared_ptr<const jit::CompiledCode> code_;
-  std::unique_ptr<Module> module_;
-  cudaKernel_t vec_kernel_ = nullptr, scalar_kernel_ = nullptr, reduce_kernel_ = nullptr;
-  int splits_ = 1;
-  std::size_t workspace_ = 0;
-  dim3 reduce_grid_;
-  int smem_ = 0;
-  DgemmParams base_{};
-  dim3 grid_;
-  bool lds_allow_vec_ = false;
-};
-
 class Sm80Launcher final : public Launcher {
  public:
   std::vector<jit::CompileRequest> compile_requests(const GemmProblem& p, const Epilogue& e, const KernelConfig& c,
@@ -141,15 +76,29 @@ class Sm80Launcher final : public Launcher {
   }
   std::unique_ptr<Executable> prepare(const DeviceInfo& device, const GemmProblem& p, const Epilogue& e,
                                       const KernelConfig& c, std::unique_ptr<Executable>) const override {
+    if (p.a_type != DType::F16 && p.a_type != DType::BF16)
+      fail(Status::NotSupported, "the sm80 family takes f16 or bf16 operands, not ", dtype_name(p.a_type));
+    const KernelView v = kernel_view(p, false);
+    SplitKLaunch launch;
+    launch.threads = c.threads;
+    launch.smem_bytes = sm80_smem_bytes(c);
+    const TileGrid g = tile_grid(v, 1, c);  // batches are the grid's z: tiles of one batch here
+    launch.tiles = unsigned(g.num_m_blocks * g.num_n_blocks);
+    // The vector kernel needs 16-byte rows and batch steps of both operands.
+    launch.vector_rows_ok = rows_aligned(v.lda, v.stride_a, p.batch_count, v.a_type, 16) &&
+                            rows_aligned(v.ldb, v.stride_b, p.batch_count, v.b_type, 16);
     // Takes any pointer (the element kernel), so it never needs a fallback.
-    return std::make_unique<Sm80Executable>(device, p, e, c);
+    return make_split_k_executable(device, p, v, sm80_compile_request(p, e, c, device.arch), c.split_k, kSm80Kernels,
+                                   launch);
   }
   std::string describe(const GemmProblem&, const KernelConfig& c) const override {
     std::ostringstream os;
-    os << kSm80VectorKernel << " (16-byte-aligned operands and strides), " << kSm80ScalarKernel
+    os << kSm80Kernels.vector << " (16-byte-aligned operands and strides), " << kSm80Kernels.scalar
        << " (any alignment); " << c.threads << " threads, " << sm80_smem_bytes(c)
        << " B dynamic shared memory, grid (tiles, split_k, batches), parameter DgemmParams";
-    if (c.split_k > 1) os << "; then " << kSm80ReduceKernel << "(DgemmParams, int splits), 256 threads";
+    if (c.split_k > 1)
+      os << "; then " << kSm80Kernels.reduce << "(DgemmParams, int splits), " << kSplitKReduceThreads
+         << " threads";
     return os.str();
   }
 };

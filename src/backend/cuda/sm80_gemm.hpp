@@ -12,13 +12,6 @@
 namespace dgemm {
 namespace cuda {
 
-// Names of the two kernels every sm80 module holds: 16-byte cp.async loads, and element loads
-// for pointers / leading dimensions / strides that are not multiples of 16 bytes.
-inline constexpr const char* kSm80VectorKernel = "dgemm_sm80_vec";
-inline constexpr const char* kSm80ScalarKernel = "dgemm_sm80_scalar";
-// With split_k > 1 the module also holds the shared split-K reduction (kernels/common/split_k.cuh).
-inline constexpr const char* kSm80ReduceKernel = "dgemm_sm80_reduce";
-
 // Bytes of dynamic shared memory the kernel of `config` uses.
 int sm80_smem_bytes(const KernelConfig& config);
 

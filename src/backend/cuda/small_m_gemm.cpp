@@ -1,15 +1,15 @@
 // The small-M family's launcher: generates the kernel source for a plan (one of the two thread
-// mappings of kernels/small_m/small_m_gemm.cuh, picked by B's layout), compiles it through the
-// JIT cache and loads the kernels at plan time; at execute it picks the 16-byte or the element
-// kernel from the actual pointers and launches on the caller's stream (no allocation, no sync).
+// mappings of kernels/small_m/small_m_gemm.cuh, picked by B's layout) and hands it to the split-K
+// executable (split_k_executable.hpp), which compiles and loads the kernels at plan time and at
+// execute picks the 16-byte or the element kernel from the actual pointers.
 #include "backend/cuda/small_m_gemm.hpp"
 
-#include <cstdint>
 #include <sstream>
 
 #include "backend/cuda/cuda_backend.hpp"
 #include "backend/cuda/kernel_args.hpp"
 #include "backend/cuda/launcher.hpp"
+#include "backend/cuda/split_k_executable.hpp"
 #include "core/error.hpp"
 #include "core/kernel_view.hpp"
 
@@ -17,10 +17,12 @@ namespace dgemm {
 namespace cuda {
 
 namespace {
+// Every small-M module holds a kernel with 16-byte loads and one with element loads (chosen at
+// execute from the pointers); with split_k > 1 also the shared split-K reduction.
+constexpr SplitKKernelNames kSmallMKernels{"small_m", "dgemm_small_m_vec", "dgemm_small_m_scalar",
+                                           "dgemm_small_m_reduce"};
+constexpr int kSmallMThreads = 256;
 const char* tf(bool b) { return b ? "true" : "false"; }
-bool aligned16(const void* ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 15u) == 0; }
-unsigned clamp_grid(long long v) { return unsigned(v < 65535 ? (v > 0 ? v : 1) : 65535); }
-constexpr int kReduceThreads = 256;
 bool valid_rows(int r) { return r == 1 || r == 2 || r == 4 || r == 8 || r == 16; }
 }  // namespace
 
@@ -45,7 +47,7 @@ jit::CompileRequest small_m_compile_request(const GemmProblem& p, const Epilogue
       << epilogue_struct("DgEpilogue", p, e, v) << "\n";
   for (bool vec : {true, false}) {
     src << "extern \"C\" __global__ void __launch_bounds__(" << kSmallMThreads << ", 1) "
-        << (vec ? kSmallMVectorKernel : kSmallMScalarKernel) << "(const DgemmParams p) {\n";
+        << (vec ? kSmallMKernels.vector : kSmallMKernels.scalar) << "(const DgemmParams p) {\n";
     if (bk) {
       src << "  dg::small_m::gemm_bk<" << c.block_m << ", " << c.block_n / 8 << ", " << c.loads_in_flight << ", "
           << tf(ak) << ", " << device_type_name(p.a_type) << ", DgEpilogue, " << tf(vec) << ", " << tf(split)
@@ -55,7 +57,7 @@ jit::CompileRequest small_m_compile_request(const GemmProblem& p, const Epilogue
           << ", DgEpilogue, " << tf(vec) << ", " << tf(ak) << ", " << tf(split) << ">(p);\n}\n";
     }
   }
-  if (split) src << "DGEMM_DEFINE_SPLIT_K_REDUCE(" << kSmallMReduceKernel << ", DgEpilogue)\n";
+  if (split) src << "DGEMM_DEFINE_SPLIT_K_REDUCE(" << kSmallMKernels.reduce << ", DgEpilogue)\n";
   jit::CompileRequest r;
   std::ostringstream name;
   name << c.name() << "_" << dtype_name(p.a_type) << "_" << (ak ? "k" : "m") << (bk ? "k" : "n")
@@ -68,72 +70,6 @@ jit::CompileRequest small_m_compile_request(const GemmProblem& p, const Epilogue
 
 namespace {
 
-class SmallMExecutable final : public Executable {
- public:
-  SmallMExecutable(const DeviceInfo& device, const GemmProblem& p, const Epilogue& e, const KernelConfig& c)
-      : device_(device.index), view_(kernel_view(p, c.swap_ab)) {
-    if (p.a_type != p.b_type || (p.a_type != DType::F16 && p.a_type != DType::BF16))
-      fail(Status::NotSupported, "the small_m family takes f16 or bf16 operands, not ", dtype_name(p.a_type));
-    if (p.m > c.block_m)
-      fail(Status::NotSupported, "the small_m plan ", c.name(), " holds ", c.block_m, " rows; m = ", p.m);
-    code_ = jit::compile(small_m_compile_request(p, e, c, device.arch));
-    module_ = std::make_unique<Module>(*code_);
-    vec_kernel_ = module_->kernel(kSmallMVectorKernel, 0);
-    scalar_kernel_ = module_->kernel(kSmallMScalarKernel, 0);
-    splits_ = c.split_k > 1 ? c.split_k : 1;
-    if (splits_ > 65535) fail(Status::InternalError, "split_k = ", splits_, " exceeds the grid's y extent");
-    if (splits_ > 1) reduce_kernel_ = module_->kernel(kSmallMReduceKernel, 0);
-    base_ = plan_params(p, view_);
-    const long long blocks_n = (view_.cols + c.block_n - 1) / c.block_n;
-    if (blocks_n > 0x7fffffffLL) fail(Status::NotSupported, "n = ", p.n, ": more column blocks than one grid holds");
-    grid_ = dim3(unsigned(blocks_n > 0 ? blocks_n : 1), unsigned(splits_), clamp_grid(p.batch_count));
-    if (splits_ > 1) {
-      workspace_ = split_k_workspace_bytes(view_, p.batch_count, splits_);
-      const long long runs = view_.rows * ((view_.cols + 3) / 4);
-      reduce_grid_ = dim3(clamp_grid((runs + kReduceThreads - 1) / kReduceThreads), clamp_grid(p.batch_count));
-    }
-    // 16-byte loads need 16-byte rows and batch steps of B, and of A when A is read 8 k at a time
-    // (B K-major with A K-major); the base pointers are checked at execute.
-    const bool b_ok = rows_aligned(view_.ldb, view_.stride_b, p.batch_count, view_.b_type, 16);
-    a_vec_ = view_.b_kmajor && view_.a_kmajor;
-    const bool a_ok = !a_vec_ || rows_aligned(view_.lda, view_.stride_a, p.batch_count, view_.a_type, 16);
-    lds_allow_vec_ = a_ok && b_ok;
-  }
-
-  std::size_t workspace_size() const override { return workspace_; }
-
-  void run(const ExecArgs& x) const override {
-    require_current_device(device_);
-    DgemmParams prm = bind_call(base_, view_, x);
-    const bool vec = lds_allow_vec_ && aligned16(prm.b) && (!a_vec_ || aligned16(prm.a));
-    if (splits_ > 1 && !aligned16(x.workspace))
-      fail(Status::InvalidArgument, "workspace = ", x.workspace, ": this plan (split-K) needs a 16-byte aligned workspace");
-    void* args[] = {&prm};
-    check(cudaLaunchKernel(reinterpret_cast<const void*>(vec ? vec_kernel_ : scalar_kernel_), grid_,
-                           dim3(unsigned(kSmallMThreads)), args, 0, static_cast<cudaStream_t>(x.stream)),
-          "cudaLaunchKernel (small_m GEMM)");
-    if (splits_ > 1) {
-      int splits = splits_;
-      void* reduce_args[] = {&prm, &splits};
-      check(cudaLaunchKernel(reinterpret_cast<const void*>(reduce_kernel_), reduce_grid_, dim3(kReduceThreads),
-                             reduce_args, 0, static_cast<cudaStream_t>(x.stream)),
-            "cudaLaunchKernel (small_m split-K reduce)");
-    }
-  }
-
- private:
-  int device_;
-  KernelView view_;
-  std::shared_ptr<const jit::CompiledCode> code_;
-  std::unique_ptr<Module> module_;
-  cudaKernel_t vec_kernel_ = nullptr, scalar_kernel_ = nullptr, reduce_kernel_ = nullptr;
-  int splits_ = 1;
-  std::size_t workspace_ = 0;
-  DgemmParams base_{};
-  dim3 grid_, reduce_grid_;
-  bool lds_allow_vec_ = false, a_vec_ = false;
-};
-
 class SmallMLauncher final : public Launcher {
  public:
   std::vector<jit::CompileRequest> compile_requests(const GemmProblem& p, const Epilogue& e, const KernelConfig& c,
@@ -142,13 +78,32 @@ class SmallMLauncher final : public Launcher {
   }
   std::unique_ptr<Executable> prepare(const DeviceInfo& device, const GemmProblem& p, const Epilogue& e,
                                       const KernelConfig& c, std::unique_ptr<Executable>) const override {
-    return std::make_unique<SmallMExecutable>(device, p, e, c);  // any pointer: no fallback needed
+    if (p.a_type != p.b_type || (p.a_type != DType::F16 && p.a_type != DType::BF16))
+      fail(Status::NotSupported, "the small_m family takes f16 or bf16 operands, not ", dtype_name(p.a_type));
+    if (p.m > c.block_m)
+      fail(Status::NotSupported, "the small_m plan ", c.name(), " holds ", c.block_m, " rows; m = ", p.m);
+    const KernelView v = kernel_view(p, c.swap_ab);
+    const long long blocks_n = (v.cols + c.block_n - 1) / c.block_n;
+    if (blocks_n > 0x7fffffffLL) fail(Status::NotSupported, "n = ", p.n, ": more column blocks than one grid holds");
+    SplitKLaunch launch;
+    launch.threads = kSmallMThreads;  // no dynamic shared memory
+    launch.tiles = unsigned(blocks_n > 0 ? blocks_n : 1);
+    // 16-byte loads need 16-byte rows and batch steps of B, and of A when A is read 8 k at a time
+    // (B K-major with A K-major).
+    launch.vector_reads_a = v.b_kmajor && v.a_kmajor;
+    launch.vector_rows_ok = rows_aligned(v.ldb, v.stride_b, p.batch_count, v.b_type, 16) &&
+                            (!launch.vector_reads_a || rows_aligned(v.lda, v.stride_a, p.batch_count, v.a_type, 16));
+    // Any pointer (the element kernel): no fallback needed.
+    return make_split_k_executable(device, p, v, small_m_compile_request(p, e, c, device.arch), c.split_k,
+                                   kSmallMKernels, launch);
   }
   std::string describe(const GemmProblem&, const KernelConfig& c) const override {
     std::ostringstream os;
-    os << kSmallMVectorKernel << " (16-byte-aligned weights), " << kSmallMScalarKernel << " (any alignment); "
+    os << kSmallMKernels.vector << " (16-byte-aligned weights), " << kSmallMKernels.scalar << " (any alignment); "
        << kSmallMThreads << " threads, grid (ceil(n / " << c.block_n << "), split_k, batches), parameter DgemmParams";
-    if (c.split_k > 1) os << "; then " << kSmallMReduceKernel << "(DgemmParams, int splits), 256 threads";
+    if (c.split_k > 1)
+      os << "; then " << kSmallMKernels.reduce << "(DgemmParams, int splits), " << kSplitKReduceThreads
+         << " threads";
     return os.str();
   }
 };

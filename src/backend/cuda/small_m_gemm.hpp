@@ -12,13 +12,6 @@
 namespace dgemm {
 namespace cuda {
 
-// Every small-M module holds a kernel with 16-byte loads and one with element loads (chosen at
-// execute from the pointers); with split_k > 1 also the shared split-K reduction.
-inline constexpr const char* kSmallMVectorKernel = "dgemm_small_m_vec";
-inline constexpr const char* kSmallMScalarKernel = "dgemm_small_m_scalar";
-inline constexpr const char* kSmallMReduceKernel = "dgemm_small_m_reduce";
-inline constexpr int kSmallMThreads = 256;
-
 // The generated translation unit and its compile request for `arch` ("sm_80", "sm_90a").
 jit::CompileRequest small_m_compile_request(const GemmProblem& p, const Epilogue& e, const KernelConfig& config,
                                             const std::string& arch);

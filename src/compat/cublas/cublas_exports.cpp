@@ -57,17 +57,18 @@ bool routed(cublasHandle_t handle, const GemmCall& c) {
   return !forwarding() && try_gemm(handle, c) == DEEPGEMM_CUBLAS_ROUTED;
 }
 
-// Applies a handle setting to our record after the real cuBLAS accepted it.
-template <class F>
-cublasStatus_t update_after(cublasStatus_t st, bool outer, cublasHandle_t handle, F&& apply) {
-  if (st != CUBLAS_STATUS_SUCCESS || !outer) return st;
-  quietly([&] {
-    if (HandleState* hs = find_handle(handle)) {
-      std::lock_guard<std::mutex> lock(hs->mu);
-      apply(*hs);
-    }
-  });
-  return st;
+// Forwards a handle setting and, when the real cuBLAS accepted it, applies it to our record.
+template <class Apply, class... Args>
+cublasStatus_t forward_setting(void* sym, Apply&& apply, cublasHandle_t handle, Args... args) {
+  return forward_and_record(
+      sym,
+      [&] {
+        if (HandleState* hs = find_handle(handle)) {
+          std::lock_guard<std::mutex> lock(hs->mu);
+          apply(*hs);
+        }
+      },
+      handle, args...);
 }
 
 }  // namespace
@@ -77,10 +78,7 @@ extern "C" {
 // ---- handle and settings ------------------------------------------------------------------------
 
 cublasStatus_t CUBLASWINAPI cublasCreate_v2(cublasHandle_t* handle) {
-  const bool outer = !forwarding();
-  const cublasStatus_t st = forward(DGC_REAL(Cublas, cublasCreate_v2), handle);
-  if (st == CUBLAS_STATUS_SUCCESS && outer && handle) quietly([&] { register_handle(*handle); });
-  return st;
+  return forward_and_record(DGC_REAL(Cublas, cublasCreate_v2), [&] { if (handle) register_handle(*handle); }, handle);
 }
 
 cublasStatus_t CUBLASWINAPI cublasDestroy_v2(cublasHandle_t handle) {
@@ -107,14 +105,15 @@ const char* CUBLASWINAPI cublasGetStatusString(cublasStatus_t status) {
 }
 
 cublasStatus_t CUBLASWINAPI cublasSetStream_v2(cublasHandle_t handle, cudaStream_t stream) {
-  const bool outer = !forwarding();
-  return update_after(forward(DGC_REAL(Cublas, cublasSetStream_v2), handle, stream), outer, handle,
-                      [&](HandleState& hs) {
-                        hs.stream = stream;
-                        // cuBLAS: "unconditionally resets the workspace back to the default pool".
-                        hs.user_ws = nullptr;
-                        hs.user_ws_size = 0;
-                      });
+  return forward_setting(
+      DGC_REAL(Cublas, cublasSetStream_v2),
+      [&](HandleState& hs) {
+        hs.stream = stream;
+        // cuBLAS: "unconditionally resets the workspace back to the default pool".
+        hs.user_ws = nullptr;
+        hs.user_ws_size = 0;
+      },
+      handle, stream);
 }
 
 cublasStatus_t CUBLASWINAPI cublasGetStream_v2(cublasHandle_t handle, cudaStream_t* stream) {
@@ -122,18 +121,18 @@ cublasStatus_t CUBLASWINAPI cublasGetStream_v2(cublasHandle_t handle, cudaStream
 }
 
 cublasStatus_t CUBLASWINAPI cublasSetWorkspace_v2(cublasHandle_t handle, void* workspace, size_t bytes) {
-  const bool outer = !forwarding();
-  return update_after(forward(DGC_REAL(Cublas, cublasSetWorkspace_v2), handle, workspace, bytes), outer, handle,
-                      [&](HandleState& hs) {
-                        hs.user_ws = workspace;
-                        hs.user_ws_size = workspace ? bytes : 0;
-                      });
+  return forward_setting(
+      DGC_REAL(Cublas, cublasSetWorkspace_v2),
+      [&](HandleState& hs) {
+        hs.user_ws = workspace;
+        hs.user_ws_size = workspace ? bytes : 0;
+      },
+      handle, workspace, bytes);
 }
 
 cublasStatus_t CUBLASWINAPI cublasSetPointerMode_v2(cublasHandle_t handle, cublasPointerMode_t mode) {
-  const bool outer = !forwarding();
-  return update_after(forward(DGC_REAL(Cublas, cublasSetPointerMode_v2), handle, mode), outer, handle,
-                      [&](HandleState& hs) { hs.modes.pointer_mode = mode; });
+  return forward_setting(
+      DGC_REAL(Cublas, cublasSetPointerMode_v2), [&](HandleState& hs) { hs.modes.pointer_mode = mode; }, handle, mode);
 }
 
 cublasStatus_t CUBLASWINAPI cublasGetPointerMode_v2(cublasHandle_t handle, cublasPointerMode_t* mode) {
@@ -141,9 +140,8 @@ cublasStatus_t CUBLASWINAPI cublasGetPointerMode_v2(cublasHandle_t handle, cubla
 }
 
 cublasStatus_t CUBLASWINAPI cublasSetMathMode(cublasHandle_t handle, cublasMath_t mode) {
-  const bool outer = !forwarding();
-  return update_after(forward(DGC_REAL(Cublas, cublasSetMathMode), handle, mode), outer, handle,
-                      [&](HandleState& hs) { hs.modes.math_mode = mode; });
+  return forward_setting(
+      DGC_REAL(Cublas, cublasSetMathMode), [&](HandleState& hs) { hs.modes.math_mode = mode; }, handle, mode);
 }
 
 cublasStatus_t CUBLASWINAPI cublasGetMathMode(cublasHandle_t handle, cublasMath_t* mode) {

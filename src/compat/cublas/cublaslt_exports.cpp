@@ -17,10 +17,8 @@ using namespace dgemm_cublas;
 extern "C" {
 
 cublasStatus_t CUBLASWINAPI cublasLtCreate(cublasLtHandle_t* handle) {
-  const bool outer = !forwarding();
-  const cublasStatus_t st = forward(DGC_REAL(CublasLt, cublasLtCreate), handle);
-  if (st == CUBLAS_STATUS_SUCCESS && outer && handle) quietly([&] { register_lt_handle(*handle); });
-  return st;
+  return forward_and_record(DGC_REAL(CublasLt, cublasLtCreate), [&] { if (handle) register_lt_handle(*handle); },
+                            handle);
 }
 
 cublasStatus_t CUBLASWINAPI cublasLtDestroy(cublasLtHandle_t handle) {
@@ -33,19 +31,16 @@ cublasStatus_t CUBLASWINAPI cublasLtDestroy(cublasLtHandle_t handle) {
 
 cublasStatus_t CUBLASWINAPI cublasLtMatmulDescCreate(cublasLtMatmulDesc_t* desc, cublasComputeType_t computeType,
                                                      cudaDataType_t scaleType) {
-  const bool outer = !forwarding();
-  const cublasStatus_t st = forward(DGC_REAL(CublasLt, cublasLtMatmulDescCreate), desc, computeType, scaleType);
-  if (st == CUBLAS_STATUS_SUCCESS && outer && desc) quietly([&] { shadow_desc(*desc, lt_desc_init(computeType, scaleType)); });
-  return st;
+  return forward_and_record(
+      DGC_REAL(CublasLt, cublasLtMatmulDescCreate),
+      [&] { if (desc) shadow_desc(*desc, lt_desc_init(computeType, scaleType)); }, desc, computeType, scaleType);
 }
 
 cublasStatus_t CUBLASWINAPI cublasLtMatmulDescInit_internal(cublasLtMatmulDesc_t desc, size_t size,
                                                             cublasComputeType_t computeType, cudaDataType_t scaleType) {
-  const bool outer = !forwarding();
-  const cublasStatus_t st = forward(DGC_REAL(CublasLt, cublasLtMatmulDescInit_internal), desc, size, computeType,
-                                    scaleType);
-  if (st == CUBLAS_STATUS_SUCCESS && outer) quietly([&] { shadow_desc(desc, lt_desc_init(computeType, scaleType)); });
-  return st;
+  return forward_and_record(
+      DGC_REAL(CublasLt, cublasLtMatmulDescInit_internal),
+      [&] { shadow_desc(desc, lt_desc_init(computeType, scaleType)); }, desc, size, computeType, scaleType);
 }
 
 cublasStatus_t CUBLASWINAPI cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc) {
@@ -56,10 +51,9 @@ cublasStatus_t CUBLASWINAPI cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc)
 cublasStatus_t CUBLASWINAPI cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc,
                                                            cublasLtMatmulDescAttributes_t attr, const void* buf,
                                                            size_t sizeInBytes) {
-  const bool outer = !forwarding();
-  const cublasStatus_t st = forward(DGC_REAL(CublasLt, cublasLtMatmulDescSetAttribute), desc, attr, buf, sizeInBytes);
-  if (st == CUBLAS_STATUS_SUCCESS && outer) quietly([&] { shadow_desc_set(desc, attr, buf, sizeInBytes); });
-  return st;
+  return forward_and_record(
+      DGC_REAL(CublasLt, cublasLtMatmulDescSetAttribute), [&] { shadow_desc_set(desc, attr, buf, sizeInBytes); },
+      desc, attr, buf, sizeInBytes);
 }
 
 cublasStatus_t CUBLASWINAPI cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t desc,
@@ -70,20 +64,17 @@ cublasStatus_t CUBLASWINAPI cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t 
 
 cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t* layout, cudaDataType type, uint64_t rows,
                                                        uint64_t cols, int64_t ld) {
-  const bool outer = !forwarding();
-  const cublasStatus_t st = forward(DGC_REAL(CublasLt, cublasLtMatrixLayoutCreate), layout, type, rows, cols, ld);
-  if (st == CUBLAS_STATUS_SUCCESS && outer && layout) quietly([&] { shadow_layout(*layout, lt_layout_init(type, rows, cols, ld)); });
-  return st;
+  return forward_and_record(
+      DGC_REAL(CublasLt, cublasLtMatrixLayoutCreate),
+      [&] { if (layout) shadow_layout(*layout, lt_layout_init(type, rows, cols, ld)); }, layout, type, rows, cols, ld);
 }
 
 cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutInit_internal(cublasLtMatrixLayout_t layout, size_t size,
                                                               cudaDataType type, uint64_t rows, uint64_t cols,
                                                               int64_t ld) {
-  const bool outer = !forwarding();
-  const cublasStatus_t st =
-      forward(DGC_REAL(CublasLt, cublasLtMatrixLayoutInit_internal), layout, size, type, rows, cols, ld);
-  if (st == CUBLAS_STATUS_SUCCESS && outer) quietly([&] { shadow_layout(layout, lt_layout_init(type, rows, cols, ld)); });
-  return st;
+  return forward_and_record(
+      DGC_REAL(CublasLt, cublasLtMatrixLayoutInit_internal),
+      [&] { shadow_layout(layout, lt_layout_init(type, rows, cols, ld)); }, layout, size, type, rows, cols, ld);
 }
 
 cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t layout) {
@@ -94,11 +85,9 @@ cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t l
 cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t layout,
                                                              cublasLtMatrixLayoutAttribute_t attr, const void* buf,
                                                              size_t sizeInBytes) {
-  const bool outer = !forwarding();
-  const cublasStatus_t st =
-      forward(DGC_REAL(CublasLt, cublasLtMatrixLayoutSetAttribute), layout, attr, buf, sizeInBytes);
-  if (st == CUBLAS_STATUS_SUCCESS && outer) quietly([&] { shadow_layout_set(layout, attr, buf, sizeInBytes); });
-  return st;
+  return forward_and_record(
+      DGC_REAL(CublasLt, cublasLtMatrixLayoutSetAttribute), [&] { shadow_layout_set(layout, attr, buf, sizeInBytes); },
+      layout, attr, buf, sizeInBytes);
 }
 
 cublasStatus_t CUBLASWINAPI cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayout_t layout,

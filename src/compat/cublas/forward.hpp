@@ -32,6 +32,17 @@ void quietly(F&& f) noexcept {
   }
 }
 
+// Forwards a call that creates or changes a real object, then, when the real function accepted it
+// and the program (not the real library calling back) made it, runs `record` quietly: how this
+// library's handle records and descriptor shadows follow the real objects.
+template <class Record, class... Args>
+cublasStatus_t forward_and_record(void* sym, Record&& record, Args... args) {
+  const bool outer = !forwarding();
+  const cublasStatus_t st = forward(sym, args...);
+  if (st == CUBLAS_STATUS_SUCCESS && outer) quietly(record);
+  return st;
+}
+
 }  // namespace dgemm_cublas
 
 // The address of the real library's `name`, looked up at the first call through this site.

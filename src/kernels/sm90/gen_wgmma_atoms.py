@@ -24,6 +24,33 @@ def acc(n_regs, kind):
     return ", ".join('"+%s"(d[%d])' % (kind, i) for i in range(n_regs))
 
 
+def atom(w, ns, shape, acc_kind, modifiers, inputs, variants, head):
+    """Writes one wrapper: `head` (comment, template, signature, checks) verbatim, then an
+    `if constexpr` branch per N in `ns` holding one asm statement per (condition, operand types) in
+    `variants` (condition None: the only one). `shape` completes m64nN ("k16.f32": K and the
+    accumulator type), `acc_kind` names the constraint macro (F32, S32), `modifiers` follow the
+    predicate among the operands (%{a}, %{b}: the two after the predicate's), `inputs` follow
+    scale_d among the inputs."""
+    for line in head:
+        w(line)
+    for i, n in enumerate(ns):
+        r = n // 2
+        w("  %sif constexpr (N == %d) {" % ("" if i == 0 else "} else ", n))
+        for cond, types in variants:
+            pad = "    "
+            if cond:
+                w("    if constexpr (%s)" % cond)
+                pad = "      "
+            cont = pad + " " * len("asm volatile(")
+            w('%sasm volatile("{ .reg .pred p; setp.ne.b32 p, %%%d, 0; wgmma.mma_async.sync.aligned.m64n%d%s.%s "'
+              % (pad, r + 2, n, shape, types))
+            w('%sDG_WGMMA_REGS_%d ", %%%d, %%%d, p%s; }"' % (cont, n, r, r + 1, modifiers.format(a=r + 3, b=r + 4)))
+            w('%s: DG_WGMMA_%s_%d(d) : "l"(desc_a), "l"(desc_b), "r"(scale_d)%s);' % (cont, acc_kind, n, inputs))
+    w("  }")
+    w("}")
+    w("")
+
+
 def main():
     out = []
     w = out.append
@@ -45,60 +72,27 @@ def main():
     w("namespace dg {")
     w("namespace sm90 {")
     w("")
-    # 16-bit operands.
-    w("// f16 / bf16 operands (kF16 selects f16), f32 accumulators; kTransA / kTransB = 1 for an")
-    w("// MN-major operand in shared memory.")
-    w("template <int N, int kF16, int kTransA, int kTransB>")
-    w("__device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], u64 desc_a, u64 desc_b, int scale_d) {")
-    w('  static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk16: N = 8..256, a multiple of 8");')
-    for i, n in enumerate(F_NS):
-        r = n // 2
-        w("  %sif constexpr (N == %d) {" % ("" if i == 0 else "} else ", n))
-        for t, cond in (("f16", "kF16"), ("bf16", "!kF16")):
-            w("    if constexpr (%s)" % cond)
-            w('      asm volatile("{ .reg .pred p; setp.ne.b32 p, %%%d, 0; wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s "'
-              % (r + 2, n, t, t))
-            w('                   DG_WGMMA_REGS_%d ", %%%d, %%%d, p, 1, 1, %%%d, %%%d; }"' % (n, r, r + 1, r + 3, r + 4))
-            w('                   : DG_WGMMA_F32_%d(d) : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));'
-              % n)
-    w("  }")
-    w("}")
-    w("")
-    # FP8 operands.
-    w("// e4m3 / e5m2 operands (kAE5M2 / kBE5M2 select e5m2), f32 accumulators (narrower inside the")
-    w("// tensor core than f32: kernels promote partial sums into f32 registers periodically).")
-    w("template <int N, int kAE5M2, int kBE5M2>")
-    w("__device__ __forceinline__ void wgmma_m64k32_fp8(float (&d)[N / 2], u64 desc_a, u64 desc_b, int scale_d) {")
-    w('  static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk32 fp8: N = 8..256, a multiple of 8");')
-    for i, n in enumerate(F_NS):
-        r = n // 2
-        w("  %sif constexpr (N == %d) {" % ("" if i == 0 else "} else ", n))
-        for ta, tb, cond in (("e4m3", "e4m3", "!kAE5M2 && !kBE5M2"), ("e4m3", "e5m2", "!kAE5M2 && kBE5M2"),
-                             ("e5m2", "e4m3", "kAE5M2 && !kBE5M2"), ("e5m2", "e5m2", "kAE5M2 && kBE5M2")):
-            w("    if constexpr (%s)" % cond)
-            w('      asm volatile("{ .reg .pred p; setp.ne.b32 p, %%%d, 0; wgmma.mma_async.sync.aligned.m64n%dk32.f32.%s.%s "'
-              % (r + 2, n, ta, tb))
-            w('                   DG_WGMMA_REGS_%d ", %%%d, %%%d, p, 1, 1; }"' % (n, r, r + 1))
-            w('                   : DG_WGMMA_F32_%d(d) : "l"(desc_a), "l"(desc_b), "r"(scale_d));' % n)
-    w("  }")
-    w("}")
-    w("")
-    # INT8 operands.
-    w("// s8 operands, s32 accumulators (exact).")
-    w("template <int N>")
-    w("__device__ __forceinline__ void wgmma_m64k32_s8(int (&d)[N / 2], u64 desc_a, u64 desc_b, int scale_d) {")
-    w('  static_assert(N == 8 || N == 16 || N == 24 || (N % 16 == 0 && N >= 32 && N <= 256),')
-    w('                "wgmma m64nNk32 s8: N = 8, 16, 24, or a multiple of 16 from 32 to 256");')
-    for i, n in enumerate(I_NS):
-        r = n // 2
-        w("  %sif constexpr (N == %d) {" % ("" if i == 0 else "} else ", n))
-        w('    asm volatile("{ .reg .pred p; setp.ne.b32 p, %%%d, 0; wgmma.mma_async.sync.aligned.m64n%dk32.s32.s8.s8 "'
-          % (r + 2, n))
-        w('                 DG_WGMMA_REGS_%d ", %%%d, %%%d, p; }"' % (n, r, r + 1))
-        w('                 : DG_WGMMA_S32_%d(d) : "l"(desc_a), "l"(desc_b), "r"(scale_d));' % n)
-    w("  }")
-    w("}")
-    w("")
+    atom(w, F_NS, "k16.f32", "F32", ", 1, 1, %{a}, %{b}", ', "n"(kTransA), "n"(kTransB)',
+         [("kF16", "f16.f16"), ("!kF16", "bf16.bf16")], [
+             "// f16 / bf16 operands (kF16 selects f16), f32 accumulators; kTransA / kTransB = 1 for an",
+             "// MN-major operand in shared memory.",
+             "template <int N, int kF16, int kTransA, int kTransB>",
+             "__device__ __forceinline__ void wgmma_m64k16(float (&d)[N / 2], u64 desc_a, u64 desc_b, int scale_d) {",
+             '  static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk16: N = 8..256, a multiple of 8");'])
+    atom(w, F_NS, "k32.f32", "F32", ", 1, 1", "",
+         [("!kAE5M2 && !kBE5M2", "e4m3.e4m3"), ("!kAE5M2 && kBE5M2", "e4m3.e5m2"),
+          ("kAE5M2 && !kBE5M2", "e5m2.e4m3"), ("kAE5M2 && kBE5M2", "e5m2.e5m2")], [
+             "// e4m3 / e5m2 operands (kAE5M2 / kBE5M2 select e5m2), f32 accumulators (narrower inside the",
+             "// tensor core than f32: kernels promote partial sums into f32 registers periodically).",
+             "template <int N, int kAE5M2, int kBE5M2>",
+             "__device__ __forceinline__ void wgmma_m64k32_fp8(float (&d)[N / 2], u64 desc_a, u64 desc_b, int scale_d) {",
+             '  static_assert(N % 8 == 0 && N >= 8 && N <= 256, "wgmma m64nNk32 fp8: N = 8..256, a multiple of 8");'])
+    atom(w, I_NS, "k32.s32", "S32", "", "", [(None, "s8.s8")], [
+        "// s8 operands, s32 accumulators (exact).",
+        "template <int N>",
+        "__device__ __forceinline__ void wgmma_m64k32_s8(int (&d)[N / 2], u64 desc_a, u64 desc_b, int scale_d) {",
+        "  static_assert(N == 8 || N == 16 || N == 24 || (N % 16 == 0 && N >= 32 && N <= 256),",
+        '                "wgmma m64nNk32 s8: N = 8, 16, 24, or a multiple of 16 from 32 to 256");'])
     w("}  // namespace sm90")
     w("}  // namespace dg")
     sys.stdout.write("\n".join(out) + "\n")
