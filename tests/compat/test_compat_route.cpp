@@ -7,11 +7,16 @@
 #include <cublasLt.h>
 #include <cublas_api.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
+#include "compat/cublas/handles.hpp"
 #include "compat/cublas/plan_cache.hpp"
 #include "compat/cublas/route.hpp"
 
@@ -377,4 +382,52 @@ BOOST_AUTO_TEST_CASE(compat_plan_cache_bounded_lru) {
     BOOST_TEST(p0->plan != nullptr);
   }
   BOOST_TEST(dgemm_context_destroy(ctx) == DGEMM_STATUS_SUCCESS, "every plan was destroyed with the cache");
+}
+
+// Handle records: two live handles at one address share one record, which stays valid for a
+// caller that found it while the other handle is destroyed (the H200 hang of run 8: a create at
+// an address with a live record used to replace it under the threads using it).
+BOOST_AUTO_TEST_CASE(compat_handle_records_shared_and_kept_alive) {
+  const void* h = reinterpret_cast<const void*>(std::uintptr_t(0x5150));
+  register_lt_handle(h);
+  const std::shared_ptr<LtHandleState> first = find_lt_handle(h);
+  BOOST_REQUIRE(first);
+  register_lt_handle(h);  // a second live handle at the same address
+  BOOST_CHECK(find_lt_handle(h) == first);
+  BOOST_CHECK(take_lt_handle(h) == first);  // one destroy: the other handle keeps the record
+  BOOST_CHECK(find_lt_handle(h) == first);
+  take_lt_handle(h);
+  BOOST_CHECK(!find_lt_handle(h));
+  { std::lock_guard<std::mutex> lock(first->mu); }  // found before both destroys: still usable
+  // A failed destroy puts the handle back.
+  register_handle(h);
+  std::shared_ptr<HandleState> rec = take_handle(h);
+  BOOST_CHECK(!find_handle(h));
+  restore_handle(h, rec);
+  BOOST_CHECK(find_handle(h) == rec);
+  take_handle(h);
+  BOOST_CHECK(!find_handle(h));
+}
+
+// Eight threads creating, using and destroying handles at one address at once (the warm-up of
+// cublas_gpu_check with a cuBLASLt that reuses its handle): every record a thread finds stays
+// lockable until it lets go of it.
+BOOST_AUTO_TEST_CASE(compat_handle_records_under_concurrent_create_destroy) {
+  const void* h = reinterpret_cast<const void*>(std::uintptr_t(0x5160));
+  std::vector<std::thread> threads;
+  std::atomic<int> found{0};
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 2000; ++i) {
+        register_lt_handle(h);
+        if (std::shared_ptr<LtHandleState> s = find_lt_handle(h)) {
+          std::lock_guard<std::mutex> lock(s->mu);
+          found.fetch_add(1);
+        }
+        take_lt_handle(h);
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  BOOST_CHECK_EQUAL(found.load(), 8 * 2000);  // a live handle always has its record
+  BOOST_CHECK(!find_lt_handle(h));
 }

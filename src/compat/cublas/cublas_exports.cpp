@@ -63,7 +63,7 @@ cublasStatus_t forward_setting(void* sym, Apply&& apply, cublasHandle_t handle, 
   return forward_and_record(
       sym,
       [&] {
-        if (HandleState* hs = find_handle(handle)) {
+        if (std::shared_ptr<HandleState> hs = find_handle(handle)) {
           std::lock_guard<std::mutex> lock(hs->mu);
           apply(*hs);
         }
@@ -82,7 +82,7 @@ cublasStatus_t CUBLASWINAPI cublasCreate_v2(cublasHandle_t* handle) {
 }
 
 cublasStatus_t CUBLASWINAPI cublasDestroy_v2(cublasHandle_t handle) {
-  std::unique_ptr<HandleState> record;
+  std::shared_ptr<HandleState> record;
   if (!forwarding()) quietly([&] { record = take_handle(handle); });
   const cublasStatus_t st = forward(DGC_REAL(Cublas, cublasDestroy_v2), handle);
   // The real destroy synchronized the device: the record's pools are idle when it goes here.

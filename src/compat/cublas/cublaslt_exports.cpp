@@ -22,7 +22,7 @@ cublasStatus_t CUBLASWINAPI cublasLtCreate(cublasLtHandle_t* handle) {
 }
 
 cublasStatus_t CUBLASWINAPI cublasLtDestroy(cublasLtHandle_t handle) {
-  std::unique_ptr<LtHandleState> record;
+  std::shared_ptr<LtHandleState> record;
   if (!forwarding()) quietly([&] { record = take_lt_handle(handle); });
   const cublasStatus_t st = forward(DGC_REAL(CublasLt, cublasLtDestroy), handle);
   if (st != CUBLAS_STATUS_SUCCESS) quietly([&] { restore_lt_handle(handle, std::move(record)); });

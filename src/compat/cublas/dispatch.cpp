@@ -209,7 +209,7 @@ static deepgemm_cublas_reason_t try_gemm_body(const void* handle, const GemmCall
     d.why = "DEEPGEMM_CUBLAS=off";
     return finish_gemm(DEEPGEMM_CUBLAS_DISABLED, call, modes, d, detail);
   }
-  HandleState* hs = find_handle(handle);
+  const std::shared_ptr<HandleState> hs = find_handle(handle);
   if (!hs) {
     d.why = "handle not created through this library";
     return finish_gemm(DEEPGEMM_CUBLAS_UNKNOWN_HANDLE, call, modes, d, detail);
@@ -283,7 +283,7 @@ static deepgemm_cublas_reason_t try_gemm_body(const void* handle, const GemmCall
 static deepgemm_cublas_reason_t try_lt_body(const LtCall& call) {
   Decision d;
   std::string detail;
-  LtHandleState* hs = find_lt_handle(call.handle);
+  const std::shared_ptr<LtHandleState> hs = find_lt_handle(call.handle);
   LtDesc desc;
   LtLayout a, b, c, dl;
   const bool known = hs && find_lt_shadows(call.desc, call.a_layout, call.b_layout, call.c_layout, call.d_layout, &desc,

@@ -13,33 +13,50 @@ namespace dgemm_cublas {
 namespace {
 
 // One registry per kind of object: a reader lock on the hot path, a writer lock at create/destroy.
+// Records are shared: a caller keeps the one it found alive while it plans (seconds, when NVRTC
+// compiles) even if the handle is destroyed meanwhile, and several live handles at one address
+// share one record until the last of them is destroyed. (On the H200, eight threads each calling
+// cublasLtCreate while planning for a cold kernel cache ended in a hang on a freed record's mutex,
+// once in glibc's tpp.c assertion: a create at an address with a live record replaced that record
+// under the threads using it, as a cuBLASLt that hands out one handle address for several creates
+// would; run 8, bench/RESULTS.md.)
 template <class T>
 struct Registry {
+  struct Entry {
+    std::shared_ptr<T> state;
+    int live = 0;  // creates at this address not yet destroyed
+  };
   std::shared_mutex mu;
-  std::unordered_map<const void*, std::unique_ptr<T>> map;
+  std::unordered_map<const void*, Entry> map;
 
   void add(const void* key) {
-    auto value = std::make_unique<T>();
+    auto fresh = std::make_shared<T>();
     std::unique_lock<std::shared_mutex> lock(mu);
-    map[key] = std::move(value);  // an address reused after a destroy we did not see starts afresh
+    Entry& e = map[key];
+    if (!e.state) e.state = std::move(fresh);
+    ++e.live;
   }
-  std::unique_ptr<T> take(const void* key) {
+  // One destroy: the record leaves the registry with the last live handle at its address.
+  std::shared_ptr<T> take(const void* key) {
     std::unique_lock<std::shared_mutex> lock(mu);
     auto it = map.find(key);
     if (it == map.end()) return nullptr;
-    std::unique_ptr<T> out = std::move(it->second);
-    map.erase(it);
+    std::shared_ptr<T> out = it->second.state;
+    if (--it->second.live <= 0) map.erase(it);
     return out;
   }
-  void restore(const void* key, std::unique_ptr<T> value) {
+  // A destroy that failed: the handle is live again.
+  void restore(const void* key, std::shared_ptr<T> value) {
     if (!value) return;
     std::unique_lock<std::shared_mutex> lock(mu);
-    map.emplace(key, std::move(value));  // a record made meanwhile at this address wins
+    Entry& e = map[key];
+    if (!e.state) e.state = std::move(value);  // a record made meanwhile at this address wins
+    ++e.live;
   }
-  T* find(const void* key) {
+  std::shared_ptr<T> find(const void* key) {
     std::shared_lock<std::shared_mutex> lock(mu);
     auto it = map.find(key);
-    return it == map.end() ? nullptr : it->second.get();
+    return it == map.end() ? nullptr : it->second.state;
   }
 };
 
@@ -87,14 +104,14 @@ void* HandleState::pool(void* s, std::size_t bytes) const {
 LtHandleState::LtHandleState() : cache(settings().plan_cache) {}
 
 void register_handle(const void* h) { handles().add(h); }
-std::unique_ptr<HandleState> take_handle(const void* h) { return handles().take(h); }
-void restore_handle(const void* h, std::unique_ptr<HandleState> state) { handles().restore(h, std::move(state)); }
-HandleState* find_handle(const void* h) { return h ? handles().find(h) : nullptr; }
+std::shared_ptr<HandleState> take_handle(const void* h) { return handles().take(h); }
+void restore_handle(const void* h, std::shared_ptr<HandleState> state) { handles().restore(h, std::move(state)); }
+std::shared_ptr<HandleState> find_handle(const void* h) { return h ? handles().find(h) : nullptr; }
 
 void register_lt_handle(const void* h) { lt_handles().add(h); }
-std::unique_ptr<LtHandleState> take_lt_handle(const void* h) { return lt_handles().take(h); }
-void restore_lt_handle(const void* h, std::unique_ptr<LtHandleState> state) { lt_handles().restore(h, std::move(state)); }
-LtHandleState* find_lt_handle(const void* h) { return h ? lt_handles().find(h) : nullptr; }
+std::shared_ptr<LtHandleState> take_lt_handle(const void* h) { return lt_handles().take(h); }
+void restore_lt_handle(const void* h, std::shared_ptr<LtHandleState> state) { lt_handles().restore(h, std::move(state)); }
+std::shared_ptr<LtHandleState> find_lt_handle(const void* h) { return h ? lt_handles().find(h) : nullptr; }
 
 void shadow_desc(const void* desc, const LtDesc& value) {
   std::unique_lock<std::shared_mutex> lock(shadows().mu);

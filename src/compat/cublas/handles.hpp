@@ -54,17 +54,19 @@ struct LtHandleState {
 };
 
 // A destroy takes the record out before the real destroy (so that a handle created at the same
-// address by another thread meanwhile keeps its own record) and drops it after it (the pools are
-// idle then), or puts it back if the real destroy failed.
+// address by another thread meanwhile gets a record of its own) and drops it after it (the pools
+// are idle then), or puts it back if the real destroy failed. Records are shared pointers: one
+// found by a call stays alive until the call ends, whatever other threads create or destroy;
+// live handles at one address share a record (handles.cpp says why).
 void register_handle(const void* handle);
-std::unique_ptr<HandleState> take_handle(const void* handle);
-void restore_handle(const void* handle, std::unique_ptr<HandleState> state);
-HandleState* find_handle(const void* handle);  // nullptr if unknown
+std::shared_ptr<HandleState> take_handle(const void* handle);
+void restore_handle(const void* handle, std::shared_ptr<HandleState> state);
+std::shared_ptr<HandleState> find_handle(const void* handle);  // null if unknown
 
 void register_lt_handle(const void* handle);
-std::unique_ptr<LtHandleState> take_lt_handle(const void* handle);
-void restore_lt_handle(const void* handle, std::unique_ptr<LtHandleState> state);
-LtHandleState* find_lt_handle(const void* handle);
+std::shared_ptr<LtHandleState> take_lt_handle(const void* handle);
+void restore_lt_handle(const void* handle, std::shared_ptr<LtHandleState> state);
+std::shared_ptr<LtHandleState> find_lt_handle(const void* handle);
 
 // cuBLASLt descriptor shadows (route.hpp's LtDesc / LtLayout), keyed by descriptor address.
 void shadow_desc(const void* desc, const LtDesc& value);
