@@ -270,7 +270,16 @@ class Sm90Family final : public FamilyModel {
       // K splits are for problems with fewer output tiles than SMs; elsewhere they stay measurable.
       const long tiles = long((plain.rows + t.block_m - 1) / t.block_m) * long((plain.cols + t.block_n - 1) / t.block_n) *
                          long(std::max<int64_t>(1, p.batch_count));
-      add(t, false, t.measuring || (t.cluster_k > 1 && tiles >= sms) || t.cluster_k > kMaxChosenClusterK);
+      // 16-bit operands with at least a wave of tiles: since the epilogue stores through TMA, the
+      // same tile without the 2-CTA cluster ran 0.5-1.3 % faster at 3072^3 ... 8192^3 (H200 run
+      // 10, candidates timed side by side in one process), so there the multicast cluster stays
+      // measurable but is not chosen. Below a wave it stays a candidate: the non-cluster tiles
+      // also ran faster there (1-3 %, 12 % at 1024^3), but the model, which costs them as
+      // L2-bound, would then pick a K split that ran slower still (1024^3: 9.4 us vs 7.3 us with
+      // the cluster, 6.4 us without). 8-bit operands keep clusters (not compared yet).
+      const bool cluster_measuring = t.cluster_m > 1 && dtype_size(p.a_type) == 2 && tiles >= sms;
+      add(t, false,
+          t.measuring || cluster_measuring || (t.cluster_k > 1 && tiles >= sms) || t.cluster_k > kMaxChosenClusterK);
     }
     // Skinny tiles for whichever view has few columns (swap-AB turns a small M into the columns).
     for (bool swap : {false, true}) {
