@@ -54,13 +54,22 @@ struct SmemTile {
 // Each thread owns the same chunks of every tile, kRowStep tile rows apart (a multiple of 8, so
 // they share one swizzle), and keeps only a pointer and two remaining-extent counters per tile:
 // address arithmetic stays out of the main loop's register budget.
-template <class Tile, int kThreads, bool kVec, bool kKMajor, int BLOCK_K, class T>
-struct OperandLoader {
+// How kThreads threads share a tile's 16-byte chunks (both loaders below): each copies
+// kPerThread chunks, kRowStep tile rows apart.
+template <class Tile, int kThreads>
+struct ChunkShare {
   static constexpr int kRows = Tile::kBytes / Tile::kRowBytes;
   static constexpr int kPerThread = kRows * Tile::kChunks / kThreads;
   static constexpr int kRowStep = kThreads / Tile::kChunks;
   static_assert(kThreads % Tile::kChunks == 0 && kRows % kRowStep == 0, "every thread copies whole chunks");
   static_assert(kRowStep % 8 == 0 || kPerThread == 1, "a thread's chunks share one swizzle phase");
+};
+
+template <class Tile, int kThreads, bool kVec, bool kKMajor, int BLOCK_K, class T>
+struct OperandLoader : ChunkShare<Tile, kThreads> {
+  using ChunkShare<Tile, kThreads>::kRows;
+  using ChunkShare<Tile, kThreads>::kPerThread;
+  using ChunkShare<Tile, kThreads>::kRowStep;
 
   const T* ptr;           // this thread's first chunk in the current K tile
   long long row_stride;   // kRowStep rows of the global matrix, in elements
@@ -113,12 +122,10 @@ struct OperandLoader {
 // (MN-major), the K step is derived from the row stride, and the shared offset is recomputed
 // from the thread index at each tile (a few integer ops next to the copies).
 template <class Tile, int kThreads, bool kVec, bool kKMajor, int BLOCK_K, class T>
-struct LeanOperandLoader {
-  static constexpr int kRows = Tile::kBytes / Tile::kRowBytes;
-  static constexpr int kPerThread = kRows * Tile::kChunks / kThreads;
-  static constexpr int kRowStep = kThreads / Tile::kChunks;
-  static_assert(kThreads % Tile::kChunks == 0 && kRows % kRowStep == 0, "every thread copies whole chunks");
-  static_assert(kRowStep % 8 == 0 || kPerThread == 1, "a thread's chunks share one swizzle phase");
+struct LeanOperandLoader : ChunkShare<Tile, kThreads> {
+  using ChunkShare<Tile, kThreads>::kRows;
+  using ChunkShare<Tile, kThreads>::kPerThread;
+  using ChunkShare<Tile, kThreads>::kRowStep;
   static_assert(kPerThread <= 32, "the valid-row mask has 32 bits");
   static_assert(kKMajor || BLOCK_K % kRowStep == 0, "MN-major K step is a whole number of row steps");
 

@@ -53,6 +53,12 @@
 namespace dg {
 namespace sm90 {
 
+// A compile-time bool as a value (for generic lambdas that are instantiated twice).
+template <bool B>
+struct BoolTag {
+  static constexpr bool value = B;
+};
+
 // Operand kinds (kType), numbered as the launcher writes them.
 enum : int { kOpBF16 = 0, kOpF16 = 1, kOpE4M3E4M3 = 2, kOpE4M3E5M2 = 3, kOpE5M2E4M3 = 4, kOpE5M2E5M2 = 5, kOpS8 = 6 };
 // How an operand's input scale enters the main loop.
@@ -185,6 +191,24 @@ struct Gemm {
     return true;
   }
 
+  // Calls body(w, kb_begin, kb_end) for each work unit of this CTA's cluster, in the order the
+  // producer and the consumers must agree on (each side walks the same units on its own).
+  template <class Body>
+  __device__ __forceinline__ static void for_each_work(const GemmArgs& args, u32 rank_m, u32 rank_k, Body&& body) {
+    const TileScheduler sched{args.tiles};
+    const int num_units = sched.num_units();
+    const int num_clusters = gridDim.x / kClusterSize;
+    GroupWalk<kGrouped, kBlockM> walk;
+    if constexpr (kGrouped != kGroupNone) walk.start(args.groups, args.p.m, args.tiles.num_n_blocks);
+    Work w;
+    for (int unit = blockIdx.x / kClusterSize; next_work(args, sched, num_units, walk, unit, rank_m, w);
+         unit += num_clusters) {
+      int kb_begin, kb_end;
+      TileScheduler::k_range(args.num_k_blocks, kClusterK, int(rank_k), kb_begin, kb_end);
+      body(w, kb_begin, kb_end);
+    }
+  }
+
   // The MMA of one K step (16 of 16-bit or 32 of 8-bit elements) into one m64 accumulator atom.
   __device__ __forceinline__ static void mma(Acc (&d)[kAcc], u64 desc_a, u64 desc_b, int scale_d) {
     if constexpr (kType == kOpBF16 || kType == kOpF16)
@@ -216,11 +240,7 @@ struct Gemm {
 
     const u32 rank = kClusterSize > 1 ? cluster_ctarank() : 0;
     const u32 rank_m = kClusterM > 1 ? rank : 0, rank_k = kClusterK > 1 ? rank : 0;
-    const int cluster_id = blockIdx.x / kClusterSize;
-    const int num_clusters = gridDim.x / kClusterSize;
     const int warpgroup = threadIdx.x / 128;
-    const TileScheduler sched{args.tiles};
-    const int num_units = sched.num_units();
     if (threadIdx.x == 0) {
       tma_prefetch_map(&args.tma_a);
       tma_prefetch_map(&args.tma_b);
@@ -256,12 +276,7 @@ struct Gemm {
         constexpr u32 kStageBytes = kStageA + kStageB + (kAScale == kScaleVec128 ? kBlockM * 4 : 0) +
                                     (kBScale == kScaleVec128 ? kBlockN * 4 : 0);
         PipelineState<kStages> ps;
-        GroupWalk<kGrouped, kBlockM> walk;
-        if constexpr (kGrouped != kGroupNone) walk.start(args.groups, args.p.m, args.tiles.num_n_blocks);
-        Work w;
-        for (int unit = cluster_id; next_work(args, sched, num_units, walk, unit, rank_m, w); unit += num_clusters) {
-          int kb_begin, kb_end;
-          TileScheduler::k_range(args.num_k_blocks, kClusterK, int(rank_k), kb_begin, kb_end);
+        for_each_work(args, rank_m, rank_k, [&](const Work& w, int kb_begin, int kb_end) {
           const int m0 = int(w.row0), n0 = w.n_block * kBlockN;
           const int a_batch = w.batch * args.a_batch_step, b_batch = w.batch * args.b_batch_step;
           for (int kb = kb_begin; kb < kb_end; ++kb, ps.advance()) {
@@ -274,7 +289,7 @@ struct Gemm {
             if constexpr (kAScale == kScaleVec128) tma_load_2d(scale_a(ps.stage), &args.tma_sa, full_bar(ps.stage), m0, kb);
             if constexpr (kBScale == kScaleVec128) tma_load_2d(scale_b(ps.stage), &args.tma_sb, full_bar(ps.stage), n0, kb);
           }
-        }
+        });
       }
       // Grouped: one thread of the grid (an idle producer warp's) reports the raw values' status.
       if constexpr (kGrouped != kGroupNone)
@@ -301,12 +316,7 @@ struct Gemm {
       Acc part[kPromote ? kMAtoms : 1][kPromote ? kAcc : 1];
       PipelineState<kStages> ps;
       u32 reduce_phase = 0;
-      GroupWalk<kGrouped, kBlockM> walk;
-      if constexpr (kGrouped != kGroupNone) walk.start(args.groups, args.p.m, args.tiles.num_n_blocks);
-      Work w;
-      for (int unit = cluster_id; next_work(args, sched, num_units, walk, unit, rank_m, w); unit += num_clusters) {
-        int kb_begin, kb_end;
-        TileScheduler::k_range(args.num_k_blocks, kClusterK, int(rank_k), kb_begin, kb_end);
+      for_each_work(args, rank_m, rank_k, [&](const Work& w, int kb_begin, int kb_end) {
         const int m0 = int(w.row0), n0 = w.n_block * kBlockN;
         if constexpr (kAScale == kScaleBlk128 || kBScale == kScaleBlk128)
           load_blk_scales(args, blk_scales, blk_stride, m0, n0, kb_begin, kb_end, ctid);
@@ -368,7 +378,7 @@ struct Gemm {
             __syncwarp();
             if (lane == 0) mbar_arrive_release_cluster(reduce_full_bar, 0);
             reduce_phase ^= 1;
-            continue;  // the leader runs the epilogue
+            return;  // the leader runs the epilogue
           }
           mbar_wait_acquire_cluster(reduce_full_bar, reduce_phase);
 #pragma unroll 1
@@ -409,7 +419,7 @@ struct Gemm {
         }
         (void)m0;
         (void)n0;
-      }
+      });
       // The last tile's stores must have read the staging buffer (and finished) before the CTA's
       // shared memory goes away.
       if constexpr (kStoreChunks > 0)
@@ -677,27 +687,35 @@ struct Gemm {
     };
     load_cbias(0, cbias);
     // A tile wholly inside D with pair-aligned rows (the usual case) stores without bounds
-    // checks, from one pointer per row plus compile-time offsets.
-    const bool full_tile = w.row0 + kBlockM <= m && (long long)(w.n_block + 1) * kBlockN <= n && epi.pairs_aligned();
-    if (full_tile) {
+    // checks (kFull), from one pointer per row plus compile-time offsets.
+    auto store_tile = [&](auto full) {
+      constexpr bool kFull = decltype(full)::value;
       typename Op::DType* rowp[kMAtoms][2];
+      if constexpr (kFull) {
 #pragma unroll
-      for (int ma = 0; ma < kMAtoms; ++ma)
+        for (int ma = 0; ma < kMAtoms; ++ma)
 #pragma unroll
-        for (int h = 0; h < 2; ++h) rowp[ma][h] = epi.row_ptr(row_base + ma * 64 + h * 8) + col_base;
+          for (int h = 0; h < 2; ++h) rowp[ma][h] = epi.row_ptr(row_base + ma * 64 + h * 8) + col_base;
+      }
 #pragma unroll
       for (int g = 0; g < kPairs / kGroup; ++g) {
         if (g + 1 < kPairs / kGroup) load_cbias(g + 1, next_cbias);
 #pragma unroll
         for (int ii = 0; ii < kGroup; ++ii) {
           const int i = g * kGroup + ii;
+          const long long col = col_base + i * 8;
+          if (!kFull && col >= n) continue;
 #pragma unroll
           for (int ma = 0; ma < kMAtoms; ++ma)
 #pragma unroll
-            for (int h = 0; h < 2; ++h)
-              epi.store_pair_aligned(rowp[ma][h] + i * 8, row_base + ma * 64 + h * 8, col_base + i * 8,
-                                     float(acc[ma][i * 4 + h * 2]), float(acc[ma][i * 4 + h * 2 + 1]), rbias[ma][h],
-                                     cbias[ii][0], cbias[ii][1]);
+            for (int h = 0; h < 2; ++h) {
+              const long long row = row_base + ma * 64 + h * 8;
+              const float v0 = float(acc[ma][i * 4 + h * 2]), v1 = float(acc[ma][i * 4 + h * 2 + 1]);
+              if constexpr (kFull)
+                epi.store_pair_aligned(rowp[ma][h] + i * 8, row, col, v0, v1, rbias[ma][h], cbias[ii][0], cbias[ii][1]);
+              else if (row < m)
+                epi.store_pair(row, col, v0, v1, col + 1 < n, rbias[ma][h], cbias[ii][0], cbias[ii][1]);
+            }
         }
         if (g + 1 < kPairs / kGroup) {
 #pragma unroll
@@ -707,36 +725,11 @@ struct Gemm {
           }
         }
       }
-      return;
-    }
-#pragma unroll
-    for (int g = 0; g < kPairs / kGroup; ++g) {
-      if (g + 1 < kPairs / kGroup) load_cbias(g + 1, next_cbias);
-#pragma unroll
-      for (int ii = 0; ii < kGroup; ++ii) {
-        const int i = g * kGroup + ii;
-        const long long col = col_base + i * 8;
-        if (col < n) {
-#pragma unroll
-          for (int ma = 0; ma < kMAtoms; ++ma) {
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const long long row = row_base + ma * 64 + h * 8;
-              if (row < m)
-                epi.store_pair(row, col, float(acc[ma][i * 4 + h * 2]), float(acc[ma][i * 4 + h * 2 + 1]), col + 1 < n,
-                               rbias[ma][h], cbias[ii][0], cbias[ii][1]);
-            }
-          }
-        }
-      }
-      if (g + 1 < kPairs / kGroup) {
-#pragma unroll
-        for (int ii = 0; ii < kGroup; ++ii) {
-          cbias[ii][0] = next_cbias[ii][0];
-          cbias[ii][1] = next_cbias[ii][1];
-        }
-      }
-    }
+    };
+    if (w.row0 + kBlockM <= m && (long long)(w.n_block + 1) * kBlockN <= n && epi.pairs_aligned())
+      store_tile(BoolTag<true>{});
+    else
+      store_tile(BoolTag<false>{});
   }
 };
 
