@@ -270,14 +270,17 @@ class Sm90Family final : public FamilyModel {
       // K splits are for problems with fewer output tiles than SMs; elsewhere they stay measurable.
       const long tiles = long((plain.rows + t.block_m - 1) / t.block_m) * long((plain.cols + t.block_n - 1) / t.block_n) *
                          long(std::max<int64_t>(1, p.batch_count));
-      // 16-bit operands with at least a wave of tiles: since the epilogue stores through TMA, the
-      // same tile without the 2-CTA cluster ran 0.5-1.3 % faster at 3072^3 ... 8192^3 (H200 run
-      // 10, candidates timed side by side in one process), so there the multicast cluster stays
-      // measurable but is not chosen. Below a wave it stays a candidate: the non-cluster tiles
-      // also ran faster there (1-3 %, 12 % at 1024^3), but the model, which costs them as
-      // L2-bound, would then pick a K split that ran slower still (1024^3: 9.4 us vs 7.3 us with
-      // the cluster, 6.4 us without). 8-bit operands keep clusters (not compared yet).
-      const bool cluster_measuring = t.cluster_m > 1 && dtype_size(p.a_type) == 2 && tiles >= sms;
+      // A 16-bit output (which the kernel stages and stores with TMA) and at least a wave of
+      // tiles: the same tile without the 2-CTA cluster ran faster side by side in one process
+      // (H200 runs 10 and 13: bf16 0.5-1.3 % at 3072^3 ... 8192^3; fp8 operands with a bf16
+      // output 0.7-2 % at M = 4096), so there the multicast cluster stays measurable but is not
+      // chosen. Below a wave it stays a candidate: the non-cluster tiles also ran faster there
+      // (1-3 %, 12 % at 1024^3), but the model, which costs them as L2-bound, would then pick a
+      // K split that ran slower still (1024^3: 9.4 us vs 7.3 us with the cluster, 6.4 us
+      // without). i32 and f32 outputs (stored from registers) keep it: mixed results (i8: c2
+      // best at 8192^3 and N = 2112 / 24576).
+      const bool staged_out = p.d_type == DType::F16 || p.d_type == DType::BF16;
+      const bool cluster_measuring = t.cluster_m > 1 && staged_out && tiles >= sms;
       add(t, false,
           t.measuring || cluster_measuring || (t.cluster_k > 1 && tiles >= sms) || t.cluster_k > kMaxChosenClusterK);
     }
