@@ -61,6 +61,7 @@ const char* kUsage =
     "                    fp8 all (default seed; all = every set but fp8)\n"
     "  --shapes FILE     a shape file instead (lines 'M N K [plain|bias_gelu]')\n"
     "  --m M --n N --k K one shape instead (with --epilogue plain|bias_gelu)\n"
+    "                    (bias_gelu: a per-column bias and GELU in its tanh form, as cuBLASLt's GELU_BIAS)\n"
     "  --dtype LIST      bf16,f16 (default both); quantized rows (layout tn only): fp8t (e4m3, per-tensor\n"
     "                    scales, bf16 out), fp8b (1x128 A / 128x128 B block scales, bf16 out), fp8q (fp8b\n"
     "                    with an e4m3 output and its 1x128 scales), i8 (int8, i32 out)\n"

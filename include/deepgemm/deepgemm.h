@@ -107,7 +107,11 @@ typedef enum dgemm_op_t { DGEMM_OP_N = 0, DGEMM_OP_T = 1 } dgemm_op_t;
 typedef enum dgemm_order_t { DGEMM_ORDER_ROW_MAJOR = 0, DGEMM_ORDER_COL_MAJOR = 1 } dgemm_order_t;
 
 /* ------------------------------------------------------------------------------------------ */
-/* Context: the device a plan runs on, and its caches. */
+/* Context: the device a plan runs on, and its caches. Every in-memory cache is bounded: a
+ * context remembers the 256 most recently used plans (a live plan keeps its own) and 16 hardware
+ * descriptions; a process keeps the 128 most recently used compiled kernels and up to 4096
+ * planner decisions (forgotten all at once when full). The disk cache (DEEPGEMM_CACHE_DIR)
+ * keeps every kernel. */
 typedef struct dgemm_context *dgemm_context_t;
 
 typedef enum dgemm_device_kind_t {

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -175,6 +176,15 @@ BOOST_AUTO_TEST_CASE(the_cache_folder_must_be_private) {
   BOOST_TEST(prepare_private_dir(sub) == "");
   if (::geteuid() != 0) {
     BOOST_TEST(prepare_private_dir("/").find("owned by uid 0") != std::string::npos);
+  } else {
+    // As root (CI runs so) "/" is ours: give a folder to another user instead, so the ownership
+    // rule is checked on every run, not only by unprivileged ones.
+    const std::string foreign = (dir.path / "foreign").string();
+    BOOST_REQUIRE(prepare_private_dir(foreign) == "");
+    if (::chown(foreign.c_str(), 65534, 65534) == 0)
+      BOOST_TEST(prepare_private_dir(foreign).find("owned by uid 65534, not by this user") != std::string::npos);
+    else  // a user namespace without uid 65534
+      BOOST_TEST_MESSAGE("chown to uid 65534 failed (" << std::strerror(errno) << "): ownership rule not checked");
   }
   const std::string file = (dir.path / "plain").string();
   std::ofstream(file) << "x";

@@ -354,6 +354,22 @@ BOOST_AUTO_TEST_CASE(decisions_are_cached_per_problem_epilogue_and_hardware) {
   BOOST_TEST(plan_cache_size() == 0u);
 }
 
+// Issue 16, item 6: every in-memory cache is bounded. The decision cache holds at most 4096
+// entries (kCacheLimit in planner.cpp) and starts over when full; cached decisions stay correct.
+BOOST_AUTO_TEST_CASE(the_decision_cache_is_bounded) {
+  clear_plan_cache();
+  const HardwareDesc hw = arch("h200");
+  const PlanDecision first = choose_kernel(problem(1, 4096, 4096), Epilogue{}, hw, PlanRequest{});
+  for (int64_t m = 2; m <= 5000; ++m) {
+    choose_kernel(problem(m, 4096, 4096), Epilogue{}, hw, PlanRequest{});
+    BOOST_REQUIRE_LE(plan_cache_size(), 4096u);
+  }
+  BOOST_TEST(plan_cache_size() > 0u);
+  BOOST_TEST(choose_kernel(problem(1, 4096, 4096), Epilogue{}, hw, PlanRequest{}).chosen.config.name() ==
+             first.chosen.config.name());
+  clear_plan_cache();
+}
+
 BOOST_AUTO_TEST_CASE(planning_one_problem_takes_well_under_a_millisecond) {
   struct Case {
     const char* machine;
