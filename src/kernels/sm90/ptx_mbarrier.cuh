@@ -32,29 +32,23 @@ __device__ __forceinline__ void mbar_arrive(u32 bar) {
 
 // Spins until the phase with the given parity has completed. A fresh barrier counts its
 // (non-existent) previous phase, parity 1, as complete, which is how "empty" slots start free.
-__device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) {
+// kAcquireCluster: with acquire semantics at cluster scope, so that this thread then sees what the
+// threads of other CTAs wrote before their release-arrive on this barrier
+// (mbar_arrive_release_cluster).
+template <bool kAcquireCluster>
+__device__ __forceinline__ void mbar_wait_parity(u32 bar, u32 parity) {
   u32 done;
   do {
-    asm volatile(
-        "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
+    if constexpr (kAcquireCluster)
+      asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                   : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+    else
+      asm volatile("{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
+                   : "=r"(done) : "r"(bar), "r"(parity) : "memory");
   } while (!done);
 }
-
-// The same wait with acquire semantics at cluster scope: after it, this thread sees what the
-// threads of other CTAs wrote before their release-arrive on this barrier (mbar_arrive_release_cluster).
-__device__ __forceinline__ void mbar_wait_acquire_cluster(u32 bar, u32 parity) {
-  u32 done;
-  do {
-    asm volatile(
-        "{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (!done);
-}
+__device__ __forceinline__ void mbar_wait(u32 bar, u32 parity) { mbar_wait_parity<false>(bar, parity); }
+__device__ __forceinline__ void mbar_wait_acquire_cluster(u32 bar, u32 parity) { mbar_wait_parity<true>(bar, parity); }
 
 }  // namespace sm90
 }  // namespace dg
