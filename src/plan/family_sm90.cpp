@@ -23,6 +23,7 @@
 // its candidates then pack those operands into the workspace (KernelConfig::pack_a / pack_b; the
 // cost model charges the copy), and the planner weighs that against the sm80 family.
 #include <algorithm>
+#include <numeric>
 #include <sstream>
 
 #include "core/kernel_view.hpp"
@@ -40,6 +41,7 @@ struct Sm90Tile {
   double efficiency;  // measured (square menu) or estimated fraction of the wgmma peak in the main loop
   int blocks = 1;     // CTAs built to share an SM (one-warpgroup tiles with <= 64 accumulators: 2)
   bool measuring = false;  // offered for measuring only (force_kernel, bench --force-kernel)
+  bool promoted_only = false;  // chosen only for block-scaled (promoted) problems, else measuring only
 };
 // The square menu: 128x256 for big problems, 256x128 for tall ones, 128x192 where N = 256 would
 // leave a partial wave or a mostly empty last column of tiles (e.g. N = 2112), 128x128 and 128x64
@@ -58,6 +60,9 @@ constexpr Sm90Tile kMenu[] = {
     // Measuring only: 128x256 with three stages, whose free shared memory stages the whole tile for
     // the TMA-stored epilogue in one round (four stages: two rounds of half the tile).
     {128, 256, 3, 2, 1, 0.68, 1, true},
+    // Block-scaled fp8 keeps two accumulator sets, so its widest tiles are 128x192 (above) and
+    // 128x160, which divides N = 7168 into 44.8 column blocks where 192 leaves 37.3.
+    {128, 160, 6, 2, 1, 0.62, 1, false, true}, {128, 160, 6, 1, 1, 0.62, 1, false, true},
 };
 constexpr int kRegsAtEntry384 = 168;
 constexpr int kRegsAtEntry256 = 255;  // one CTA per SM; two CTAs per SM cap it at 128
@@ -80,8 +85,10 @@ long smem_extra(const KernelConfig& c, const KernelView& v, int64_t k) {
   long extra = (c.cluster_k > 1 ? long(c.block_m) * c.block_n * 4 : 0L) + long(2 * c.stages + 2) * 8 + 1024;
   if (v.a_scale.mode == ScaleMode::Vec128) extra += long(c.stages) * ((c.block_m * 4 + 127) / 128 * 128);
   if (v.b_scale.mode == ScaleMode::Vec128) extra += long(c.stages) * ((c.block_n * 4 + 127) / 128 * 128);
-  if (v.a_scale.mode == ScaleMode::Blk128x128 || v.b_scale.mode == ScaleMode::Blk128x128)
-    extra += 2 * ((k + 127) / 128 + 3) / 4 * 16;
+  if (v.a_scale.mode == ScaleMode::Blk128x128 || v.b_scale.mode == ScaleMode::Blk128x128) {
+    const bool b_span2 = v.b_scale.mode == ScaleMode::Blk128x128 && 128 % c.block_n != 0;
+    extra += (b_span2 ? 3 : 2) * ((k + 127) / 128 + 3) / 4 * 16;
+  }
   return extra;
 }
 
@@ -117,13 +124,15 @@ std::string scale_problem(const KernelConfig& c, const KernelView& v) {
              std::to_string(s.ld) + ")";
     if (s.mode == ScaleMode::Blk128x128 && op == 0 && c.block_m > 128)
       return "a 128 x 128 block scale per tile needs BLOCK_M <= 128";
-    if (s.mode == ScaleMode::Blk128x128 && op == 1 && 128 % c.block_n != 0)
-      return "a 128 x 128 block scale per tile needs BLOCK_N dividing 128";
+    // A tile starting at a multiple of gcd(BLOCK_N, 128) inside a block reaches at most one more.
+    if (s.mode == ScaleMode::Blk128x128 && op == 1 && c.block_n > 128 + std::gcd(c.block_n, 128))
+      return "128 x 128 block scales: a tile of BLOCK_N " + std::to_string(c.block_n) +
+             " would straddle more than two scale blocks";
   }
   const bool promote = v.a_scale.blocked() || v.b_scale.blocked();
   const int consumers = c.block_m >= 128 ? 256 : 128;
-  if (promote && 2L * c.block_m * c.block_n / consumers > 128)
-    return "promoted block scales keep two accumulator sets: BLOCK_M x BLOCK_N too large";
+  if (promote && 2L * c.block_m * c.block_n / consumers > 192)
+    return "promoted block scales keep two accumulator sets: BLOCK_M x BLOCK_N too large (at most 192 registers)";
   if (promote && c.blocks_per_sm > 1 && 2L * c.block_m * c.block_n / consumers > 64)
     return "promoted block scales at two CTAs per SM: two accumulator sets exceed 64 registers";
   return "";
@@ -281,8 +290,10 @@ class Sm90Family final : public FamilyModel {
       // best at 8192^3 and N = 2112 / 24576).
       const bool staged_out = p.d_type == DType::F16 || p.d_type == DType::BF16;
       const bool cluster_measuring = t.cluster_m > 1 && staged_out && tiles >= sms;
+      const bool promoted = p.a_scale.blocked() || p.b_scale.blocked();
       add(t, false,
-          t.measuring || cluster_measuring || (t.cluster_k > 1 && tiles >= sms) || t.cluster_k > kMaxChosenClusterK);
+          t.measuring || cluster_measuring || (t.cluster_k > 1 && tiles >= sms) || t.cluster_k > kMaxChosenClusterK ||
+              (t.promoted_only && !promoted));
     }
     // Skinny tiles for whichever view has few columns (swap-AB turns a small M into the columns).
     for (bool swap : {false, true}) {

@@ -313,6 +313,11 @@ std::vector<Case> cases() {
                  DGEMM_ACT_NONE, "sm90", "i8-requant"});
   out.push_back({300, 200, 1008, DType::I8, DType::I8, DType::BF16, {DGEMM_SCALE_OUTER_VEC}, {DGEMM_SCALE_OUTER_VEC},
                  DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_PER_COLUMN, DGEMM_ACT_NONE, "sm90", "i8-dequant"});
+  // 128x192 tiles straddle two 128-column blocks of B's scales (the boundary 128 or 64 columns
+  // into the tile); at N = 1000 the last tile's second block lies past N's last block.
+  for (const char* name : {"sm90_128x192x128_s5_t384_p", "sm90_128x192x128_s5_t384_c2_p"})
+    out.push_back({260, 1000, 1024, e4, e4, DType::F32, vec128_mn(260), blk128_k(), DGEMM_VECTOR_NONE, false,
+                   DGEMM_VECTOR_NONE, DGEMM_ACT_NONE, name, "config"});
   // Every feasible sm90 configuration of two block-scaled problems, by name.
   const HardwareDesc hw = apply_arch_file(HardwareDesc{}, "h200");
   for (auto [m, n, k] : {std::tuple{9, 700, 2048}, std::tuple{200, 300, 3072}}) {

@@ -125,7 +125,9 @@ int smem_bytes(const KernelConfig& c, const GemmProblem& p, int store_chunks) {
   const int barriers = ((2 * c.stages + 2) * 8 + 15) / 16 * 16;
   const int block_k = dtype_size(v.a_type) == 1 ? 128 : 64;
   const int kb = int((p.k + block_k - 1) / block_k), blk_row = (kb + 3) / 4 * 4 * 4;
-  const int blk = (sa == 2 || sb == 2) ? 2 * blk_row : 0;
+  // KA's row, then KB's (two rows when a tile's columns straddle two 128-column scale blocks).
+  const int blk_rows = 1 + (sb == 2 && 128 % c.block_n != 0 ? 2 : 1);
+  const int blk = (sa == 2 || sb == 2) ? blk_rows * blk_row : 0;
   return bytes + barriers + blk + 1024;
 }
 }  // namespace

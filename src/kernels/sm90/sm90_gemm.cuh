@@ -19,9 +19,10 @@
 // in f32 (the fp8 tensor-core accumulation is narrower than f32: promoting every 128 of K keeps
 // the result accurate). Per stage, BLOCK_K = 128 = one scale block:
 //   kScaleVec128: one f32 per row of the tile's operand, loaded by TMA with the stage;
-//   kScaleBlk128: one f32 per 128 x 128 block, the same for the whole tile (its rows or columns lie
-//                 in one 128-block): the tile's K row of them is copied to shared memory at the
-//                 start of each tile.
+//   kScaleBlk128: one f32 per 128 x 128 block: the tile's K row of them is copied to shared memory
+//                 at the start of each tile. A tile's rows lie in one 128-block; its columns lie
+//                 in one, or (BLOCK_N not dividing 128, e.g. 192) in two, the boundary between
+//                 them falling on an 8-column group (kBSpan2).
 // Scales that do not vary along K (per tensor, per row or column) are applied by the epilogue.
 //
 // Clusters (at most one kind per kernel):
@@ -115,6 +116,10 @@ struct Gemm {
   static constexpr int kAcc = kBlockN / 2;      // accumulators per thread per m64 atom
   static constexpr int kClusterSize = kClusterM * kClusterK;
   static constexpr bool kPromote = kAScale != kScaleNone || kBScale != kScaleNone;
+  // A tile's columns straddle two 128 x 128 scale blocks of KB (BLOCK_N does not divide 128).
+  static constexpr bool kBSpan2 = kBScale == kScaleBlk128 && 128 % kBlockN != 0;
+  // The K-row scale rows kept per tile: KA's, then KB's one or two.
+  static constexpr int kBlkRows = 1 + (kBSpan2 ? 2 : 1);
   static constexpr u32 kStageA = kBlockM * 128;
   static constexpr u32 kStageB = kBlockN * 128;
   // Per-stage scale slots (kScaleVec128), 128-byte aligned, after the operand ring.
@@ -148,10 +153,17 @@ struct Gemm {
                 "s8 wgmma: N = 8, 16, 24 or a multiple of 16");
   static_assert(!k8Bit || (kAKMajor && kBKMajor), "8-bit wgmma reads K-major operands only");
   static_assert(!kBMajorMN || kBlockN % 64 == 0, "an MN-major B tile is made of 64-column boxes");
-  static_assert(kMAtoms * kAcc * (kPromote ? 2 : 1) <= 128, "accumulators must fit the consumer register budget");
+  // Promoting tiles hold two sets (the sum and the stage's partial): up to 128x192, 192 of the 232
+  // consumer registers (no spills, checked by tests/test_sm90_compile).
+  static_assert(kMAtoms * kAcc * (kPromote ? 2 : 1) <= (kPromote ? 192 : 128),
+                "accumulators must fit the consumer register budget");
   static_assert(!kPromote || !kIntAcc, "block scales are for fp8 operands");
   static_assert(kAScale != kScaleBlk128 || kBlockM <= 128, "a tile's rows lie in one 128 x 128 scale block");
-  static_assert(kBScale != kScaleBlk128 || 128 % kBlockN == 0, "a tile's columns lie in one 128 x 128 scale block");
+  static constexpr int gcd(int a, int b) { return b == 0 ? a : gcd(b, a % b); }
+  // A tile starts at a multiple of gcd(BLOCK_N, 128) inside its first block: it reaches into at
+  // most one more block when BLOCK_N <= 128 + gcd (192: yes; 152: no).
+  static_assert(kBScale != kScaleBlk128 || kBlockN <= 128 + gcd(kBlockN, 128),
+                "a tile's columns lie in at most two 128 x 128 scale blocks");
   static_assert(kStages >= 2, "need at least two stages");
   static_assert(kMinBlocks == 1 || (kMathWGs == 1 && kAcc * (kPromote ? 2 : 1) <= 64),
                 "two CTAs per SM: one warpgroup, <= 64 accumulator registers");
@@ -318,6 +330,9 @@ struct Gemm {
       u32 reduce_phase = 0;
       for_each_work(args, rank_m, rank_k, [&](const Work& w, int kb_begin, int kb_end) {
         const int m0 = int(w.row0), n0 = w.n_block * kBlockN;
+        // kBSpan2: the 8-column groups of the tile in KB's first scale block (128 - n0 % 128 is a
+        // multiple of gcd(BLOCK_N, 128) >= 8, so no group straddles the boundary).
+        const int b_split = kBSpan2 ? (128 - n0 % 128) / 8 : 0;
         if constexpr (kAScale == kScaleBlk128 || kBScale == kScaleBlk128)
           load_blk_scales(args, blk_scales, blk_stride, m0, n0, kb_begin, kb_end, ctid);
         if (kPromote || kb_begin == kb_end) {
@@ -357,7 +372,7 @@ struct Gemm {
           for (int ma = 0; ma < kMAtoms; ++ma) fence_regs(dst[ma]);
           if constexpr (kPromote)
             promote(acc, part, generic(scale_a(ps.stage)), generic(scale_b(ps.stage)), blk_scales, blk_stride,
-                    kb - kb_begin, math_wg, warp_in_wg, lane);
+                    b_split, kb - kb_begin, math_wg, warp_in_wg, lane);
           release(ps.stage);
         }
 
@@ -447,24 +462,36 @@ struct Gemm {
   __device__ __forceinline__ static void promote(Acc (&acc)[kMAtoms][kAcc],
                                                  Acc (&part)[kPromote ? kMAtoms : 1][kPromote ? kAcc : 1],
                                                  const float* sa_smem, const float* sb_smem, const float* blk,
-                                                 int blk_stride, int kb_in_tile, int math_wg, int warp_in_wg, int lane) {
+                                                 int blk_stride, int split, int kb_in_tile, int math_wg, int warp_in_wg,
+                                                 int lane) {
     if constexpr (kPromote) {
-      float tile_scale = 1.0f;  // the 128 x 128 block scales, one per operand for the whole tile
+      // The 128 x 128 block scales: one of KA's for the whole tile, one of KB's for the columns
+      // before `split` (8-column groups) and, with kBSpan2, another for those after it.
+      float tile_scale = 1.0f, tile_scale2 = 1.0f;
       if constexpr (kAScale == kScaleBlk128) tile_scale *= blk[kb_in_tile];
-      if constexpr (kBScale == kScaleBlk128) tile_scale *= blk[blk_stride + kb_in_tile];
+      if constexpr (kBScale == kScaleBlk128) {
+        tile_scale2 = tile_scale;
+        tile_scale *= blk[blk_stride + kb_in_tile];
+        if constexpr (kBSpan2) tile_scale2 *= blk[2 * blk_stride + kb_in_tile];
+      }
       const int row0 = math_wg * kWGRows + warp_in_wg * 16 + lane / 4;  // within the tile
       const int col0 = (lane % 4) * 2;
 #pragma unroll
       for (int ma = 0; ma < kMAtoms; ++ma)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          float rs = tile_scale;
-          if constexpr (kAScale == kScaleVec128) rs *= sa_smem[row0 + ma * 64 + h * 8];
+          float rs = tile_scale, rs2 = tile_scale2;
+          if constexpr (kAScale == kScaleVec128) {
+            const float r = sa_smem[row0 + ma * 64 + h * 8];
+            rs *= r;
+            rs2 *= r;
+          }
 #pragma unroll
           for (int i = 0; i < kAcc / 4; ++i)
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
               float s = rs;
+              if constexpr (kBSpan2) s = i < split ? rs : rs2;
               if constexpr (kBScale == kScaleVec128) s *= sb_smem[col0 + i * 8 + e];
               const int idx = i * 4 + h * 2 + e;
               acc[ma][idx] = fmaf(part[ma][idx], s, acc[ma][idx]);
@@ -487,6 +514,12 @@ struct Gemm {
       if constexpr (kBScale == kScaleBlk128) {
         const long long r = n0 / 128, ld = args.sb_ld;
         blk[blk_stride + c] = ld > 0 ? args.sb_blk[r * ld + kb] : args.sb_blk[r + kb * -ld];
+        // The next block's scales, where it exists (a tile at N's end may reach past the last
+        // block: those columns are never stored).
+        if constexpr (kBSpan2)
+          blk[2 * blk_stride + c] = (r + 1) * 128 >= args.p.n ? 0.0f
+                                    : ld > 0                 ? args.sb_blk[(r + 1) * ld + kb]
+                                                             : args.sb_blk[r + 1 + kb * -ld];
       }
     }
     asm volatile("bar.sync 1, %0;" ::"n"(kConsumers) : "memory");
@@ -534,6 +567,21 @@ struct Gemm {
     const long long col_base = (long long)w.n_block * kBlockN + (lane % 4) * 2;
     EpilogueOp<Epi> epi;
     epi.init(args.p, w.batch);
+    if (w.row0 + kBlockM <= m && (long long)(w.n_block + 1) * kBlockN <= n && epi.pairs_aligned()) {
+      // A full tile, D row-major and pair-aligned: each column pair as one 8-byte store, so a
+      // warp's store fills whole 32-byte sectors (single 4-byte stores wrote each sector in two
+      // halves: i8 4096^3 ran 1.24x the time of fp8 with the same tile, run 14).
+#pragma unroll
+      for (int ma = 0; ma < kMAtoms; ++ma)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          int2* rowp = reinterpret_cast<int2*>(epi.row_ptr(row_base + ma * 64 + h * 8) + col_base);
+#pragma unroll
+          for (int i = 0; i < kPairs; ++i)
+            rowp[i * 4] = make_int2(int(acc[ma][i * 4 + h * 2]), int(acc[ma][i * 4 + h * 2 + 1]));
+        }
+      return;
+    }
 #pragma unroll
     for (int ma = 0; ma < kMAtoms; ++ma)
 #pragma unroll
