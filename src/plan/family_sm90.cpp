@@ -286,10 +286,11 @@ class Sm90Family final : public FamilyModel {
       // chosen. Below a wave it stays a candidate: the non-cluster tiles also ran faster there
       // (1-3 %, 12 % at 1024^3), but the model, which costs them as L2-bound, would then pick a
       // K split that ran slower still (1024^3: 9.4 us vs 7.3 us with the cluster, 6.4 us
-      // without). i32 and f32 outputs (stored from registers) keep it: mixed results (i8: c2
-      // best at 8192^3 and N = 2112 / 24576).
-      const bool staged_out = p.d_type == DType::F16 || p.d_type == DType::BF16;
-      const bool cluster_measuring = t.cluster_m > 1 && staged_out && tiles >= sms;
+      // without). An exact i32 output too since its full tiles store 8-byte pairs (2026-12-01
+      // run A: i8 at M = 4096, the non-cluster tile 0.6-1.9 % faster or level, 9.4 % at 8192^3;
+      // with 4-byte stores it had been mixed). f32 outputs keep it: not measured.
+      const bool cluster_slower = p.d_type == DType::F16 || p.d_type == DType::BF16 || p.d_type == DType::I32;
+      const bool cluster_measuring = t.cluster_m > 1 && cluster_slower && tiles >= sms;
       const bool promoted = p.a_scale.blocked() || p.b_scale.blocked();
       add(t, false,
           t.measuring || cluster_measuring || (t.cluster_k > 1 && tiles >= sms) || t.cluster_k > kMaxChosenClusterK ||
