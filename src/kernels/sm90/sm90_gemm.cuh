@@ -153,9 +153,12 @@ struct Gemm {
                 "s8 wgmma: N = 8, 16, 24 or a multiple of 16");
   static_assert(!k8Bit || (kAKMajor && kBKMajor), "8-bit wgmma reads K-major operands only");
   static_assert(!kBMajorMN || kBlockN % 64 == 0, "an MN-major B tile is made of 64-column boxes");
-  // Promoting tiles hold two sets (the sum and the stage's partial): up to 128x192, 192 of the 232
-  // consumer registers (no spills, checked by tests/test_sm90_compile).
-  static_assert(kMAtoms * kAcc * (kPromote ? 2 : 1) <= (kPromote ? 192 : 128),
+  // Promoting tiles whose three sets (the sum and two stages' partials) fit 192 registers keep the
+  // next stage's MMAs running while they promote the current one (kPipePromote; 128x128, 64x128).
+  static constexpr bool kPipePromote = kPromote && kMinBlocks == 1 && kMAtoms * kAcc * 3 <= 192;
+  // Promoting tiles hold two or three sets: up to 192 of the 232 consumer registers (no spills,
+  // checked by tests/test_sm90_compile).
+  static_assert(kMAtoms * kAcc * (kPipePromote ? 3 : kPromote ? 2 : 1) <= (kPromote ? 192 : 128),
                 "accumulators must fit the consumer register budget");
   static_assert(!kPromote || !kIntAcc, "block scales are for fp8 operands");
   static_assert(kAScale != kScaleBlk128 || kBlockM <= 128, "a tile's rows lie in one 128 x 128 scale block");
@@ -323,9 +326,11 @@ struct Gemm {
           }
         }
       };
-      // With promotion, `acc` holds the f32 sum and `part` the current stage's MMA result.
+      // With promotion, `acc` holds the f32 sum and `part` the current stage's MMA result
+      // (kPipePromote: `part` and `part2` take turns, one promoted while the other is computed).
       Acc acc[kMAtoms][kAcc];
       Acc part[kPromote ? kMAtoms : 1][kPromote ? kAcc : 1];
+      Acc part2[kPipePromote ? kMAtoms : 1][kPipePromote ? kAcc : 1];
       PipelineState<kStages> ps;
       u32 reduce_phase = 0;
       for_each_work(args, rank_m, rank_k, [&](const Work& w, int kb_begin, int kb_end) {
@@ -348,12 +353,12 @@ struct Gemm {
         // each warpgroup's promotion runs while the other's MMAs do; in lock step both promoted
         // at once with the tensor core idle (block-scaled 128x128 took 1.43-1.46x the time of
         // the unscaled kernel of the same tile, 2026-12-01).
-        constexpr bool kSkew = kPromote && kMathWGs == 2;
+        constexpr bool kSkew = kPromote && kMathWGs == 2 && !kPipePromote;
         if constexpr (kSkew)
           if (math_wg == 1 || kb_begin == kb_end) named_barrier_sync(4, 256);
-        for (int kb = kb_begin; kb < kb_end; ++kb, ps.advance()) {
-          mbar_wait(full_bar(ps.stage), ps.phase);
-          auto& dst = select_acc(acc, part);
+        // Waits for stage `st` and issues its four MMAs into dst (`first`: overwrite dst).
+        auto issue = [&](Acc(&dst)[kMAtoms][kAcc], const PipelineState<kStages>& st, bool first) {
+          mbar_wait(full_bar(st.stage), st.phase);
 #pragma unroll
           for (int ma = 0; ma < kMAtoms; ++ma) fence_regs(dst[ma]);
           wgmma_fence();
@@ -361,18 +366,67 @@ struct Gemm {
           for (int k = 0; k < 4; ++k) {
             // One MMA covers 32 bytes of K: K-major steps 32 bytes inside the swizzled row;
             // MN-major (16-bit) steps 16 K rows.
-            const u64 desc_b = kBMajorMN ? make_desc_sw128(smem_b(ps.stage) + k * 2048, 8192, 1024)
-                                         : make_desc_sw128(smem_b(ps.stage) + k * 32, 16, 1024);
+            const u64 desc_b = kBMajorMN ? make_desc_sw128(smem_b(st.stage) + k * 2048, 8192, 1024)
+                                         : make_desc_sw128(smem_b(st.stage) + k * 32, 16, 1024);
 #pragma unroll
             for (int ma = 0; ma < kMAtoms; ++ma) {
               const int chunk = math_wg * kMAtoms + ma;  // which 64-row slice of the A stage
-              const u64 desc_a = kAMajorMN ? make_desc_sw128(smem_a(ps.stage) + chunk * 8192 + k * 2048, 8192, 1024)
-                                           : make_desc_sw128(smem_a(ps.stage) + chunk * 8192 + k * 32, 16, 1024);
-              // Without promotion the first MMA of the tile overwrites; with it, each stage's.
-              mma(dst[ma], desc_a, desc_b, kPromote ? (k != 0) : ((kb != kb_begin) || (k != 0)));
+              const u64 desc_a = kAMajorMN ? make_desc_sw128(smem_a(st.stage) + chunk * 8192 + k * 2048, 8192, 1024)
+                                           : make_desc_sw128(smem_a(st.stage) + chunk * 8192 + k * 32, 16, 1024);
+              mma(dst[ma], desc_a, desc_b, (!first) || (k != 0));
             }
           }
           wgmma_commit();
+        };
+        if constexpr (kPipePromote) {
+          // Stage kb + 1's MMAs are issued before stage kb's partial is promoted, so the tensor
+          // core has work while this warpgroup runs the FMAs (wait<1>: all but the newest group).
+          // Promotes `cur` (stage kb, complete once the wait returns).
+          auto finish = [&](Acc(&cur)[kMAtoms][kAcc], const PromoteScales& sc) {
+#pragma unroll
+            for (int ma = 0; ma < kMAtoms; ++ma) fence_regs(cur[ma]);
+            if constexpr (kBScale != kScaleVec128) release(ps.stage);
+            promote(acc, cur, sc, generic(scale_b(ps.stage)), b_split, lane);
+            if constexpr (kBScale == kScaleVec128) release(ps.stage);
+            ps.advance();
+          };
+          auto scales = [&](int kb) {
+            return promote_scales(generic(scale_a(ps.stage)), blk_scales, blk_stride, kb - kb_begin, math_wg,
+                                  warp_in_wg, lane);
+          };
+          auto ahead = [&] {
+            PipelineState<kStages> nx = ps;
+            nx.advance();
+            return nx;
+          };
+          if (kb_begin < kb_end) {
+            issue(part, ps, true);
+            for (int kb = kb_begin;; kb += 2) {
+              PromoteScales sc = scales(kb);
+              if (kb + 1 == kb_end) {
+                wgmma_wait<0>();
+                finish(part, sc);
+                break;
+              }
+              issue(part2, ahead(), true);
+              wgmma_wait<1>();
+              finish(part, sc);
+              sc = scales(kb + 1);
+              if (kb + 2 == kb_end) {
+                wgmma_wait<0>();
+                finish(part2, sc);
+                break;
+              }
+              issue(part, ahead(), true);
+              wgmma_wait<1>();
+              finish(part2, sc);
+            }
+          }
+        } else {
+        for (int kb = kb_begin; kb < kb_end; ++kb, ps.advance()) {
+          // Without promotion the first MMA of the tile overwrites; with it, each stage's.
+          auto& dst = select_acc(acc, part);
+          issue(dst, ps, kPromote || kb == kb_begin);
           if constexpr (kSkew)
             if (math_wg == 0 && kb == kb_begin) named_barrier_sync(4, 256);
           // The promotion's row scales, read while the MMAs run.
@@ -389,6 +443,7 @@ struct Gemm {
           if constexpr (kBScale != kScaleVec128) release(ps.stage);
           if constexpr (kPromote) promote(acc, part, sc, generic(scale_b(ps.stage)), b_split, lane);
           if constexpr (kBScale == kScaleVec128) release(ps.stage);
+        }
         }
 
         if constexpr (kClusterK > 1) {
