@@ -259,7 +259,8 @@ CostEstimate estimate_cost(const GemmProblem& p, const Epilogue& e, const Hardwa
   const double c_bytes = e.reads_c() ? double(p.m) * p.n * dtype_size(p.c_type) * batch : 0.0;
   // L2 -> SM: every tile reads its A and B panels; multicast in a cluster shares them.
   const double a_panel = double(c.block_m) * k_split * a_sz, b_panel = double(c.block_n) * k_split * b_sz;
-  est.l2_bytes = double(est.tiles) * (a_panel + b_panel / std::max(1, c.cluster_m));
+  const int b_readers = std::max(1, in.b_readers > 0 ? in.b_readers : c.cluster_m);
+  est.l2_bytes = double(est.tiles) * (a_panel + b_panel / b_readers);
   // HBM: per wave of concurrent output tiles, the distinct panels it touches. Row order covers
   // few M rows and many N columns; a raster group of G rows covers G rows x (wave / G) columns.
   const double wave_tiles = double(std::min(out_tiles, slots));

@@ -56,6 +56,8 @@ struct CostInput {
   double math_efficiency = 0;       // fraction of the instruction peak the main loop reaches
                                     // (0 = default: 0.85, measured cuBLAS-class kernels)
   double extra_fixed_us = 0;        // e.g. a separate split-K reduction or packing launch
+  int b_readers = 0;                // tiles one L2 read of a B panel serves (0 = config.cluster_m:
+                                    // the cluster's multicast); see family_sm90.cpp's twin rule
   int64_t b_copies = 0;             // distinct B matrices read (grouped problems costed as one
                                     // batch whose row groups each have their own B); 0 = batch_count
 };

@@ -202,7 +202,7 @@ class Sm90Family final : public FamilyModel {
     }
     const GemmProblem kp = packed_problem(p, pack_a, pack_b);
 
-    auto add = [&](const Sm90Tile& t, bool swap, bool measuring_only) {
+    auto add = [&](const Sm90Tile& t, bool swap, bool measuring_only, int b_readers = 0) {
       KernelConfig c;
       c.family = Family::Sm90;
       c.block_m = t.block_m;
@@ -255,6 +255,7 @@ class Sm90Family final : public FamilyModel {
       in.regs_per_thread = c.threads == 384 ? kRegsAtEntry384 : t.blocks > 1 ? 128 : kRegsAtEntry256;
       in.smem_extra_bytes = smem_extra(c, v, p.k);
       in.math_efficiency = t.efficiency;
+      in.b_readers = b_readers;
       GemmProblem view = p;  // tile counts follow the kernel's (row-major) view
       view.m = v.rows;
       view.n = v.cols;
@@ -279,22 +280,37 @@ class Sm90Family final : public FamilyModel {
       // K splits are for problems with fewer output tiles than SMs; elsewhere they stay measurable.
       const long tiles = long((plain.rows + t.block_m - 1) / t.block_m) * long((plain.cols + t.block_n - 1) / t.block_n) *
                          long(std::max<int64_t>(1, p.batch_count));
-      // A 16-bit output (which the kernel stages and stores with TMA) and at least a wave of
-      // tiles: the same tile without the 2-CTA cluster ran faster side by side in one process
-      // (H200 runs 10 and 13: bf16 0.5-1.3 % at 3072^3 ... 8192^3; fp8 operands with a bf16
-      // output 0.7-2 % at M = 4096), so there the multicast cluster stays measurable but is not
-      // chosen. Below a wave it stays a candidate: the non-cluster tiles also ran faster there
-      // (1-3 %, 12 % at 1024^3), but the model, which costs them as L2-bound, would then pick a
-      // K split that ran slower still (1024^3: 9.4 us vs 7.3 us with the cluster, 6.4 us
-      // without). An exact i32 output too since its full tiles store 8-byte pairs (2026-12-01
-      // run A: i8 at M = 4096, the non-cluster tile 0.6-1.9 % faster or level, 9.4 % at 8192^3;
-      // with 4-byte stores it had been mixed). f32 outputs keep it: not measured.
-      const bool cluster_slower = p.d_type == DType::F16 || p.d_type == DType::BF16 || p.d_type == DType::I32;
-      const bool cluster_measuring = t.cluster_m > 1 && cluster_slower && tiles >= sms;
+      // A 16-bit output (which the kernel stages and stores with TMA): the same tile without the
+      // 2-CTA cluster ran faster side by side in one process at every tile count measured (H200,
+      // bench/results: run 10 bf16 0.5-1.3 % at 3072^3 ... 8192^3 and, below a wave, 1024^3
+      // 12.8 %, 1536^3 3.7 %, 2048^3 2.5 %, 2048x2048x4096 1.9 %, 512x4096x4096 1.9 %; run 13 fp8
+      // operands with a bf16 output 0.7-2 % at M = 4096; the one exception, 1000^3, 6.5 %), so the
+      // multicast cluster stays measurable but is not chosen. Below a wave the model costed the
+      // twin as L2-bound (B read once per tile instead of once per pair) and then chose a K split
+      // that ran slower still (1024^3: 128x128 ck2 9.4 us, the c2 7.3, the twin 6.4): measured,
+      // the twin's second read of B costs nothing, so there (every tile resident at once, so
+      // vertically adjacent tiles read the same B panel together) the twin is costed with B's
+      // L2 traffic shared as its cluster would (b_readers), when it has a second row of tiles
+      // to share with. Fitted on run 10 (bench/offline_regret.py over bench/results: mid regret
+      // 5.5 % -> 0.9 %, square 2.9 % -> 0.1 %, the other sets unchanged; every choice that moved
+      // is a c2 tile going to its twin, or nn 1000^3 / 1024^3 from a K split to 128x64).
+      // An exact i32 output from a wave of tiles up too, since its full tiles store 8-byte pairs
+      // (2026-12-01 run A: i8 at M = 4096, the non-cluster tile level or 0.6-1.9 % faster, 9.4 %
+      // at 8192^3; with 4-byte stores it had been mixed); below a wave it keeps the cluster (not
+      // measured). f32 outputs keep it: not measured.
+      const bool staged_out = p.d_type == DType::F16 || p.d_type == DType::BF16;
+      const bool cluster_measuring = t.cluster_m > 1 && (staged_out || (p.d_type == DType::I32 && tiles >= sms));
       const bool promoted = p.a_scale.blocked() || p.b_scale.blocked();
+      const bool has_twin = std::any_of(std::begin(kMenu), std::end(kMenu), [&](const Sm90Tile& c) {
+        return c.block_m == t.block_m && c.block_n == t.block_n && c.stages == t.stages && c.cluster_m == 2 &&
+               c.cluster_k == 1 && !c.measuring;
+      });
+      const bool shares_b = staged_out && tiles < sms && t.cluster_m == 1 && t.cluster_k == 1 && !t.measuring &&
+                            has_twin && (plain.rows + t.block_m - 1) / t.block_m >= 2;
       add(t, false,
           t.measuring || cluster_measuring || (t.cluster_k > 1 && tiles >= sms) || t.cluster_k > kMaxChosenClusterK ||
-              (t.promoted_only && !promoted));
+              (t.promoted_only && !promoted),
+          shares_b ? 2 : 0);
     }
     // Skinny tiles for whichever view has few columns (swap-AB turns a small M into the columns).
     for (bool swap : {false, true}) {

@@ -528,3 +528,47 @@ BOOST_AUTO_TEST_CASE(sm90_planner_model_feasibility_and_choice) {
     BOOST_CHECK(!c.feasible && c.reject_reason.find("takes f16, bf16, fp8") != std::string::npos);
 }
 
+
+// Below a wave of tiles, a 16-bit output chooses the tile without the 2-CTA cluster, as measured
+// side by side on the H200 (run 10, bench/results/h200-2026-12-01-run10-candidates.json, bf16
+// tn): 1024^3 128x64 6.44 us against 7.26 with the cluster and 9.40 for the 128x128 K split;
+// 2048^3 128x256 24.18 against 24.80. The cluster stays measurable (force_kernel).
+BOOST_AUTO_TEST_CASE(sm90_sub_wave_16bit_output_chooses_the_tile_without_the_cluster) {
+  const HardwareDesc hw = arch("h200");
+  PlanRequest r;
+  r.use_cache = false;
+  struct Case {
+    int64_t mnk;
+    const char* chosen;
+  };
+  for (const Case& c : {Case{1024, "sm90_128x64x64_s8_t384_p"}, Case{2048, "sm90_128x256x64_s4_t384_p"}}) {
+    const GemmProblem p = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, c.mnk, c.mnk, c.mnk);
+    const PlanDecision d = choose_kernel(p, Epilogue{}, hw, r);
+    BOOST_TEST(d.chosen.config.name() == c.chosen, c.mnk << "^3 chose " << d.chosen.config.name());
+    const auto twin = std::string(c.chosen).replace(std::string(c.chosen).find("_p"), 2, "_c2_p");
+    bool measurable = false;
+    for (const Candidate& cand : sm90_family_model().enumerate(p, Epilogue{}, hw))
+      if (cand.config.name() == twin) measurable = cand.feasible && cand.measuring_only;
+    BOOST_TEST(measurable, twin << " is kept for measuring only");
+  }
+  // M = 1 has one row of tiles: nothing to share B with, so the skinny swap-AB tile stays
+  // (1x28672x8192: run 15, 124 us; the 128x256 tile was never a contender).
+  const GemmProblem decode = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 1, 28672, 8192);
+  BOOST_TEST(choose_kernel(decode, Epilogue{}, hw, r).chosen.config.swap_ab);
+  // An exact i32 output: from a wave of tiles up the non-cluster tile (run A, 2026-12-01: level
+  // or faster at M = 4096, 9.4 % at 8192^3); below a wave the cluster stays where the model
+  // prefers it (not measured there).
+  GemmProblem i8;
+  i8.m = i8.n = i8.k = 4096;
+  i8.a_type = i8.b_type = DType::I8;
+  i8.c_type = i8.d_type = i8.compute_type = DType::I32;
+  i8.op_b = Op::T;
+  i8.resolve_and_validate();
+  BOOST_TEST(choose_kernel(i8, Epilogue{}, hw, r).chosen.config.cluster_m == 1);
+  i8.m = i8.n = 1024;  // 64 tiles of 128x128: its c2 stays a candidate the model may choose
+  i8.resolve_and_validate();
+  bool c2_choosable = false;
+  for (const Candidate& cand : sm90_family_model().enumerate(i8, Epilogue{}, hw))
+    c2_choosable |= cand.config.name() == "sm90_128x128x128_s6_t384_c2_p" && cand.feasible && !cand.measuring_only;
+  BOOST_TEST(c2_choosable);
+}
