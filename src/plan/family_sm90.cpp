@@ -41,7 +41,6 @@ struct Sm90Tile {
   double efficiency;  // measured (square menu) or estimated fraction of the wgmma peak in the main loop
   int blocks = 1;     // CTAs built to share an SM (one-warpgroup tiles with <= 64 accumulators: 2)
   bool measuring = false;  // offered for measuring only (force_kernel, bench --force-kernel)
-  bool promoted_only = false;  // chosen only for block-scaled (promoted) problems, else measuring only
 };
 // The square menu: 128x256 for big problems, 256x128 for tall ones, 128x192 where N = 256 would
 // leave a partial wave or a mostly empty last column of tiles (e.g. N = 2112), 128x128 and 128x64
@@ -60,9 +59,6 @@ constexpr Sm90Tile kMenu[] = {
     // Measuring only: 128x256 with three stages, whose free shared memory stages the whole tile for
     // the TMA-stored epilogue in one round (four stages: two rounds of half the tile).
     {128, 256, 3, 2, 1, 0.68, 1, true},
-    // Block-scaled fp8 keeps two accumulator sets, so its widest tiles are 128x192 (above) and
-    // 128x160, which divides N = 7168 into 44.8 column blocks where 192 leaves 37.3.
-    {128, 160, 6, 2, 1, 0.62, 1, false, true}, {128, 160, 6, 1, 1, 0.62, 1, false, true},
 };
 constexpr int kRegsAtEntry384 = 168;
 constexpr int kRegsAtEntry256 = 255;  // one CTA per SM; two CTAs per SM cap it at 128
@@ -300,7 +296,13 @@ class Sm90Family final : public FamilyModel {
       // measured). f32 outputs keep it: not measured.
       const bool staged_out = p.d_type == DType::F16 || p.d_type == DType::BF16;
       const bool cluster_measuring = t.cluster_m > 1 && (staged_out || (p.d_type == DType::I32 && tiles >= sms));
+      // Block-scaled (promoted) problems: only tiles that pipeline the promotion (three
+      // accumulator sets in 192 registers: the kernel's kPipePromote) are chosen. 128x192 (two
+      // sets, the FMAs exposed) ran 1.12-1.26x the time of 128x128 at M = 4096 except N = 2112
+      // (0.98x), and 128x160 1.17-1.39x (2026-12-01 run C; 160 is no longer offered).
+      const int consumers = t.block_m >= 128 ? 256 : 128;
       const bool promoted = p.a_scale.blocked() || p.b_scale.blocked();
+      const bool promotion_exposed = promoted && 3L * t.block_m * t.block_n / consumers > 192;
       const bool has_twin = std::any_of(std::begin(kMenu), std::end(kMenu), [&](const Sm90Tile& c) {
         return c.block_m == t.block_m && c.block_n == t.block_n && c.stages == t.stages && c.cluster_m == 2 &&
                c.cluster_k == 1 && !c.measuring;
@@ -309,7 +311,7 @@ class Sm90Family final : public FamilyModel {
                             has_twin && (plain.rows + t.block_m - 1) / t.block_m >= 2;
       add(t, false,
           t.measuring || cluster_measuring || (t.cluster_k > 1 && tiles >= sms) || t.cluster_k > kMaxChosenClusterK ||
-              (t.promoted_only && !promoted),
+              promotion_exposed,
           shares_b ? 2 : 0);
     }
     // Skinny tiles for whichever view has few columns (swap-AB turns a small M into the columns).
