@@ -306,15 +306,18 @@ class Sm90Family final : public FamilyModel {
       // An exact i32 output from a wave of tiles up too, since its full tiles store 8-byte pairs
       // (2026-12-01 run A: i8 at M = 4096, the non-cluster tile level or 0.6-1.9 % faster, 9.4 %
       // at 8192^3; with 4-byte stores it had been mixed); below a wave it keeps the cluster (not
-      // measured). f32 outputs keep it: not measured.
-      const bool staged_out = p.d_type == DType::F16 || p.d_type == DType::BF16;
-      const bool cluster_measuring = t.cluster_m > 1 && (staged_out || (p.d_type == DType::I32 && tiles >= sms));
+      // measured). f32 outputs keep it: not measured. Block-scaled inputs (any output) from a
+      // wave up too: the pipelined 128x128 ran 1.03-1.10x slower with the cluster at M = 4096
+      // (2026-12-01 run D, the six fp8b rows, forced side by side in one call).
       // Block-scaled (promoted) problems: only tiles that pipeline the promotion (three
       // accumulator sets in 192 registers: the kernel's kPipePromote) are chosen. 128x192 (two
       // sets, the FMAs exposed) ran 1.12-1.26x the time of 128x128 at M = 4096 except N = 2112
       // (0.98x), and 128x160 1.17-1.39x (2026-12-01 run C; 160 is no longer offered).
       const int consumers = t.block_m >= 128 ? 256 : 128;
       const bool promoted = p.a_scale.blocked() || p.b_scale.blocked();
+      const bool staged_out = p.d_type == DType::F16 || p.d_type == DType::BF16;
+      const bool cluster_measuring =
+          t.cluster_m > 1 && (staged_out || ((p.d_type == DType::I32 || promoted) && tiles >= sms));
       const bool promotion_exposed = promoted && 3L * t.block_m * t.block_n / consumers > 192;
       const bool has_twin = std::any_of(std::begin(kMenu), std::end(kMenu), [&](const Sm90Tile& c) {
         return c.block_m == t.block_m && c.block_n == t.block_n && c.stages == t.stages && c.cluster_m == 2 &&

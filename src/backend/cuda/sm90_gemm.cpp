@@ -134,20 +134,25 @@ int smem_bytes(const KernelConfig& c, const GemmProblem& p, int store_chunks) {
 }
 }  // namespace
 
-int sm90_store_chunks(const KernelConfig& c, const GemmProblem& problem) {
+int sm90_store_chunks(const KernelConfig& c, const GemmProblem& problem, bool fp8_blocks) {
   const GemmProblem p = canonical_operands(problem);
   const KernelView v = kernel_view(p, c.swap_ab);
   const bool sixteen = p.d_type == DType::F16 || p.d_type == DType::BF16;
+  const bool eight = fp8_blocks && dtype_is_fp8(p.d_type);
+  const int box_cols = eight ? 128 : 64;  // a box row is 128 bytes
   const int wg_rows = c.block_m >= 128 ? c.block_m / 2 : c.block_m;
-  if (!sixteen || v.out_transposed || p.grouping.grouped() || wg_rows != 64 || c.block_n % 64 != 0) return 0;
+  if (!(sixteen || eight) || v.out_transposed || p.grouping.grouped() || wg_rows != 64 || c.block_n % box_cols != 0)
+    return 0;
   // Hopper: 227 KB per block after opt-in, 228 KB per SM (two CTAs: half each, less 1 KB reserved).
   const int limit = c.blocks_per_sm > 1 ? 233472 / 2 - 1024 : 232448;
-  for (int chunks = c.block_n / 64; chunks > 0; --chunks)
-    if ((c.block_n / 64) % chunks == 0 && smem_bytes(c, p, chunks) <= limit) return chunks;
+  for (int chunks = c.block_n / box_cols; chunks > 0; --chunks)
+    if ((c.block_n / box_cols) % chunks == 0 && smem_bytes(c, p, chunks) <= limit) return chunks;
   return 0;
 }
 
-int sm90_smem_bytes(const KernelConfig& c, const GemmProblem& p) { return smem_bytes(c, p, sm90_store_chunks(c, p)); }
+int sm90_smem_bytes(const KernelConfig& c, const GemmProblem& p, bool fp8_blocks) {
+  return smem_bytes(c, p, sm90_store_chunks(c, p, fp8_blocks));
+}
 
 jit::CompileRequest sm90_compile_request(const GemmProblem& problem, const Epilogue& e, const KernelConfig& c,
                                          const std::string& arch) {
@@ -177,7 +182,7 @@ jit::CompileRequest sm90_compile_request(const GemmProblem& problem, const Epilo
       << ", " << (v.a_kmajor ? "true" : "false") << ", " << (v.b_kmajor ? "true" : "false") << ", "
       << std::max(1, c.cluster_m) << ", " << std::max(1, c.cluster_k) << ", DgEpilogue, " << std::max(1, c.blocks_per_sm)
       << ", " << sm90_mainloop_scale(v.a_scale) << ", " << sm90_mainloop_scale(v.b_scale) << ", "
-      << int(p.grouping.layout) << ", " << sm90_store_chunks(c, p) << ">;\n"
+      << int(p.grouping.layout) << ", " << sm90_store_chunks(c, p, e.d_scale.active()) << ">;\n"
       << "DGEMM_SM90_DEFINE_KERNEL(" << kSm90Kernel << ", DgSm90Gemm)\n";
   if (c.pack_a || c.pack_b)
     src << "\n#include \"common/pack.cuh\"\nDGEMM_DEFINE_PACK_KERNEL(" << kSm90PackKernel << ")\n";
@@ -220,12 +225,14 @@ class Sm90Executable final : public Executable {
     encode_ = encode_tiled_fn();
     code_ = jit::compile(sm90_compile_request(p, e, c, device.arch));
     module_ = std::make_unique<Module>(*code_);
-    smem_ = sm90_smem_bytes(c, p);
+    smem_ = sm90_smem_bytes(c, p, e.d_scale.active());
     kernel_ = module_->kernel(kSm90Kernel, smem_);
     // The TMA-stored epilogue, where the kernel has it and D's rows and batches keep TMA's 16-byte
     // rule (its base pointer is checked per call).
-    store_chunks_ = sm90_store_chunks(c, p);
-    d_dtype_ = p.d_type == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    store_chunks_ = sm90_store_chunks(c, p, e.d_scale.active());
+    d_esize_ = int64_t(dtype_size(p.d_type));
+    d_dtype_ = d_esize_ == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+               : p.d_type == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     c_bytes_ = e.reads_c() ? int64_t(dtype_size(p.c_type)) : 0;
     if (pack_[0].on || pack_[1].on) {
       pack_kernel_ = module_->kernel(kSm90PackKernel, 0);
@@ -427,11 +434,12 @@ class Sm90Executable final : public Executable {
   // base, rows and batches are 16-byte aligned, and neither C (unless it is D itself) nor the bias
   // overlaps D (the stores are asynchronous: a later tile's loads are not ordered after them).
   bool store_d(const DgemmParams& prm) const {
-    if (store_chunks_ == 0 || !aligned16(prm.d) || (base_.ldd * 2) % 16 != 0) return false;
-    if (batch_ > 1 && (base_.stride_d * 2) % 16 != 0) return false;
+    if (store_chunks_ == 0 || !aligned16(prm.d) || (base_.ldd * d_esize_) % 16 != 0) return false;
+    if (batch_ > 1 && (base_.stride_d * d_esize_) % 16 != 0) return false;
     const auto addr = [](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr); };
     const std::uintptr_t d0 = addr(prm.d);
-    const std::uintptr_t d1 = d0 + std::uintptr_t(((batch_ - 1) * base_.stride_d + (base_.m - 1) * base_.ldd + base_.n) * 2);
+    const std::uintptr_t d1 =
+        d0 + std::uintptr_t(((batch_ - 1) * base_.stride_d + (base_.m - 1) * base_.ldd + base_.n) * d_esize_);
     const auto overlaps = [&](const void* ptr, int64_t bytes) {
       return ptr != nullptr && addr(ptr) < d1 && d0 < addr(ptr) + std::uintptr_t(bytes);
     };
@@ -442,13 +450,14 @@ class Sm90Executable final : public Executable {
     return true;
   }
 
-  // The 3-D map {cols, rows, batch} of the kernel's (row-major, 16-bit) X = D, boxes of 64 x 64
-  // with 128B swizzle: the layout the epilogue stages its boxes in.
+  // The 3-D map {cols, rows, batch} of the kernel's (row-major, 16-bit or FP8) X = D, boxes of 64
+  // rows x 128 bytes with 128B swizzle: the layout the epilogue stages its boxes in.
   void encode_d(CUtensorMap* out, void* d) const {
     cuuint64_t dims[3] = {cuuint64_t(base_.n), cuuint64_t(base_.m), cuuint64_t(batch_)};
-    const int64_t bstride = batch_ > 1 ? base_.stride_d * 2 : ((base_.m * base_.ldd * 2 + 15) / 16) * 16;
-    cuuint64_t strides[2] = {cuuint64_t(base_.ldd * 2), cuuint64_t(bstride)};
-    cuuint32_t box[3] = {64u, 64u, 1u};
+    const int64_t bstride =
+        batch_ > 1 ? base_.stride_d * d_esize_ : ((base_.m * base_.ldd * d_esize_ + 15) / 16) * 16;
+    cuuint64_t strides[2] = {cuuint64_t(base_.ldd * d_esize_), cuuint64_t(bstride)};
+    cuuint32_t box[3] = {cuuint32_t(128 / d_esize_), 64u, 1u};
     cuuint32_t elem_strides[3] = {1u, 1u, 1u};
     CUresult r = encode_(out, d_dtype_, 3, d, dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
                          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -488,6 +497,7 @@ class Sm90Executable final : public Executable {
   cudaKernel_t kernel_ = nullptr;
   int smem_ = 0;
   int store_chunks_ = 0;
+  int64_t d_esize_ = 2;  // D's element size (the staged epilogue's boxes are 128 bytes wide)
   CUtensorMapDataType d_dtype_ = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   int64_t c_bytes_ = 0;  // C's element size when the kernel reads C, else 0
   DgemmParams base_{};

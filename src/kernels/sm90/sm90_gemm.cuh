@@ -182,9 +182,13 @@ struct Gemm {
   static_assert(kClusterM == 1 || kBMajorMN || (kBlockN / kClusterM) % 8 == 0, "B box rows per CTA");
   // Not grouped: TMA cannot stop at a group's last row, and a grouped kernel with both epilogues
   // spilled (188 bytes, 128x256 masked, ptxas).
-  static_assert(kStoreChunks == 0 || (kMAtoms == 1 && kBlockN % 64 == 0 && (kBlockN / 64) % kStoreChunks == 0 &&
-                                      kGrouped == kGroupNone && !(kIntAcc && EpilogueOp<Epi>::kExactInt)),
-                "TMA-stored epilogue: 64 rows per warpgroup, whole 64-column boxes, not grouped");
+  // A staging box is 64 rows of 128 bytes: 64 columns of a 16-bit D, 128 of an FP8 one.
+  static constexpr int kBoxCols = 128 / int(sizeof(typename EpilogueOp<Epi>::DType));
+  static_assert(kStoreChunks == 0 ||
+                    (kMAtoms == 1 && kBlockN % kBoxCols == 0 && (kBlockN / kBoxCols) % kStoreChunks == 0 &&
+                     kGrouped == kGroupNone && !(kIntAcc && EpilogueOp<Epi>::kExactInt) &&
+                     (kBoxCols == 64 || EpilogueOp<Epi>::kOutBlock != 0)),
+                "TMA-stored epilogue: 64 rows per warpgroup, whole boxes, not grouped; 16-bit or block-scaled FP8 D");
   static_assert(kGrouped == kGroupNone || (kClusterSize == 1 && !kPromote),
                 "grouped: one CTA per tile (a cluster's tiles could straddle groups), no block scales");
 
@@ -494,7 +498,8 @@ struct Gemm {
         if constexpr (kIntAcc && EpilogueOp<Epi>::kExactInt) {
           epilogue_exact(args, w, math_wg, warp_in_wg, lane, acc);
         } else if constexpr (EpilogueOp<Epi>::kOutBlock != 0) {
-          epilogue_block_scaled(args, w, math_wg, warp_in_wg, lane, acc);
+          epilogue_block_scaled(args, w, math_wg, warp_in_wg, lane, acc,
+                                base + kStoreOffset + math_wg * kStoreChunks * kStoreBox);
         } else if constexpr (kStoreChunks > 0) {
           if (args.store_d) {
             const u32 buf = base + kStoreOffset + math_wg * kStoreChunks * kStoreBox;
@@ -690,21 +695,36 @@ struct Gemm {
   // columns 8i + 2(l % 4) and + 1), so a block's amax is the max over the thread's 32 values of
   // it, then over the quad by two shuffles. Tiles start on a 128-column block (BLOCK_N % 128 == 0)
   // and D is not transposed (the planner asks both).
+  // Staged (kStoreChunks > 0 and args.store_d; `buf` the warpgroup's staging slots): each block is
+  // one TMA box of the warpgroup's 64 rows x 128 bytes, written in the 128B-swizzled layout (the
+  // 16-byte chunk j / 2 of row r at chunk (j / 2) ^ (r % 8), so a warp's 2-byte stores of one
+  // 8-column group hit 8 different chunks) and stored by one thread while the warpgroup goes on,
+  // as in epilogue_tma; TMA clips the box at D's bounds. Unstaged: 2-byte stores from registers
+  // (each warp store then touches 8 rows: 1.21x the bf16-output GEMM's time at 4096^3, run F).
   __device__ static void epilogue_block_scaled(const GemmArgs& args, const Work& w, int math_wg, int warp_in_wg,
-                                               int lane, Acc (&acc)[kMAtoms][kAcc]) {
+                                               int lane, Acc (&acc)[kMAtoms][kAcc], u32 buf) {
     using Op = EpilogueOp<Epi>;
     using DType = typename Op::DType;
     static_assert(kBlockN % 128 == 0 && !Op::kTrans && sizeof(DType) == 1, "block-scaled D: 128-column blocks, FP8");
     const long long m = w.row_end, n = args.p.n;
-    const long long row_base = w.row0 + math_wg * kWGRows + warp_in_wg * 16 + lane / 4;
+    const int r_local = warp_in_wg * 16 + lane / 4;  // this thread's first row in the warpgroup's 64
+    const long long row_base = w.row0 + math_wg * kWGRows + r_local;
     const long long col_base = (long long)w.n_block * kBlockN + (lane % 4) * 2;
     Op epi;
     epi.init(args.p, w.batch);
     const bool pairs = epi.pairs_aligned();
+    const bool staged = kStoreChunks > 0 && args.store_d != 0;
+    const int bar_id = 2 + math_wg;  // as epilogue_tma
+    const bool issuer = warp_in_wg == 0 && lane == 0;
     // Block by block, the block's 32 column biases of this thread loaded once for its rows (loaded
     // per element, the compiler kept the whole tile's live across rows and spilled).
 #pragma unroll
     for (int blk = 0; blk < kBlockN / 128; ++blk) {
+      const int cc = kStoreChunks > 0 ? blk % kStoreChunks : 0;  // the box's staging slot
+      if (staged && cc == 0) {
+        if (issuer) bulk_wait_read<0>();  // the previous boxes have left the buffer
+        named_barrier_sync(bar_id, 128);
+      }
       float cbias[32];
 #pragma unroll
       for (int j = 0; j < 16; ++j)
@@ -744,7 +764,6 @@ struct Gemm {
             if constexpr (Op::kOutBlock == 1) static_cast<float*>(args.d_scale)[at] = sc;
             else static_cast<unsigned char*>(args.d_scale)[at] = bits;
           }
-          if (!row_in) continue;
           // z / s as z * (1 / s): exact for UE8M0 (a power of two), within an f32 ulp of the
           // quotient for f32 scales, before the rounding to FP8. |z / s| <= fp8_max by the choice
           // of s, so the hardware's saturating conversion (two values at once) is the plain one
@@ -752,20 +771,38 @@ struct Gemm {
           const float r = Op::kOutBlock == 1 ? __frcp_rn(sc)
                           : bits == 0xFFu    ? __int_as_float(0x7fc00000)
                                              : ldexpf(1.0f, 127 - int(bits));
-          unsigned char* rowp = reinterpret_cast<unsigned char*>(epi.row_ptr(row));
+          unsigned char* rowp = reinterpret_cast<unsigned char*>(epi.row_ptr(row_in ? row : 0));
+          const int rr = r_local + ma * 64 + h * 8;  // the row within the warpgroup's box
 #pragma unroll
           for (int j = 0; j < 16; ++j) {
             const long long col = col_base + (blk * 16 + j) * 8;
             const int i = (blk * 16 + j) * 4 + h * 2;
             const unsigned short two = cvt_fp8x2<DType>(float(acc[ma][i]) * r, float(acc[ma][i + 1]) * r);
-            if (col + 1 < n && pairs) {
-              *reinterpret_cast<unsigned short*>(rowp + col) = two;
-            } else {
-              if (col < n) rowp[col] = (unsigned char)(two & 0xFFu);
-              if (col + 1 < n) rowp[col + 1] = (unsigned char)(two >> 8);
+            if (staged) {
+              st_shared_u16(buf + cc * kStoreBox + rr * 128 + (((j >> 1) ^ (rr & 7)) << 4) + (j & 1) * 8 + (lane % 4) * 2,
+                            two);
+            } else if (row_in) {
+              if (col + 1 < n && pairs) {
+                *reinterpret_cast<unsigned short*>(rowp + col) = two;
+              } else {
+                if (col < n) rowp[col] = (unsigned char)(two & 0xFFu);
+                if (col + 1 < n) rowp[col + 1] = (unsigned char)(two >> 8);
+              }
             }
           }
         }
+      if (staged && cc == kStoreChunks - 1) {
+        fence_proxy_async_shared();  // the writes above before the TMA engine reads them
+        named_barrier_sync(bar_id, 128);
+        if (issuer) {
+          const int first = blk + 1 - kStoreChunks;
+#pragma unroll
+          for (int b = 0; b < (kStoreChunks > 0 ? kStoreChunks : 1); ++b)
+            tma_store_3d(&args.tma_d, buf + b * kStoreBox, w.n_block * kBlockN + (first + b) * 128,
+                         int(w.row0) + math_wg * kWGRows, w.batch);
+          bulk_commit();
+        }
+      }
     }
   }
 
