@@ -34,6 +34,15 @@ constexpr double kHbmEfficiency = 0.88;
 // chip's bandwidth binds. Few CTAs therefore cannot reach HBM bandwidth.
 constexpr double kSmHbmBytesPerUs = 50e3;
 
+// How fast a K-split cluster's partial fp32 tiles reach the leader and are added there, per clock
+// (the store through distributed shared memory, the cluster barrier and the leader's add pass
+// together). Fitted on the H200 (2026-12-01 runs A-E, bench/offline_regret.py): at 32 B/clock the
+// model chose K splits of large tiles that ran 20-30 % slower than a plain tile (128x7168x2048:
+// 128x128 ck2 14.5 us, 128x64 11.3; 512x2112x7168: 128x192 ck2 39.0 us, 128x64 29.9); over the
+// K-split kernels measured side by side, the reduction costs ~3x that: 10 B/clock (9 gives the
+// same choices; 11 brings back two of those K splits, 8 moves 1024x1024x4096 off its best one).
+constexpr double kDsmemReduceBytesPerClock = 10.0;
+
 long ceil_div(long a, long b) { return b > 0 ? (a + b - 1) / b : 0; }
 
 }  // namespace
@@ -293,10 +302,11 @@ CostEstimate estimate_cost(const GemmProblem& p, const Epilogue& e, const Hardwa
   est.l2_us = l2_bw > 0 ? est.l2_bytes / l2_bw : 0.0;
 
   // A cluster's K split ends with the partial tiles crossing distributed shared memory into the
-  // leader (a few hundred ns per tile at tens of bytes per clock) and a second epilogue-sized wait.
+  // leader (a few hundred ns per tile plus the fp32 partials at kDsmemReduceBytesPerClock) and a
+  // second epilogue-sized wait.
   const double cluster_reduce_us =
       c.cluster_k > 1 ? double(busiest_tiles) * (0.3 + double(c.cluster_k - 1) * c.block_m * c.block_n * 4.0 /
-                                                           (32.0 * clock)) : 0.0;
+                                                           (kDsmemReduceBytesPerClock * clock)) : 0.0;
   est.overhead_us = kLaunchUs + latency_us + pack_us + cluster_reduce_us + std::max(0.0, in.extra_fixed_us);
   est.hbm_bytes += pack_bytes;
   const double body = std::max({est.sm_us, est.hbm_us, est.l2_us});
