@@ -23,9 +23,17 @@ constexpr double kDefaultMathEfficiency = 0.85;
 constexpr long kSmemReservedPerBlock = 1024;
 // Registers are allocated per warp in units of 256.
 constexpr int kRegAllocUnit = 256;
-// L2 -> SM bandwidth when the description has none, per SM per clock: the H100 estimate
-// (7.2 TB/s over 132 SMs at 1980 MHz) is ~27.5 bytes; the SMs' request rate bounds it.
-constexpr double kL2BytesPerSmClock = 27.5;
+// L2 -> SM bandwidth when the description has none (a detected GPU: the CUDA backend fills in no
+// L2 rate), per SM per clock; the SMs' request rate bounds it. Was 27.5 (7.2 TB/s over 132 SMs at
+// 1980 MHz, scaled from an H100 PCIe microbenchmark). Refitted on the H200 (2026-12-01 runs A-E,
+// bench/offline_regret.py): at 27.5 the model chose K-split and 64-row tiles over 128x64 tiles
+// that ran 20-30 % faster (llm rows: 12.3 % regret). 32.3 (8.44 TB/s on the H200) is the middle
+// of the range, 8.4-8.5 TB/s, where both the offline description (h200.yaml, bf16 peak 989 TFLOP/s)
+// and the detected device (peak from its 1980 MHz clock: 1070) rank the measured tiles best with
+// the K-split and 128x64 terms below; 8.3 keeps two llm K splits, 8.6 moves mid 1024x1024x4096
+// off its best K split offline. GEMM panel reads measured up to 12-14 TB/s (512x2112x7168,
+// 128x64: 363 MB in 29.9 us): this is the model's effective rate, not the hardware's peak.
+constexpr double kL2BytesPerSmClock = 32.3;
 // Fraction of peak HBM bandwidth GEMM streams reach (H200: 4.0-4.4 of 4.8 TB/s measured).
 constexpr double kHbmEfficiency = 0.88;
 // What one SM pulls from HBM at most when its operands stream through once (decode weights):
@@ -39,9 +47,9 @@ constexpr double kSmHbmBytesPerUs = 50e3;
 // together). Fitted on the H200 (2026-12-01 runs A-E, bench/offline_regret.py): at 32 B/clock the
 // model chose K splits of large tiles that ran 20-30 % slower than a plain tile (128x7168x2048:
 // 128x128 ck2 14.5 us, 128x64 11.3; 512x2112x7168: 128x192 ck2 39.0 us, 128x64 29.9); over the
-// K-split kernels measured side by side, the reduction costs ~3x that: 10 B/clock (9 gives the
-// same choices; 11 brings back two of those K splits, 8 moves 1024x1024x4096 off its best one).
-constexpr double kDsmemReduceBytesPerClock = 10.0;
+// K-split kernels measured side by side the reduction costs ~3x that. 10-11 give the same
+// choices; 9 moves 1024x1024x4096 off its best K split, 12 brings back the llm K splits.
+constexpr double kDsmemReduceBytesPerClock = 10.5;
 
 long ceil_div(long a, long b) { return b > 0 ? (a + b - 1) / b : 0; }
 
