@@ -144,6 +144,16 @@ std::string scale_problem(const KernelConfig& c, const KernelView& v) {
   return "";
 }
 
+// Why a tile cannot write a block-scaled FP8 D ("" when it can): the epilogue reduces each row's
+// 128-column block within a tile (kernels/sm90, epilogue_block_scaled), so tiles start on a block
+// and D's rows are the kernel's rows.
+std::string out_scale_problem(const KernelConfig& c, const KernelView& v) {
+  if (c.block_n % 128 != 0)
+    return "a block-scaled D needs BLOCK_N a multiple of 128 (BLOCK_N " + std::to_string(c.block_n) + ")";
+  if (v.swap_operands || v.out_transposed) return "a block-scaled D is written from the unswapped row-major view";
+  return "";
+}
+
 // Main-loop efficiency of a skinny tile: the wgmma N is small, so the tensor pipe idles more per
 // byte; these tiles are chosen where the weights' bytes, not the math, set the time.
 double skinny_efficiency(int block_m, int block_n) {
@@ -157,7 +167,8 @@ class Sm90Family final : public FamilyModel {
   Family family() const override { return Family::Sm90; }
   bool uses_tma(const KernelConfig&) const override { return true; }
   // DGEMM_1.1 input scales: f32, block modes with 8-bit operands and one batch (per candidate:
-  // scale_problem); no block-scaled output or amax of D yet. Grouped problems: grouping_problem.
+  // scale_problem); a block-scaled FP8 D (f32 or UE8M0 scales) from float operands (per candidate:
+  // out_scale_problem); no amax of D yet. Grouped problems: grouping_problem.
   std::string unsupported_features(const GemmProblem& p, const Epilogue& e) const override {
     const std::string grouping = p.grouping.grouped() ? grouping_problem(p, e) : "";
     const std::string why = missing_features(p, e, runs_scaling(p, e), true);
@@ -174,7 +185,8 @@ class Sm90Family final : public FamilyModel {
     return "";
   }
   static bool runs_scaling(const GemmProblem& p, const Epilogue& e) {
-    if (e.d_scale.active() || e.amax_d) return false;
+    if (e.amax_d) return false;
+    if (e.d_scale.active() && p.a_type == DType::I8) return false;
     for (const ScaleDesc* s : {&p.a_scale, &p.b_scale}) {
       if (!s->active()) continue;
       if (s->type != ScaleType::F32) return false;
@@ -234,6 +246,7 @@ class Sm90Family final : public FamilyModel {
       if (tile_why.empty() && p.a_type == DType::I8 && !(t.block_n <= 24 || t.block_n % 16 == 0))
         tile_why = "s8 wgmma takes N = 8, 16, 24 or a multiple of 16 (BLOCK_N " + std::to_string(t.block_n) + ")";
       if (tile_why.empty()) tile_why = scale_problem(c, v);
+      if (tile_why.empty() && e.d_scale.active()) tile_why = out_scale_problem(c, v);
       if (tile_why.empty() && p.grouping.grouped() && (c.cluster_m > 1 || c.cluster_k > 1 || swap))
         tile_why = "grouped: one CTA per tile (a cluster's tiles could straddle two groups) and no swap-AB";
       if (tile_why.empty() && !v.b_kmajor && t.block_n % 64 != 0)

@@ -306,7 +306,20 @@ BOOST_AUTO_TEST_CASE(sm90_8bit_and_block_scaled_variants_compile) {
     b.bias_type = DType::BF16;
     add_best(q, b, 1);
   }
-  BOOST_TEST(added == 17);
+  // A block-scaled FP8 D (1 x 128 per row, f32 and UE8M0 scales), from fp8 and from bf16
+  // operands, with a per-column bias and GELU before the quantization.
+  for (ScaleType t : {ScaleType::F32, ScaleType::UE8M0}) {
+    Epilogue q;
+    q.d_scale.mode = ScaleMode::Vec128;
+    q.d_scale.type = t;
+    q.d_scale.ld = 4096;
+    q.bias_mode = VectorMode::PerColumn;
+    q.bias_type = DType::BF16;
+    q.activation = Activation::GeluTanh;
+    add_best(fp8(4096, 4096, 4096, DType::F8E4M3, DType::F8E4M3, DType::F8E4M3), q, 1);
+    add_best(fp8(4096, 4096, 4096, DType::BF16, DType::BF16, DType::F8E4M3), q, 1);
+  }
+  BOOST_TEST(added == 21);
   compile_all(jobs);
 }
 

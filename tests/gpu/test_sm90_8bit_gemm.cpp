@@ -53,6 +53,7 @@ struct Scale {
   dgemm_scale_mode_t mode = DGEMM_SCALE_NONE;
   dgemm_scale_layout_t layout = DGEMM_SCALE_MN_MAJOR;
   int64_t ld = 0;  // 0 = packed
+  dgemm_scale_type_t type = DGEMM_SCALE_TYPE_F32;
 };
 
 struct Case {
@@ -65,6 +66,7 @@ struct Case {
   dgemm_activation_t act = DGEMM_ACT_NONE;
   std::string force = "sm90";
   std::string tag;
+  Scale sd = {};  // D's block scales (VEC128: an FP8 D quantized per 1 x 128 block of a row)
 };
 
 const char* mode_name(dgemm_scale_mode_t m) {
@@ -85,6 +87,9 @@ std::string repro(const Case& c) {
      << (c.sa.layout == DGEMM_SCALE_K_MAJOR ? "(k)" : "(mn)") << " b_scale=" << mode_name(c.sb.mode)
      << (c.sb.layout == DGEMM_SCALE_K_MAJOR ? "(k)" : "(mn)") << " bias=" << int(c.bias) << " act=" << int(c.act)
      << " out_scale=" << int(c.out_scale) << (c.zero_point ? " zp" : "") << " force=" << c.force;
+  if (c.sd.mode != DGEMM_SCALE_NONE)
+    os << " d_scale=" << mode_name(c.sd.mode) << (c.sd.type == DGEMM_SCALE_TYPE_UE8M0 ? "(ue8m0" : "(f32")
+       << (c.sd.layout == DGEMM_SCALE_K_MAJOR ? ",k)" : ",mn)");
   return os.str();
 }
 
@@ -172,6 +177,10 @@ dgemm_status_t make_plan(const Case& c, dgemm_context_t ctx, const char* force, 
   s.b_scale.mode = c.sb.mode;
   s.b_scale.layout = c.sb.layout;
   s.b_scale.ld = c.sb.ld;
+  s.d_scale.mode = c.sd.mode;
+  s.d_scale.layout = c.sd.layout;
+  s.d_scale.ld = c.sd.ld;
+  s.d_scale.type = c.sd.type;
   dgemm_plan_options_t o;
   dgemm_plan_options_init(&o);
   o.force_kernel = force;
@@ -205,6 +214,15 @@ std::string run_case(const Case& c, std::mt19937& rng) {
   }
   const std::size_t es = dtype_size(c.d), d_bytes = std::size_t(c.m * c.n) * es;
   d_init.assign(d_bytes + 2 * kGuard, kPoison);
+  // D's block scales: poisoned with guard bands, like D.
+  const bool block_d = c.sd.mode != DGEMM_SCALE_NONE;
+  const std::size_t ds_es = c.sd.type == DGEMM_SCALE_TYPE_UE8M0 ? 1 : 4;
+  int64_t ds_elements = 0;
+  if (block_d) dgemm_plan_scale_shape(plans.gpu, DGEMM_SCALE_TENSOR_D, nullptr, nullptr, nullptr, &ds_elements);
+  const std::size_t ds_bytes = std::size_t(ds_elements) * ds_es;
+  std::vector<unsigned char> ds_init(ds_bytes + 2 * kGuard, kPoison);
+  DevBuf dds(ds_init.size());
+  cudaMemcpy(dds.base, ds_init.data(), ds_init.size(), cudaMemcpyHostToDevice);
 
   DevBuf da(a.size()), db(b.size()), dbias(bias.size()), dscale(out_scale.size() * 4), dzp(zp.size() * 4),
       dsa(sa.size() * 4 + 16), dsb(sb.size() * 4 + 16), dd(d_init.size());
@@ -218,7 +236,7 @@ std::string run_case(const Case& c, std::mt19937& rng) {
   cudaMemcpy(dd.base, d_init.data(), d_init.size(), cudaMemcpyHostToDevice);
 
   auto execute = [&](dgemm_plan_t plan, const void* A, const void* B, void* D, const void* bias_p, const float* scale_p,
-                     const int32_t* zp_p, const void* sa_p, const void* sb_p) {
+                     const int32_t* zp_p, const void* sa_p, const void* sb_p, void* sd_p) {
     dgemm_args_t x;
     dgemm_args_init(&x);
     if (c.bias != DGEMM_VECTOR_NONE) x.bias = bias_p;
@@ -228,7 +246,8 @@ std::string run_case(const Case& c, std::mt19937& rng) {
     dgemm_scale_args_init(&sx);
     sx.a_scale = c.sa.mode != DGEMM_SCALE_NONE ? sa_p : nullptr;
     sx.b_scale = c.sb.mode != DGEMM_SCALE_NONE ? sb_p : nullptr;
-    const bool scaled = c.sa.mode != DGEMM_SCALE_NONE || c.sb.mode != DGEMM_SCALE_NONE;
+    sx.d_scale = block_d ? sd_p : nullptr;
+    const bool scaled = c.sa.mode != DGEMM_SCALE_NONE || c.sb.mode != DGEMM_SCALE_NONE || block_d;
     std::size_t ws = 0;
     dgemm_plan_workspace_size(plan, &ws);
     std::vector<unsigned char> host_ws;
@@ -238,19 +257,55 @@ std::string run_case(const Case& c, std::mt19937& rng) {
     return dgemm_execute_ext(plan, A, B, nullptr, D, &x, scaled ? &sx : nullptr, w, ws, nullptr);
   };
   if (execute(plans.gpu, da.base, db.base, dd.at(kGuard), dbias.base, static_cast<const float*>(dscale.base),
-              static_cast<const int32_t*>(dzp.base), dsa.base, dsb.base) != DGEMM_STATUS_SUCCESS)
+              static_cast<const int32_t*>(dzp.base), dsa.base, dsb.base, dds.at(kGuard)) != DGEMM_STATUS_SUCCESS)
     return std::string("execute (GPU): ") + dgemm_last_error();
   if (cudaDeviceSynchronize() != cudaSuccess) return "kernel failed: " + std::string(cudaGetErrorString(cudaGetLastError()));
-  std::vector<unsigned char> got(d_init.size()), want = d_init;
+  std::vector<unsigned char> got(d_init.size()), want = d_init, ds_got(ds_init.size()), ds_want = ds_init;
   cudaMemcpy(got.data(), dd.base, got.size(), cudaMemcpyDeviceToHost);
+  cudaMemcpy(ds_got.data(), dds.base, ds_got.size(), cudaMemcpyDeviceToHost);
   if (execute(plans.cpu, a.data(), b.data(), want.data() + kGuard, bias.data(), out_scale.data(), zp.data(), sa.data(),
-              sb.data()) != DGEMM_STATUS_SUCCESS)
+              sb.data(), ds_want.data() + kGuard) != DGEMM_STATUS_SUCCESS)
     return std::string("execute (CPU): ") + dgemm_last_error();
+  // A block-scaled D is compared dequantized (D(i, j) * s(i, j / 128)), and its scales element by
+  // element: f32 within 1e-3 relative (amax from f32 values here, from doubles in the oracle),
+  // UE8M0 equal except where the block's amax sits at a power of two (at most 1 % of the blocks,
+  // a factor of two at most).
+  int64_t ds_ld = c.sd.ld;
+  if (block_d) dgemm_plan_scale_shape(plans.gpu, DGEMM_SCALE_TENSOR_D, nullptr, nullptr, &ds_ld, nullptr);
+  auto scale_at = [&](const std::vector<unsigned char>& buf, int64_t i, int64_t j) {
+    const int64_t cb = j / 128;
+    const int64_t at = c.sd.layout == DGEMM_SCALE_K_MAJOR ? i * ds_ld + cb : i + cb * ds_ld;
+    if (ds_es == 1) {
+      const unsigned bits = buf[kGuard + std::size_t(at)];
+      return bits == 0xFFu ? std::nan("") : std::ldexp(1.0, int(bits) - 127);
+    }
+    float f;
+    std::memcpy(&f, buf.data() + kGuard + std::size_t(at) * 4, 4);
+    return double(f);
+  };
+  int64_t scale_bad = 0, scale_off = 0, blocks = 0;
+  if (block_d) {
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.n; j += 128) {
+        const double g = scale_at(ds_got, i, j), w = scale_at(ds_want, i, j);
+        ++blocks;
+        if (ds_es == 4) scale_bad += !(std::fabs(g - w) <= 1e-3 * std::fabs(w));
+        else if (g != w) (g == 2 * w || w == 2 * g) ? ++scale_off : ++scale_bad;
+      }
+    if (scale_off * 100 > blocks) scale_bad += scale_off;
+  }
+  // The scale tensor's bytes that are not a block's scale (ld padding) and its guard bands.
+  std::size_t ds_touched = 0;
+  for (std::size_t i = 0; i < ds_got.size(); ++i) ds_touched += (ds_want[i] == kPoison) && ds_got[i] != ds_want[i];
 
   double num = 0, den = 0;
   int64_t int_bad = 0, nonfinite_bad = 0;
   for (int64_t i = 0; i < c.m * c.n; ++i) {
-    const double g = load_as_double(c.d, got.data() + kGuard, i), w = load_as_double(c.d, want.data() + kGuard, i);
+    double g = load_as_double(c.d, got.data() + kGuard, i), w = load_as_double(c.d, want.data() + kGuard, i);
+    if (block_d) {
+      g *= scale_at(ds_got, i / c.n, i % c.n);
+      w *= scale_at(ds_want, i / c.n, i % c.n);
+    }
     if (dtype_is_integer(c.d)) {
       int_bad += c.d == DType::I32 ? g != w : std::fabs(g - w) > 1.0;
     } else if (!std::isfinite(w) || !std::isfinite(g)) {
@@ -268,6 +323,9 @@ std::string run_case(const Case& c, std::mt19937& rng) {
   std::size_t touched = 0;
   for (std::size_t i = 0; i < kGuard; ++i) touched += (got[i] != kPoison) + (got[kGuard + d_bytes + i] != kPoison);
   if (touched) os << touched << " guard bytes around D were written; ";
+  if (scale_bad) os << scale_bad << " of " << blocks << " block scales of D differ from the oracle's (" << scale_off
+                    << " by a factor of two); ";
+  if (ds_touched) os << ds_touched << " bytes of the D scale tensor outside its blocks were written; ";
   if (os.str().empty()) {
     char desc[4096];
     dgemm_plan_describe(plans.gpu, desc, sizeof desc, nullptr);
@@ -318,6 +376,37 @@ std::vector<Case> cases() {
   for (const char* name : {"sm90_128x192x128_s5_t384_p", "sm90_128x192x128_s5_t384_c2_p"})
     out.push_back({260, 1000, 1024, e4, e4, DType::F32, vec128_mn(260), blk128_k(), DGEMM_VECTOR_NONE, false,
                    DGEMM_VECTOR_NONE, DGEMM_ACT_NONE, name, "config"});
+  // A block-scaled FP8 D (1 x 128 per row, DeepGEMM's next-layer input): f32 and UE8M0 scales,
+  // MN- and K-major with padded ld, e4m3 and e5m2, from fp8 and from bf16 operands, block-scaled
+  // inputs, a bias and GELU before the quantization, N not a multiple of 128.
+  {
+    const Scale dmn{DGEMM_SCALE_VEC128, DGEMM_SCALE_MN_MAJOR, 264, DGEMM_SCALE_TYPE_F32};
+    const Scale dk_ue{DGEMM_SCALE_VEC128, DGEMM_SCALE_K_MAJOR, 9, DGEMM_SCALE_TYPE_UE8M0};
+    Case q{257, 1000, 1008, e4, e4, e4, vec128_mn(257), blk128_k(), DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_NONE,
+           DGEMM_ACT_NONE, "sm90", "fp8-out-blocks"};
+    q.sd = dmn;
+    out.push_back(q);
+    q.sd = dk_ue;
+    out.push_back(q);
+    Case r{300, 520, 512, e4, e4, e5, {}, {}, DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_PER_COLUMN, DGEMM_ACT_GELU_TANH,
+           "sm90", "fp8-out-blocks"};
+    r.sd = {DGEMM_SCALE_VEC128, DGEMM_SCALE_MN_MAJOR, 0, DGEMM_SCALE_TYPE_UE8M0};
+    out.push_back(r);
+    Case t{260, 384, 520, DType::BF16, DType::BF16, e4, {}, {}, DGEMM_VECTOR_PER_ROW, false, DGEMM_VECTOR_PER_ROW,
+           DGEMM_ACT_RELU, "sm90", "bf16-in-fp8-out-blocks"};
+    t.sd = {DGEMM_SCALE_VEC128, DGEMM_SCALE_MN_MAJOR, 0, DGEMM_SCALE_TYPE_F32};
+    out.push_back(t);
+    // By name: the pipelined promotion (128x128) and a 2-CTA cluster of 128x256 tiles (unscaled
+    // inputs: promoted 128x256 does not fit), 300 rows = a partial second tile row.
+    Case f{300, 700, 1024, e4, e4, e4, vec128_mn(300), blk128_k(), DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_NONE,
+           DGEMM_ACT_NONE, "sm90_128x128x128_s6_t384_p", "fp8-out-blocks"};
+    f.sd = dmn;
+    f.sd.ld = 300;
+    out.push_back(f);
+    f.sa = f.sb = {};
+    f.force = "sm90_128x256x128_s4_t384_c2_p";
+    out.push_back(f);
+  }
   // Every feasible sm90 configuration of two block-scaled problems, by name.
   const HardwareDesc hw = apply_arch_file(HardwareDesc{}, "h200");
   for (auto [m, n, k] : {std::tuple{9, 700, 2048}, std::tuple{200, 300, 3072}}) {

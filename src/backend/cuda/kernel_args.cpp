@@ -81,8 +81,11 @@ std::string epilogue_struct(const std::string& struct_name, const GemmProblem& p
      << "  static constexpr bool kSaturate = " << (e.saturate ? "true" : "false") << ";\n"
      << "  static constexpr bool kTransposedOut = " << (v.out_transposed ? "true" : "false") << ";\n"
      << "  static constexpr int kRowInScale = " << epilogue_in_scale(v.a_scale) << ";\n"
-     << "  static constexpr int kColInScale = " << epilogue_in_scale(v.b_scale) << ";\n"
-     << "};\n";
+     << "  static constexpr int kColInScale = " << epilogue_in_scale(v.b_scale) << ";\n";
+  // Only block-scaled outputs name it (the member is optional), so other kernels' sources, and
+  // their cache keys, stay as they were.
+  if (e.d_scale.active()) os << "  static constexpr int kOutBlockScale = " << (e.d_scale.type == ScaleType::F32 ? 1 : 2) << ";\n";
+  os << "};\n";
   return os.str();
 }
 

@@ -55,6 +55,8 @@ struct alignas(64) Sm90GemmArgsHost {
   long long sa_ld, sb_ld;
   int a_batch_step, b_batch_step;
   GroupArgs groups;
+  void* d_scale;
+  long long ds_row, ds_col, ds_batch;
 };
 static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes");
 static_assert(offsetof(Sm90GemmArgsHost, p) == 640, "DgemmParams follows the five tensor maps");
@@ -238,6 +240,9 @@ class Sm90Executable final : public Executable {
     esize_ = int64_t(dtype_size(view_.a_type));
     dtype_ = esize_ == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
              : view_.a_type == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    d_scale_ = e.d_scale;
+    if (d_scale_.active() && (view_.out_transposed || view_.swap_operands || c.block_n % 128 != 0))
+      fail(Status::InternalError, "sm90: ", c.name(), " cannot write a block-scaled D (transposed, swapped, or BLOCK_N not a multiple of 128)");
     sa_mode_ = sm90_mainloop_scale(view_.a_scale);
     sb_mode_ = sm90_mainloop_scale(view_.b_scale);
     if ((sa_mode_ || sb_mode_) && p.batch_count > 1)
@@ -309,6 +314,13 @@ class Sm90Executable final : public Executable {
     if (sb_mode_ == 2) {
       args.sb_blk = static_cast<const float*>(kb_scale);
       args.sb_ld = view_.b_scale.layout == ScaleLayout::KMajor ? view_.b_scale.ld : -view_.b_scale.ld;
+    }
+    if (d_scale_.active()) {
+      // D's block scales: element (row, column block) of batch b (core/scaling.hpp, ScaleDesc::index).
+      args.d_scale = x.d_scale;
+      args.ds_row = d_scale_.layout == ScaleLayout::MnMajor ? 1 : d_scale_.ld;
+      args.ds_col = d_scale_.layout == ScaleLayout::MnMajor ? d_scale_.ld : 1;
+      args.ds_batch = d_scale_.stride;
     }
     args.store_d = store_d(prm) ? 1 : 0;
     if (args.store_d) encode_d(&args.tma_d, prm.d);
@@ -467,6 +479,7 @@ class Sm90Executable final : public Executable {
   KernelView view_;
   int64_t esize_ = 2;
   int sa_mode_ = 0, sb_mode_ = 0;
+  ScaleDesc d_scale_;  // a block-scaled FP8 D (mode VEC128) or none
   std::unique_ptr<Executable> fallback_;
   EncodeTiledFn encode_ = nullptr;
   CUtensorMapDataType dtype_ = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;

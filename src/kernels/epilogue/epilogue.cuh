@@ -13,15 +13,17 @@
 //     static constexpr bool kTransposedOut = ...;  // the kernel's X(row, col) is D[col * ldd + row]
 //     static constexpr int  kRowInScale = ...;  // input scale outside the K sum, per row of X:
 //     static constexpr int  kColInScale = ...;  //   0 none, 1 one per tensor, 2 one per row / column
+//     static constexpr int  kOutBlockScale = ...;  // FP8 D quantized per 1 x 128 block of a row with
+//                                                  // its own scales: 0 none, 1 f32, 2 UE8M0
 //   };
-// (The two input-scale members are optional: configurations without them have none.)
+// (The input-scale and output-block members are optional: configurations without them have none.)
 //
 // Rows and columns are those of the kernel's own output X (core/kernel_view.hpp): the launcher
 // swaps per-row and per-column modes when X's rows are D's columns, and sets kTransposedOut when X
 // is stored transposed (column-major problems under swap-AB, or row-major ones run as D^T).
 //
 // Math: f32 and integer outputs use the accurate IEEE functions (erff, tanhf, expf: the JIT is not
-// run with --use_fast_math), so they match the f64 oracle to ~1e-6. 16-bit float outputs use the
+// run with --use_fast_math), so they match the f64 oracle to ~1e-6. 16-bit and FP8 outputs use the
 // hardware tanh.approx.f32 for GELU (tanh form) and a fast exp and divide for SiLU: tanh.approx's
 // error is ~2^-11 of |tanh|, so GELU's absolute error is <= 2^-12 |x|, below a 16-bit output's own
 // rounding wherever |GELU(x)| is comparable to |x|; only in the negative tail, where GELU(x) is
@@ -70,9 +72,41 @@ struct InScales<Epi, decltype(void(Epi::kRowInScale), void(Epi::kColInScale))> {
   static constexpr int kRow = Epi::kRowInScale, kCol = Epi::kColInScale;
 };
 
+// The optional kOutBlockScale member (0 when the struct has none).
+template <class Epi, class = void>
+struct OutBlockScale {
+  static constexpr int kMode = 0;
+};
+template <class Epi>
+struct OutBlockScale<Epi, decltype(void(Epi::kOutBlockScale))> {
+  static constexpr int kMode = Epi::kOutBlockScale;
+};
+
+// Two floats to FP8 (round to nearest even, saturating to the largest finite value; NaN stays NaN)
+// in one instruction: lo in the low byte.
+template <class T>
+__device__ __forceinline__ unsigned short cvt_fp8x2(float lo, float hi) {
+  unsigned short r;
+  if constexpr (IsSame<T, e4m3>::value)
+    asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
+  else
+    asm("cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;" : "=h"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+// max(a, b) that returns NaN when either is NaN (the amax of a block with a NaN is NaN).
+__device__ __forceinline__ float max_nan(float a, float b) {
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+}
+
 template <class T> struct IsHalfFloat { static constexpr bool value = false; };
 template <> struct IsHalfFloat<f16> { static constexpr bool value = true; };
 template <> struct IsHalfFloat<bf16> { static constexpr bool value = true; };
+template <class T> struct IsFp8 { static constexpr bool value = false; };
+template <> struct IsFp8<e4m3> { static constexpr bool value = true; };
+template <> struct IsFp8<e5m2> { static constexpr bool value = true; };
 
 // Per-CTA view of the epilogue operands for one batch, and the per-element math.
 template <class Epi>
@@ -81,8 +115,9 @@ struct EpilogueOp {
   using DType = typename Epi::DType;
   using BiasType = typename Epi::BiasType;
   static constexpr bool kTrans = Epi::kTransposedOut;
-  static constexpr bool kFastAct = IsHalfFloat<DType>::value;
+  static constexpr bool kFastAct = IsHalfFloat<DType>::value || IsFp8<DType>::value;
   static constexpr int kRowInScale = InScales<Epi>::kRow, kColInScale = InScales<Epi>::kCol;
+  static constexpr int kOutBlock = OutBlockScale<Epi>::kMode;
   // An integer product stored as i32 with nothing applied: kernels with integer accumulators
   // store them exactly (store_exact) instead of through float.
   static constexpr bool kExactInt = IsSame<DType, int>::value && !Epi::kHasC && Epi::kBiasMode == kVecNone &&
@@ -180,6 +215,29 @@ struct EpilogueOp {
       return from_float<DType>(float(fmin(fmax(t, -128.0), 127.0)), Epi::kSaturate);
     }
     return from_float<DType>(x, Epi::kSaturate);
+  }
+
+  // kOutBlock: the scale of a block of D whose largest |z| is amax (include/deepgemm/deepgemm.h,
+  // "Block-scaled output", as core/scaling.cpp's output_block_scale computes it in double): NaN
+  // for a non-finite block; f32: max(amax / fp8_max, 2^-126) rounded to f32; UE8M0: the least
+  // power of two 2^e >= amax / fp8_max, e >= -126, with *bits = e + 127 (0xFF for NaN).
+  __device__ static float out_block_scale(float amax, unsigned char* bits) {
+    const float fp8_max = IsSame<DType, e4m3>::value ? 448.0f : 57344.0f;
+    const float min_scale = 1.17549435e-38f;  // 2^-126
+    *bits = 0xFFu;
+    if (!(amax <= 3.40282347e38f)) return __int_as_float(0x7fc00000);  // NaN or infinite
+    if (kOutBlock == 1) return fmaxf(__fdiv_rn(amax, fp8_max), min_scale);
+    int e = -126;
+    if (amax > 0.0f) {
+      // frexp's estimate, then exact corrections (scaling fp8_max by a power of two is exact; an
+      // overflow to infinity compares as >= amax, as it should).
+      frexpf(__fdiv_rn(amax, fp8_max), &e);
+      while (e > -126 && ldexpf(fp8_max, e - 1) >= amax) --e;
+      while (ldexpf(fp8_max, e) < amax) ++e;
+      e = max(e, -126);
+    }
+    *bits = (unsigned char)(e + 127);
+    return ldexpf(1.0f, e);
   }
 
   __device__ __forceinline__ void store(long long row, long long col, float acc) const {

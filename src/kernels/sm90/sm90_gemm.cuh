@@ -84,6 +84,10 @@ struct GemmArgs {
   // batch (or group) shares (its map then has one batch), 1 otherwise.
   int a_batch_step, b_batch_step;
   GroupArgs groups;  // kGrouped: the per-group rows (common/group_walk.cuh)
+  // A block-scaled FP8 D (the epilogue's kOutBlockScale): its scale of row r, column block cb, batch
+  // b at d_scale[b * ds_batch + r * ds_row + cb * ds_col] (f32 or UE8M0 bytes).
+  void* d_scale;
+  long long ds_row, ds_col, ds_batch;
 };
 
 // One work unit as the loops see it: the tile's first row of X and the end of the rows it may
@@ -489,6 +493,8 @@ struct Gemm {
 
         if constexpr (kIntAcc && EpilogueOp<Epi>::kExactInt) {
           epilogue_exact(args, w, math_wg, warp_in_wg, lane, acc);
+        } else if constexpr (EpilogueOp<Epi>::kOutBlock != 0) {
+          epilogue_block_scaled(args, w, math_wg, warp_in_wg, lane, acc);
         } else if constexpr (kStoreChunks > 0) {
           if (args.store_d) {
             const u32 buf = base + kStoreOffset + math_wg * kStoreChunks * kStoreBox;
@@ -675,6 +681,92 @@ struct Gemm {
             if (col < n) epi.store_exact(row, col, int(acc[ma][i * 4 + h * 2 + e]));
           }
       }
+  }
+
+  // A block-scaled FP8 D (kOutBlock): for each row and block of 128 columns, z = the epilogue's
+  // value, amax = max |z| over the block (NaN if any z is), its scale s (EpilogueOp::
+  // out_block_scale), D = convert(z / s), and s stored by the first lane of the row's quad. The
+  // four lanes of a quad hold a row's columns of the tile (wgmma's accumulator layout: lane l has
+  // columns 8i + 2(l % 4) and + 1), so a block's amax is the max over the thread's 32 values of
+  // it, then over the quad by two shuffles. Tiles start on a 128-column block (BLOCK_N % 128 == 0)
+  // and D is not transposed (the planner asks both).
+  __device__ static void epilogue_block_scaled(const GemmArgs& args, const Work& w, int math_wg, int warp_in_wg,
+                                               int lane, Acc (&acc)[kMAtoms][kAcc]) {
+    using Op = EpilogueOp<Epi>;
+    using DType = typename Op::DType;
+    static_assert(kBlockN % 128 == 0 && !Op::kTrans && sizeof(DType) == 1, "block-scaled D: 128-column blocks, FP8");
+    const long long m = w.row_end, n = args.p.n;
+    const long long row_base = w.row0 + math_wg * kWGRows + warp_in_wg * 16 + lane / 4;
+    const long long col_base = (long long)w.n_block * kBlockN + (lane % 4) * 2;
+    Op epi;
+    epi.init(args.p, w.batch);
+    const bool pairs = epi.pairs_aligned();
+    // Block by block, the block's 32 column biases of this thread loaded once for its rows (loaded
+    // per element, the compiler kept the whole tile's live across rows and spilled).
+#pragma unroll
+    for (int blk = 0; blk < kBlockN / 128; ++blk) {
+      float cbias[32];
+#pragma unroll
+      for (int j = 0; j < 16; ++j)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const long long col = col_base + (blk * 16 + j) * 8 + e;
+          cbias[j * 2 + e] = col < n ? epi.col_bias(col) : 0.0f;
+        }
+#pragma unroll
+      for (int ma = 0; ma < kMAtoms; ++ma)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const long long row = row_base + ma * 64 + h * 8;
+          const bool row_in = row < m;
+          const float rb = row_in ? epi.row_bias(row) : 0.0f;
+          // z replaces the accumulator it came from (no second set of registers).
+          float amax = 0.0f;
+#pragma unroll
+          for (int j = 0; j < 16; ++j)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) {
+              Acc& a = acc[ma][(blk * 16 + j) * 4 + h * 2 + e];
+              const long long col = col_base + (blk * 16 + j) * 8 + e;
+              const bool in = row_in && col < n;
+              const float z = in ? epi.value(row, col, float(a), rb, cbias[j * 2 + e]) : 0.0f;
+              a = Acc(z);
+              if (in) amax = max_nan(amax, fabsf(z));
+            }
+          // Every lane takes part in the shuffles (rows past D's end contribute 0 and store nothing).
+          amax = max_nan(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
+          amax = max_nan(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
+          unsigned char bits;
+          const float sc = Op::out_block_scale(amax, &bits);
+          const long long cb = (long long)w.n_block * (kBlockN / 128) + blk;
+          if (row_in && lane % 4 == 0 && cb * 128 < n) {
+            const long long at = w.batch * args.ds_batch + row * args.ds_row + cb * args.ds_col;
+            if constexpr (Op::kOutBlock == 1) static_cast<float*>(args.d_scale)[at] = sc;
+            else static_cast<unsigned char*>(args.d_scale)[at] = bits;
+          }
+          if (!row_in) continue;
+          // z / s as z * (1 / s): exact for UE8M0 (a power of two), within an f32 ulp of the
+          // quotient for f32 scales, before the rounding to FP8. |z / s| <= fp8_max by the choice
+          // of s, so the hardware's saturating conversion (two values at once) is the plain one
+          // here; a NaN scale (non-finite block) gives NaN.
+          const float r = Op::kOutBlock == 1 ? __frcp_rn(sc)
+                          : bits == 0xFFu    ? __int_as_float(0x7fc00000)
+                                             : ldexpf(1.0f, 127 - int(bits));
+          unsigned char* rowp = reinterpret_cast<unsigned char*>(epi.row_ptr(row));
+#pragma unroll
+          for (int j = 0; j < 16; ++j) {
+            const long long col = col_base + (blk * 16 + j) * 8;
+            const int i = (blk * 16 + j) * 4 + h * 2;
+            const unsigned short two = cvt_fp8x2<DType>(float(acc[ma][i]) * r, float(acc[ma][i + 1]) * r);
+            if (col + 1 < n && pairs) {
+              *reinterpret_cast<unsigned short*>(rowp + col) = two;
+            } else {
+              if (col < n) rowp[col] = (unsigned char)(two & 0xFFu);
+              if (col + 1 < n) rowp[col + 1] = (unsigned char)(two >> 8);
+            }
+          }
+        }
+    }
   }
 
   // X(row, col) and X(row, col + 1) of a 16-bit output as one 32-bit word (the first in the low
