@@ -23,9 +23,17 @@ constexpr double kDefaultMathEfficiency = 0.85;
 constexpr long kSmemReservedPerBlock = 1024;
 // Registers are allocated per warp in units of 256.
 constexpr int kRegAllocUnit = 256;
-// L2 -> SM bandwidth when the description has none, per SM per clock: the H100 estimate
-// (7.2 TB/s over 132 SMs at 1980 MHz) is ~27.5 bytes; the SMs' request rate bounds it.
-constexpr double kL2BytesPerSmClock = 27.5;
+// L2 -> SM bandwidth when the description has none (a detected GPU: the CUDA backend fills in no
+// L2 rate), per SM per clock; the SMs' request rate bounds it. Was 27.5 (7.2 TB/s over 132 SMs at
+// 1980 MHz, scaled from an H100 PCIe microbenchmark). Refitted on the H200 (2026-12-01 runs A-E,
+// bench/offline_regret.py): at 27.5 the model chose K-split and 64-row tiles over 128x64 tiles
+// that ran 20-30 % faster (llm rows: 12.3 % regret). 32.3 (8.44 TB/s on the H200) is the middle
+// of the range, 8.4-8.5 TB/s, where both the offline description (h200.yaml, bf16 peak 989 TFLOP/s)
+// and the detected device (peak from its 1980 MHz clock: 1070) rank the measured tiles best with
+// the K-split and 128x64 terms below; 8.3 keeps two llm K splits, 8.6 moves mid 1024x1024x4096
+// off its best K split offline. GEMM panel reads measured up to 12-14 TB/s (512x2112x7168,
+// 128x64: 363 MB in 29.9 us): this is the model's effective rate, not the hardware's peak.
+constexpr double kL2BytesPerSmClock = 32.3;
 // Fraction of peak HBM bandwidth GEMM streams reach (H200: 4.0-4.4 of 4.8 TB/s measured).
 constexpr double kHbmEfficiency = 0.88;
 // What one SM pulls from HBM at most when its operands stream through once (decode weights):
@@ -33,6 +41,15 @@ constexpr double kHbmEfficiency = 0.88;
 // 12.7 us, 128 CTAs 12.0 us (~3.5 us of it fixed), i.e. ~50-60 GB/s per SM before the whole
 // chip's bandwidth binds. Few CTAs therefore cannot reach HBM bandwidth.
 constexpr double kSmHbmBytesPerUs = 50e3;
+
+// How fast a K-split cluster's partial fp32 tiles reach the leader and are added there, per clock
+// (the store through distributed shared memory, the cluster barrier and the leader's add pass
+// together). Fitted on the H200 (2026-12-01 runs A-E, bench/offline_regret.py): at 32 B/clock the
+// model chose K splits of large tiles that ran 20-30 % slower than a plain tile (128x7168x2048:
+// 128x128 ck2 14.5 us, 128x64 11.3; 512x2112x7168: 128x192 ck2 39.0 us, 128x64 29.9); over the
+// K-split kernels measured side by side the reduction costs ~3x that. 10-11 give the same
+// choices; 9 moves 1024x1024x4096 off its best K split, 12 brings back the llm K splits.
+constexpr double kDsmemReduceBytesPerClock = 10.5;
 
 long ceil_div(long a, long b) { return b > 0 ? (a + b - 1) / b : 0; }
 
@@ -293,10 +310,11 @@ CostEstimate estimate_cost(const GemmProblem& p, const Epilogue& e, const Hardwa
   est.l2_us = l2_bw > 0 ? est.l2_bytes / l2_bw : 0.0;
 
   // A cluster's K split ends with the partial tiles crossing distributed shared memory into the
-  // leader (a few hundred ns per tile at tens of bytes per clock) and a second epilogue-sized wait.
+  // leader (a few hundred ns per tile plus the fp32 partials at kDsmemReduceBytesPerClock) and a
+  // second epilogue-sized wait.
   const double cluster_reduce_us =
       c.cluster_k > 1 ? double(busiest_tiles) * (0.3 + double(c.cluster_k - 1) * c.block_m * c.block_n * 4.0 /
-                                                           (32.0 * clock)) : 0.0;
+                                                           (kDsmemReduceBytesPerClock * clock)) : 0.0;
   est.overhead_us = kLaunchUs + latency_us + pack_us + cluster_reduce_us + std::max(0.0, in.extra_fixed_us);
   est.hbm_bytes += pack_bytes;
   const double body = std::max({est.sm_us, est.hbm_us, est.l2_us});

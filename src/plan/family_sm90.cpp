@@ -42,6 +42,16 @@ struct Sm90Tile {
   int blocks = 1;     // CTAs built to share an SM (one-warpgroup tiles with <= 64 accumulators: 2)
   bool measuring = false;  // offered for measuring only (force_kernel, bench --force-kernel)
 };
+// Main-loop efficiency of a 128x64 tile (two consumer warpgroups of 64x64). 0.50 was a guess
+// between 128x128's 0.60 and the skinny tiles; on the H200 the 128x64 kernels ran ~20 % faster
+// relative to the other tiles of their rows than that predicts (2026-12-01 run E: 512x2112x7168
+// 128x64 s8 29.9 us where the 0.50 model's math alone was 31.3 us; 128x7168x2048 11.3 us, the
+// fastest of its row). Fitted with the L2 rate and the K-split reduction (cost_model.cpp) by
+// bench/offline_regret.py: 0.62-0.64 give the same choices both offline (h200.yaml) and with the
+// detected device's peak; 0.61 moves two fp8 rows back to a slower K split, 0.67 moves rows to
+// unmeasured tiles.
+constexpr double kEff128x64 = 0.63;
+
 // The square menu: 128x256 for big problems, 256x128 for tall ones, 128x192 where N = 256 would
 // leave a partial wave or a mostly empty last column of tiles (e.g. N = 2112), 128x128 and 128x64
 // so that mid-sized problems fill 132 SMs. Clusters of 2 along M share (multicast) the B tile;
@@ -50,8 +60,8 @@ struct Sm90Tile {
 constexpr Sm90Tile kMenu[] = {
     {128, 256, 4, 2, 1, 0.68}, {128, 256, 4, 1, 1, 0.68}, {128, 192, 5, 2, 1, 0.64}, {128, 192, 5, 1, 1, 0.64},
     {256, 128, 4, 2, 1, 0.64}, {256, 128, 4, 1, 1, 0.64}, {128, 128, 6, 2, 1, 0.60}, {128, 128, 6, 1, 1, 0.60},
-    {128, 64, 8, 2, 1, 0.50},  {128, 64, 8, 1, 1, 0.50},
-    {128, 128, 4, 1, 2, 0.60}, {128, 128, 4, 1, 4, 0.60}, {128, 64, 6, 1, 2, 0.50}, {128, 64, 6, 1, 4, 0.50},
+    {128, 64, 8, 2, 1, kEff128x64},  {128, 64, 8, 1, 1, kEff128x64},
+    {128, 128, 4, 1, 2, 0.60}, {128, 128, 4, 1, 4, 0.60}, {128, 64, 6, 1, 2, kEff128x64}, {128, 64, 6, 1, 4, kEff128x64},
     {128, 192, 3, 1, 2, 0.62},
     // One consumer warpgroup, two CTAs per SM (one's prologue and epilogue overlap the other's
     // main loop), for mid-size problems; and 64x256 at one CTA per SM.
@@ -147,6 +157,7 @@ std::string out_scale_problem(const KernelConfig& c, const KernelView& v) {
 // Main-loop efficiency of a skinny tile: the wgmma N is small, so the tensor pipe idles more per
 // byte; these tiles are chosen where the weights' bytes, not the math, set the time.
 double skinny_efficiency(int block_m, int block_n) {
+  if (block_m >= 128 && block_n == 64) return kEff128x64;  // the menu's 128x64, swapped
   const double by_n = block_n >= 256 ? 0.68 : block_n >= 128 ? 0.60 : block_n >= 64 ? 0.50 : block_n >= 32 ? 0.40 : 0.30;
   return block_m >= 128 ? by_n : 0.9 * by_n;
 }
