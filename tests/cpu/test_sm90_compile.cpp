@@ -109,7 +109,7 @@ void compile_all(const std::vector<Job>& jobs) {
         jit::CompileRequest r = cuda::sm90_compile_request(j.p, j.e, j.c, arch);
         auto code = jit::compile(r);
         std::string regs;
-        bad = check_code(j.c, *code, cuda::sm90_store_chunks(j.c, j.p, j.e.d_scale.active()) > 0, &regs);
+        bad = check_code(j.c, *code, cuda::sm90_store_chunks(j.c, j.p, &j.e) > 0, &regs);
         line = r.name + " regs " + regs + " (" + std::to_string(code->cubin.size()) + " B cubin)";
         if (!bad.empty()) bad = r.name + ": " + bad + "\n" + code->log;
       } catch (const std::exception& ex) {

@@ -67,6 +67,7 @@ struct Case {
   std::string force = "sm90";
   std::string tag;
   Scale sd = {};  // D's block scales (VEC128: an FP8 D quantized per 1 x 128 block of a row)
+  float alpha = 1.0f;
 };
 
 const char* mode_name(dgemm_scale_mode_t m) {
@@ -86,7 +87,7 @@ std::string repro(const Case& c) {
      << "->" << dtype_name(c.d) << " row TN a_scale=" << mode_name(c.sa.mode)
      << (c.sa.layout == DGEMM_SCALE_K_MAJOR ? "(k)" : "(mn)") << " b_scale=" << mode_name(c.sb.mode)
      << (c.sb.layout == DGEMM_SCALE_K_MAJOR ? "(k)" : "(mn)") << " bias=" << int(c.bias) << " act=" << int(c.act)
-     << " out_scale=" << int(c.out_scale) << (c.zero_point ? " zp" : "") << " force=" << c.force;
+     << " out_scale=" << int(c.out_scale) << (c.zero_point ? " zp" : "") << " alpha=" << c.alpha << " force=" << c.force;
   if (c.sd.mode != DGEMM_SCALE_NONE)
     os << " d_scale=" << mode_name(c.sd.mode) << (c.sd.type == DGEMM_SCALE_TYPE_UE8M0 ? "(ue8m0" : "(f32")
        << (c.sd.layout == DGEMM_SCALE_K_MAJOR ? ",k)" : ",mn)");
@@ -116,6 +117,7 @@ std::string repro_command(const Case& c) {
   e.bias_mode = VectorMode(c.bias);
   e.bias_type = DType::F32;
   e.activation = Activation(c.act);
+  e.alpha = c.alpha;
   dgemm_test::RunExtras x;
   x.force = c.force;
   return "\n    repro: " + dgemm_test::run_command(p, e, x);
@@ -169,6 +171,7 @@ dgemm_status_t make_plan(const Case& c, dgemm_context_t ctx, const char* force, 
   e.bias_mode = c.bias;
   e.bias_type = DGEMM_DTYPE_F32;
   e.activation = c.act;
+  e.alpha = c.alpha;
   dgemm_scaling_t s;
   dgemm_scaling_init(&s);
   s.a_scale.mode = c.sa.mode;
@@ -376,6 +379,17 @@ std::vector<Case> cases() {
   for (int64_t m : {300, 16})
     out.push_back({m, 200, 1008, DType::I8, DType::I8, DType::I32, {}, {}, DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_NONE,
                    DGEMM_ACT_NONE, "sm90", "i8-exact"});
+  // The staged exact path (N a multiple of 32 keeps D's rows 16-byte aligned; 200 above does not),
+  // a partial tile in both dimensions; and alpha = 0.5, which is not the sums themselves (through
+  // float, as the oracle rounds it).
+  out.push_back({300, 480, 1024, DType::I8, DType::I8, DType::I32, {}, {}, DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_NONE,
+                 DGEMM_ACT_NONE, "sm90", "i8-exact-staged"});
+  for (const char* force : {"sm90", "sm90_128x256x128_s4_t384_p", "sm90_128x128x128_s6_t384_c2_p"}) {
+    Case half{300, 480, 1024, DType::I8, DType::I8, DType::I32, {}, {}, DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_NONE,
+              DGEMM_ACT_NONE, force, "i8-alpha"};
+    half.alpha = 0.5f;
+    out.push_back(half);
+  }
   out.push_back({300, 200, 1008, DType::I8, DType::I8, DType::I8, {}, {}, DGEMM_VECTOR_PER_ROW, true, DGEMM_VECTOR_NONE,
                  DGEMM_ACT_NONE, "sm90", "i8-requant"});
   out.push_back({300, 200, 1008, DType::I8, DType::I8, DType::BF16, {DGEMM_SCALE_OUTER_VEC}, {DGEMM_SCALE_OUTER_VEC},

@@ -134,14 +134,20 @@ int smem_bytes(const KernelConfig& c, const GemmProblem& p, int store_chunks) {
 }
 }  // namespace
 
-int sm90_store_chunks(const KernelConfig& c, const GemmProblem& problem, bool fp8_blocks) {
+int sm90_store_chunks(const KernelConfig& c, const GemmProblem& problem, const Epilogue* e) {
   const GemmProblem p = canonical_operands(problem);
   const KernelView v = kernel_view(p, c.swap_ab);
   const bool sixteen = p.d_type == DType::F16 || p.d_type == DType::BF16;
-  const bool eight = fp8_blocks && dtype_is_fp8(p.d_type);
-  const int box_cols = eight ? 128 : 64;  // a box row is 128 bytes
+  const bool eight = e && e->d_scale.active() && dtype_is_fp8(p.d_type);
+  // The i8 sums stored as they are (the kernel's EpilogueOp::kExactInt).
+  const bool exact32 = e && p.d_type == DType::I32 && p.a_type == DType::I8 && !e->reads_c() &&
+                       e->bias_mode == VectorMode::None && e->activation == Activation::None &&
+                       e->scale_mode == VectorMode::None && epilogue_in_scale(v.a_scale) == 0 &&
+                       epilogue_in_scale(v.b_scale) == 0;
+  const int box_cols = 128 / int(dtype_size(p.d_type));  // a box row is 128 bytes
   const int wg_rows = c.block_m >= 128 ? c.block_m / 2 : c.block_m;
-  if (!(sixteen || eight) || v.out_transposed || p.grouping.grouped() || wg_rows != 64 || c.block_n % box_cols != 0)
+  if (!(sixteen || eight || exact32) || v.out_transposed || p.grouping.grouped() || wg_rows != 64 ||
+      c.block_n % box_cols != 0)
     return 0;
   // Hopper: 227 KB per block after opt-in, 228 KB per SM (two CTAs: half each, less 1 KB reserved).
   const int limit = c.blocks_per_sm > 1 ? 233472 / 2 - 1024 : 232448;
@@ -150,8 +156,8 @@ int sm90_store_chunks(const KernelConfig& c, const GemmProblem& problem, bool fp
   return 0;
 }
 
-int sm90_smem_bytes(const KernelConfig& c, const GemmProblem& p, bool fp8_blocks) {
-  return smem_bytes(c, p, sm90_store_chunks(c, p, fp8_blocks));
+int sm90_smem_bytes(const KernelConfig& c, const GemmProblem& p, const Epilogue* e) {
+  return smem_bytes(c, p, sm90_store_chunks(c, p, e));
 }
 
 jit::CompileRequest sm90_compile_request(const GemmProblem& problem, const Epilogue& e, const KernelConfig& c,
@@ -182,7 +188,7 @@ jit::CompileRequest sm90_compile_request(const GemmProblem& problem, const Epilo
       << ", " << (v.a_kmajor ? "true" : "false") << ", " << (v.b_kmajor ? "true" : "false") << ", "
       << std::max(1, c.cluster_m) << ", " << std::max(1, c.cluster_k) << ", DgEpilogue, " << std::max(1, c.blocks_per_sm)
       << ", " << sm90_mainloop_scale(v.a_scale) << ", " << sm90_mainloop_scale(v.b_scale) << ", "
-      << int(p.grouping.layout) << ", " << sm90_store_chunks(c, p, e.d_scale.active()) << ">;\n"
+      << int(p.grouping.layout) << ", " << sm90_store_chunks(c, p, &e) << ">;\n"
       << "DGEMM_SM90_DEFINE_KERNEL(" << kSm90Kernel << ", DgSm90Gemm)\n";
   if (c.pack_a || c.pack_b)
     src << "\n#include \"common/pack.cuh\"\nDGEMM_DEFINE_PACK_KERNEL(" << kSm90PackKernel << ")\n";
@@ -225,14 +231,16 @@ class Sm90Executable final : public Executable {
     encode_ = encode_tiled_fn();
     code_ = jit::compile(sm90_compile_request(p, e, c, device.arch));
     module_ = std::make_unique<Module>(*code_);
-    smem_ = sm90_smem_bytes(c, p, e.d_scale.active());
+    smem_ = sm90_smem_bytes(c, p, &e);
     kernel_ = module_->kernel(kSm90Kernel, smem_);
     // The TMA-stored epilogue, where the kernel has it and D's rows and batches keep TMA's 16-byte
     // rule (its base pointer is checked per call).
-    store_chunks_ = sm90_store_chunks(c, p, e.d_scale.active());
+    store_chunks_ = sm90_store_chunks(c, p, &e);
     d_esize_ = int64_t(dtype_size(p.d_type));
-    d_dtype_ = d_esize_ == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
-               : p.d_type == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    d_dtype_ = d_esize_ == 1                ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+               : p.d_type == DType::I32      ? CU_TENSOR_MAP_DATA_TYPE_INT32
+               : p.d_type == DType::F16      ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                             : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     c_bytes_ = e.reads_c() ? int64_t(dtype_size(p.c_type)) : 0;
     if (pack_[0].on || pack_[1].on) {
       pack_kernel_ = module_->kernel(kSm90PackKernel, 0);
@@ -450,7 +458,7 @@ class Sm90Executable final : public Executable {
     return true;
   }
 
-  // The 3-D map {cols, rows, batch} of the kernel's (row-major, 16-bit or FP8) X = D, boxes of 64
+  // The 3-D map {cols, rows, batch} of the kernel's (row-major, 16-bit, FP8 or i32) X = D, boxes of 64
   // rows x 128 bytes with 128B swizzle: the layout the epilogue stages its boxes in.
   void encode_d(CUtensorMap* out, void* d) const {
     cuuint64_t dims[3] = {cuuint64_t(base_.n), cuuint64_t(base_.m), cuuint64_t(batch_)};

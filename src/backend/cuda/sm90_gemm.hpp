@@ -23,15 +23,15 @@ int sm90_threads(const KernelConfig& config);
 // Dynamic shared memory of `config`'s kernel for a problem: the stage ring (with per-stage block
 // scales), the split-K parking tile, the barriers, the tile's 128 x 128 block scales and 1 KB
 // alignment slack (mirrors dg::sm90::Gemm::kSmemBytes and its run-time part).
-int sm90_smem_bytes(const KernelConfig& config, const GemmProblem& p, bool fp8_blocks = false);
-// Boxes of 64 rows x 128 bytes (64 columns of a 16-bit X, 128 of an FP8 one) each consumer
-// warpgroup stages at a time when the epilogue stores X through shared memory and TMA (dg::sm90
-// kStoreChunks): 0 when the kernel stores from registers only (an output that is neither 16-bit
-// nor a block-scaled FP8 D (fp8_blocks: the epilogue has a VEC128 d_scale), or is stored
-// transposed, grouped problems, tiles whose warpgroups own more than 64 rows or whose width is not
-// whole boxes, or no shared memory left beside the stage ring). The largest divisor of
-// BLOCK_N / box columns that fits.
-int sm90_store_chunks(const KernelConfig& config, const GemmProblem& p, bool fp8_blocks = false);
+int sm90_smem_bytes(const KernelConfig& config, const GemmProblem& p, const Epilogue* e = nullptr);
+// Boxes of 64 rows x 128 bytes (64 columns of a 16-bit X, 128 of an FP8 one, 32 of an i32 one)
+// each consumer warpgroup stages at a time when the epilogue stores X through shared memory and
+// TMA (dg::sm90 kStoreChunks): 0 when the kernel stores from registers only (an output that is
+// not 16-bit, nor a block-scaled FP8 D, nor i8 sums stored exactly as i32 — the last two need the
+// epilogue `e` — or is stored transposed, grouped problems, tiles whose warpgroups own more than
+// 64 rows or whose width is not whole boxes, or no shared memory left beside the stage ring). The
+// largest divisor of BLOCK_N / box columns that fits.
+int sm90_store_chunks(const KernelConfig& config, const GemmProblem& p, const Epilogue* e = nullptr);
 
 // How an operand's input scale enters the main loop (dg::sm90 kScale*): 0 not at all (none, or
 // applied by the epilogue), 1 VEC128 (per row, loaded with each stage), 2 BLK128x128 (per tile).

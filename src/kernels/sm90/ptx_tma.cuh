@@ -67,6 +67,10 @@ __device__ __forceinline__ void st_shared_u32(u32 addr, u32 v) {
   asm volatile("st.shared.b32 [%0], %1;" ::"r"(addr), "r"(v));
 }
 
+__device__ __forceinline__ void st_shared_v2_u32(u32 addr, u32 a, u32 b) {
+  asm volatile("st.shared.v2.b32 [%0], {%1, %2};" ::"r"(addr), "r"(a), "r"(b));
+}
+
 __device__ __forceinline__ void st_shared_u16(u32 addr, unsigned short v) {
   asm volatile("st.shared.b16 [%0], %1;" ::"r"(addr), "h"(v));
 }

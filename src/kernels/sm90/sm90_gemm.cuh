@@ -186,9 +186,10 @@ struct Gemm {
   static constexpr int kBoxCols = 128 / int(sizeof(typename EpilogueOp<Epi>::DType));
   static_assert(kStoreChunks == 0 ||
                     (kMAtoms == 1 && kBlockN % kBoxCols == 0 && (kBlockN / kBoxCols) % kStoreChunks == 0 &&
-                     kGrouped == kGroupNone && !(kIntAcc && EpilogueOp<Epi>::kExactInt) &&
-                     (kBoxCols == 64 || EpilogueOp<Epi>::kOutBlock != 0)),
-                "TMA-stored epilogue: 64 rows per warpgroup, whole boxes, not grouped; 16-bit or block-scaled FP8 D");
+                     kGrouped == kGroupNone &&
+                     (kBoxCols == 64 || EpilogueOp<Epi>::kOutBlock != 0 || (kIntAcc && EpilogueOp<Epi>::kExactInt))),
+                "TMA-stored epilogue: 64 rows per warpgroup, whole boxes, not grouped; a 16-bit, block-scaled FP8 "
+                "or exact i32 D");
   static_assert(kGrouped == kGroupNone || (kClusterSize == 1 && !kPromote),
                 "grouped: one CTA per tile (a cluster's tiles could straddle groups), no block scales");
 
@@ -496,7 +497,16 @@ struct Gemm {
         }
 
         if constexpr (kIntAcc && EpilogueOp<Epi>::kExactInt) {
-          epilogue_exact(args, w, math_wg, warp_in_wg, lane, acc);
+          // The sums themselves only when alpha is 1 (it may come with the call, or from device
+          // memory): otherwise through float as any epilogue, as the oracle computes it.
+          const float alpha = args.p.alpha_ptr ? *args.p.alpha_ptr : args.p.alpha;
+          if (alpha != 1.0f)
+            epilogue(args, w, math_wg, warp_in_wg, lane, acc);
+          else if (kStoreChunks > 0 && args.store_d)
+            epilogue_tma_exact(args, w, math_wg, lane, warp_in_wg, acc,
+                               base + kStoreOffset + math_wg * kStoreChunks * kStoreBox);
+          else
+            epilogue_exact(args, w, math_wg, warp_in_wg, lane, acc);
         } else if constexpr (EpilogueOp<Epi>::kOutBlock != 0) {
           epilogue_block_scaled(args, w, math_wg, warp_in_wg, lane, acc,
                                 base + kStoreOffset + math_wg * kStoreChunks * kStoreBox);
@@ -799,6 +809,51 @@ struct Gemm {
 #pragma unroll
           for (int b = 0; b < (kStoreChunks > 0 ? kStoreChunks : 1); ++b)
             tma_store_3d(&args.tma_d, buf + b * kStoreBox, w.n_block * kBlockN + (first + b) * 128,
+                         int(w.row0) + math_wg * kWGRows, w.batch);
+          bulk_commit();
+        }
+      }
+    }
+  }
+
+  // The exact i32 sums through the staging buffer and TMA stores (kStoreChunks > 0, args.store_d):
+  // boxes of the warpgroup's 64 rows x 32 columns (128 bytes), the thread's column pair of each
+  // 8-column group as one 8-byte store at 16-byte chunk (2 (i % 4) + (l % 4) / 2) ^ (r % 8) of
+  // row r, half (l % 2); stored asynchronously while the warpgroup goes on, as epilogue_tma
+  // (TMA clips the boxes at X's bounds). From registers, a full tile's 8-byte stores each touched
+  // 8 rows and the epilogue did not overlap the next tile (i8 4096^3 1.07x the fp8 kernel's time
+  // with the same tile, run C).
+  __device__ static void epilogue_tma_exact(const GemmArgs& args, const Work& w, int math_wg, int lane, int warp_in_wg,
+                                            Acc (&acc)[kMAtoms][kAcc], u32 buf) {
+    constexpr int kBoxes = kBlockN / kBoxCols;  // 32-column boxes
+    const int r_local = warp_in_wg * 16 + lane / 4;
+    const int bar_id = 2 + math_wg;  // as epilogue_tma
+    const bool issuer = warp_in_wg == 0 && lane == 0;
+#pragma unroll
+    for (int box = 0; box < kBoxes; ++box) {
+      const int cc = box % (kStoreChunks > 0 ? kStoreChunks : 1);
+      if (cc == 0) {
+        if (issuer) bulk_wait_read<0>();  // the previous boxes have left the buffer
+        named_barrier_sync(bar_id, 128);
+      }
+#pragma unroll
+      for (int ii = 0; ii < 4; ++ii) {
+        const int i = box * 4 + ii;  // the accumulators' 8-column group
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int r = r_local + h * 8;
+          st_shared_v2_u32(buf + cc * kStoreBox + r * 128 + (((2 * ii + (lane % 4) / 2) ^ (r & 7)) << 4) + (lane % 2) * 8,
+                           u32(acc[0][i * 4 + h * 2]), u32(acc[0][i * 4 + h * 2 + 1]));
+        }
+      }
+      if (cc == (kStoreChunks > 0 ? kStoreChunks : 1) - 1) {
+        fence_proxy_async_shared();  // the writes above before the TMA engine reads them
+        named_barrier_sync(bar_id, 128);
+        if (issuer) {
+          const int first = box + 1 - (kStoreChunks > 0 ? kStoreChunks : 1);
+#pragma unroll
+          for (int b = 0; b < (kStoreChunks > 0 ? kStoreChunks : 1); ++b)
+            tma_store_3d(&args.tma_d, buf + b * kStoreBox, w.n_block * kBlockN + (first + b) * kBoxCols,
                          int(w.row0) + math_wg * kWGRows, w.batch);
           bulk_commit();
         }
