@@ -408,6 +408,8 @@ struct Gemm {
             nx.advance();
             return nx;
           };
+          // Two stages per turn, written out: the partial sets are registers (no run-time index),
+          // and each wait must follow its issue on a straight path (see the loop comment above).
           if (kb_begin < kb_end) {
             issue(part, ps, true);
             for (int kb = kb_begin;; kb += 2) {
@@ -432,27 +434,27 @@ struct Gemm {
             }
           }
         } else {
-        for (int kb = kb_begin; kb < kb_end; ++kb, ps.advance()) {
-          // Without promotion the first MMA of the tile overwrites; with it, each stage's.
-          auto& dst = select_acc(acc, part);
-          issue(dst, ps, kPromote || kb == kb_begin);
-          if constexpr (kSkew)
-            if (math_wg == 0 && kb == kb_begin) named_barrier_sync(4, 256);
-          // The promotion's row scales, read while the MMAs run.
-          PromoteScales sc;
-          if constexpr (kPromote)
-            sc = promote_scales(generic(scale_a(ps.stage)), blk_scales, blk_stride, kb - kb_begin, math_wg,
-                                warp_in_wg, lane);
-          // wait<0> measured as fast as keeping one K block in flight (sm90/NOTES.md), and it
-          // means this stage's reads are done: hand it back (kStages - 1 loads in flight); per
-          // column scales (kScaleVec128 of KB) are read by the promotion, so then after it.
-          wgmma_wait<0>();
+          for (int kb = kb_begin; kb < kb_end; ++kb, ps.advance()) {
+            // Without promotion the first MMA of the tile overwrites; with it, each stage's.
+            auto& dst = select_acc(acc, part);
+            issue(dst, ps, kPromote || kb == kb_begin);
+            if constexpr (kSkew)
+              if (math_wg == 0 && kb == kb_begin) named_barrier_sync(4, 256);
+            // The promotion's row scales, read while the MMAs run.
+            PromoteScales sc;
+            if constexpr (kPromote)
+              sc = promote_scales(generic(scale_a(ps.stage)), blk_scales, blk_stride, kb - kb_begin, math_wg,
+                                  warp_in_wg, lane);
+            // wait<0> measured as fast as keeping one K block in flight (sm90/NOTES.md), and it
+            // means this stage's reads are done: hand it back (kStages - 1 loads in flight); per
+            // column scales (kScaleVec128 of KB) are read by the promotion, so then after it.
+            wgmma_wait<0>();
 #pragma unroll
-          for (int ma = 0; ma < kMAtoms; ++ma) fence_regs(dst[ma]);
-          if constexpr (kBScale != kScaleVec128) release(ps.stage);
-          if constexpr (kPromote) promote(acc, part, sc, generic(scale_b(ps.stage)), b_split, lane);
-          if constexpr (kBScale == kScaleVec128) release(ps.stage);
-        }
+            for (int ma = 0; ma < kMAtoms; ++ma) fence_regs(dst[ma]);
+            if constexpr (kBScale != kScaleVec128) release(ps.stage);
+            if constexpr (kPromote) promote(acc, part, sc, generic(scale_b(ps.stage)), b_split, lane);
+            if constexpr (kBScale == kScaleVec128) release(ps.stage);
+          }
         }
 
         if constexpr (kClusterK > 1) {
