@@ -89,8 +89,9 @@ int threads_for(int block_m) { return 128 + (block_m >= 128 ? 256 : 128); }
 // (src/backend/cuda/sm90_gemm.cpp, sm90_smem_bytes, is the exact count).
 long smem_extra(const KernelConfig& c, const KernelView& v, int64_t k) {
   long extra = (c.cluster_k > 1 ? long(c.block_m) * c.block_n * 4 : 0L) + long(2 * c.stages + 2) * 8 + 1024;
-  if (v.a_scale.mode == ScaleMode::Vec128) extra += long(c.stages) * ((c.block_m * 4 + 127) / 128 * 128);
-  if (v.b_scale.mode == ScaleMode::Vec128) extra += long(c.stages) * ((c.block_n * 4 + 127) / 128 * 128);
+  const long sa = long(scale_type_size(v.a_scale.type)), sb = long(scale_type_size(v.b_scale.type));
+  if (v.a_scale.mode == ScaleMode::Vec128) extra += long(c.stages) * ((c.block_m * sa + 127) / 128 * 128);
+  if (v.b_scale.mode == ScaleMode::Vec128) extra += long(c.stages) * ((c.block_n * sb + 127) / 128 * 128);
   if (v.a_scale.mode == ScaleMode::Blk128x128 || v.b_scale.mode == ScaleMode::Blk128x128) {
     const bool b_span2 = v.b_scale.mode == ScaleMode::Blk128x128 && 128 % c.block_n != 0;
     extra += (b_span2 ? 3 : 2) * ((k + 127) / 128 + 3) / 4 * 16;
@@ -115,19 +116,28 @@ std::string operand_problem(const GemmProblem& p) {
 }
 
 // Why a tile cannot apply the view's input scales ("" when it can): block scales are promoted per
-// 128 of K (8-bit operands) into a second set of accumulators, f32 scales only.
+// 128 of K (8-bit operands) into a second set of accumulators, f32 or UE8M0; scales applied in the
+// epilogue (per tensor, per row / column) f32 only.
 std::string scale_problem(const KernelConfig& c, const KernelView& v) {
   for (int op = 0; op < 2; ++op) {
     const ScaleDesc& s = op == 0 ? v.a_scale : v.b_scale;
     if (!s.active()) continue;
     const char* name = op == 0 ? "A" : "B";
-    if (s.type != ScaleType::F32) return std::string("UE8M0 scales of the kernel's ") + name + " (f32 only so far)";
-    if (!s.blocked()) continue;
+    if (!s.blocked()) {
+      if (s.type != ScaleType::F32)
+        return std::string("UE8M0 per-tensor / per-row-column scales of the kernel's ") + name +
+               " (the epilogue reads f32 only so far)";
+      continue;
+    }
     if (dtype_size(v.a_type) != 1) return "block scales need 8-bit operands (one scale block per stage)";
-    if (s.mode == ScaleMode::Vec128 && (s.layout != ScaleLayout::MnMajor || s.ld % 4 != 0))
-      return std::string("VEC128 scales of the kernel's ") + name +
-             " are read with TMA: MN-major with ld a multiple of 4 (got " + scale_layout_name(s.layout) + ", ld " +
-             std::to_string(s.ld) + ")";
+    // TMA: rows of 16-byte multiples, and a box of the tile's rows that is too.
+    const int per_16 = s.type == ScaleType::F32 ? 4 : 16;
+    if (s.mode == ScaleMode::Vec128 && (s.layout != ScaleLayout::MnMajor || s.ld % per_16 != 0))
+      return std::string("VEC128 scales of the kernel's ") + name + " are read with TMA: MN-major with ld a multiple of " +
+             std::to_string(per_16) + " (got " + scale_layout_name(s.layout) + ", ld " + std::to_string(s.ld) + ")";
+    if (s.mode == ScaleMode::Vec128 && (op == 0 ? c.block_m : c.block_n) % per_16 != 0)
+      return std::string("VEC128 ") + scale_type_name(s.type) + " scales of the kernel's " + name +
+             " come by TMA in boxes of 16-byte multiples (BLOCK " + std::to_string(op == 0 ? c.block_m : c.block_n) + ")";
     if (s.mode == ScaleMode::Blk128x128 && op == 0 && c.block_m > 128)
       return "a 128 x 128 block scale per tile needs BLOCK_M <= 128";
     // A tile starting at a multiple of gcd(BLOCK_N, 128) inside a block reaches at most one more.
@@ -166,8 +176,8 @@ class Sm90Family final : public FamilyModel {
  public:
   Family family() const override { return Family::Sm90; }
   bool uses_tma(const KernelConfig&) const override { return true; }
-  // DGEMM_1.1 input scales: f32, block modes with 8-bit operands and one batch (per candidate:
-  // scale_problem); a block-scaled FP8 D (f32 or UE8M0 scales) from float operands (per candidate:
+  // DGEMM_1.1 input scales: f32 (UE8M0 too for the block modes), block modes with 8-bit operands
+  // and one batch (per candidate: scale_problem); a block-scaled FP8 D (f32 or UE8M0 scales) from float operands (per candidate:
   // out_scale_problem); no amax of D yet. Grouped problems: grouping_problem.
   std::string unsupported_features(const GemmProblem& p, const Epilogue& e) const override {
     const std::string grouping = p.grouping.grouped() ? grouping_problem(p, e) : "";
@@ -189,7 +199,7 @@ class Sm90Family final : public FamilyModel {
     if (e.d_scale.active() && p.a_type == DType::I8) return false;
     for (const ScaleDesc* s : {&p.a_scale, &p.b_scale}) {
       if (!s->active()) continue;
-      if (s->type != ScaleType::F32) return false;
+      if (s->type != ScaleType::F32 && !s->blocked()) return false;
       if (s->blocked() && (dtype_size(p.a_type) != 1 || p.batch_count > 1)) return false;
     }
     return true;

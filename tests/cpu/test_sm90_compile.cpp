@@ -306,6 +306,16 @@ BOOST_AUTO_TEST_CASE(sm90_8bit_and_block_scaled_variants_compile) {
     b.bias_type = DType::BF16;
     add_best(q, b, 1);
   }
+  // UE8M0 input scales: DeepGEMM's 1 x 128 A (ld a multiple of 16) with 128 x 128 B, pipelined
+  // (128x128) and two-set (128x192) promotion.
+  {
+    GemmProblem p = deepseek(fp8(4096, 7168, 2048, DType::F8E4M3, DType::F8E4M3, DType::BF16));
+    p.a_scale.type = p.b_scale.type = ScaleType::UE8M0;
+    p.a_scale.ld = 4096;
+    add_best(p, plain, 1);
+    p.n = 2112;
+    add_best(p, plain, 1);
+  }
   // A block-scaled FP8 D (1 x 128 per row, f32 and UE8M0 scales), from fp8 and from bf16
   // operands, with a per-column bias and GELU before the quantization.
   for (ScaleType t : {ScaleType::F32, ScaleType::UE8M0}) {
@@ -319,7 +329,7 @@ BOOST_AUTO_TEST_CASE(sm90_8bit_and_block_scaled_variants_compile) {
     add_best(fp8(4096, 4096, 4096, DType::F8E4M3, DType::F8E4M3, DType::F8E4M3), q, 1);
     add_best(fp8(4096, 4096, 4096, DType::BF16, DType::BF16, DType::F8E4M3), q, 1);
   }
-  BOOST_TEST(added == 21);
+  BOOST_TEST(added == 23);
   compile_all(jobs);
 }
 

@@ -85,8 +85,9 @@ std::string repro(const Case& c) {
   std::ostringstream os;
   os << "[" << c.tag << "] " << c.m << "x" << c.n << "x" << c.k << " " << dtype_name(c.a) << "*" << dtype_name(c.b)
      << "->" << dtype_name(c.d) << " row TN a_scale=" << mode_name(c.sa.mode)
-     << (c.sa.layout == DGEMM_SCALE_K_MAJOR ? "(k)" : "(mn)") << " b_scale=" << mode_name(c.sb.mode)
-     << (c.sb.layout == DGEMM_SCALE_K_MAJOR ? "(k)" : "(mn)") << " bias=" << int(c.bias) << " act=" << int(c.act)
+     << (c.sa.layout == DGEMM_SCALE_K_MAJOR ? "(k" : "(mn") << (c.sa.type == DGEMM_SCALE_TYPE_UE8M0 ? ",ue8m0)" : ")")
+     << " b_scale=" << mode_name(c.sb.mode) << (c.sb.layout == DGEMM_SCALE_K_MAJOR ? "(k" : "(mn")
+     << (c.sb.type == DGEMM_SCALE_TYPE_UE8M0 ? ",ue8m0)" : ")") << " bias=" << int(c.bias) << " act=" << int(c.act)
      << " out_scale=" << int(c.out_scale) << (c.zero_point ? " zp" : "") << " alpha=" << c.alpha << " force=" << c.force;
   if (c.sd.mode != DGEMM_SCALE_NONE)
     os << " d_scale=" << mode_name(c.sd.mode) << (c.sd.type == DGEMM_SCALE_TYPE_UE8M0 ? "(ue8m0" : "(f32")
@@ -110,6 +111,7 @@ std::string repro_command(const Case& c) {
     desc->mode = ScaleMode(s->mode);
     desc->layout = ScaleLayout(s->layout);
     desc->ld = s->ld;
+    desc->type = ScaleType(s->type);
   }
   Epilogue e;
   e.scale_mode = VectorMode(c.out_scale);
@@ -177,9 +179,11 @@ dgemm_status_t make_plan(const Case& c, dgemm_context_t ctx, const char* force, 
   s.a_scale.mode = c.sa.mode;
   s.a_scale.layout = c.sa.layout;
   s.a_scale.ld = c.sa.ld;
+  s.a_scale.type = c.sa.type;
   s.b_scale.mode = c.sb.mode;
   s.b_scale.layout = c.sb.layout;
   s.b_scale.ld = c.sb.ld;
+  s.b_scale.type = c.sb.type;
   s.d_scale.mode = c.sd.mode;
   s.d_scale.layout = c.sd.layout;
   s.d_scale.ld = c.sd.ld;
@@ -208,12 +212,24 @@ std::string run_case(const Case& c, std::mt19937& rng) {
   std::uniform_int_distribution<int> uz(-20, 20);
   std::vector<int32_t> zp(out_scale.size());
   for (int32_t& z : zp) z = uz(rng);
-  std::vector<float> sa, sb;
-  for (auto [which, buf] : {std::pair{DGEMM_SCALE_TENSOR_A, &sa}, std::pair{DGEMM_SCALE_TENSOR_B, &sb}}) {
+  // Scale tensors as bytes: f32 values in [0.5, 2), or UE8M0 exponents 2^-3 ... 2^3 (and, at
+  // random, the subnormal 2^-127 in one element of ten, which the kernel must not flush to zero).
+  std::vector<unsigned char> sa, sb;
+  std::uniform_int_distribution<int> ue(124, 130), tenth(0, 9);
+  for (auto [which, buf, type] : {std::tuple{DGEMM_SCALE_TENSOR_A, &sa, c.sa.type}, std::tuple{DGEMM_SCALE_TENSOR_B, &sb, c.sb.type}}) {
     int64_t elements = 0;
     dgemm_plan_scale_shape(plans.gpu, which, nullptr, nullptr, nullptr, &elements);
-    buf->resize(std::size_t(std::max<int64_t>(elements, 1)));
-    for (float& x : *buf) x = us(rng);
+    const std::size_t n_el = std::size_t(std::max<int64_t>(elements, 1));
+    if (type == DGEMM_SCALE_TYPE_UE8M0) {
+      buf->resize(n_el);
+      for (unsigned char& x : *buf) x = (unsigned char)(tenth(rng) == 0 ? 0 : ue(rng));
+    } else {
+      buf->resize(n_el * 4);
+      for (std::size_t i = 0; i < n_el; ++i) {
+        const float x = us(rng);
+        std::memcpy(buf->data() + i * 4, &x, 4);
+      }
+    }
   }
   const std::size_t es = dtype_size(c.d), d_bytes = std::size_t(c.m * c.n) * es;
   d_init.assign(d_bytes + 2 * kGuard, kPoison);
@@ -228,14 +244,14 @@ std::string run_case(const Case& c, std::mt19937& rng) {
   cudaMemcpy(dds.base, ds_init.data(), ds_init.size(), cudaMemcpyHostToDevice);
 
   DevBuf da(a.size()), db(b.size()), dbias(bias.size()), dscale(out_scale.size() * 4), dzp(zp.size() * 4),
-      dsa(sa.size() * 4 + 16), dsb(sb.size() * 4 + 16), dd(d_init.size());
+      dsa(sa.size() + 16), dsb(sb.size() + 16), dd(d_init.size());
   cudaMemcpy(da.base, a.data(), a.size(), cudaMemcpyHostToDevice);
   cudaMemcpy(db.base, b.data(), b.size(), cudaMemcpyHostToDevice);
   cudaMemcpy(dbias.base, bias.data(), bias.size(), cudaMemcpyHostToDevice);
   cudaMemcpy(dscale.base, out_scale.data(), out_scale.size() * 4, cudaMemcpyHostToDevice);
   cudaMemcpy(dzp.base, zp.data(), zp.size() * 4, cudaMemcpyHostToDevice);
-  cudaMemcpy(dsa.base, sa.data(), sa.size() * 4, cudaMemcpyHostToDevice);
-  cudaMemcpy(dsb.base, sb.data(), sb.size() * 4, cudaMemcpyHostToDevice);
+  cudaMemcpy(dsa.base, sa.data(), sa.size(), cudaMemcpyHostToDevice);
+  cudaMemcpy(dsb.base, sb.data(), sb.size(), cudaMemcpyHostToDevice);
   cudaMemcpy(dd.base, d_init.data(), d_init.size(), cudaMemcpyHostToDevice);
 
   auto execute = [&](dgemm_plan_t plan, const void* A, const void* B, void* D, const void* bias_p, const float* scale_p,
@@ -399,6 +415,21 @@ std::vector<Case> cases() {
   for (const char* name : {"sm90_128x192x128_s5_t384_p", "sm90_128x192x128_s5_t384_c2_p"})
     out.push_back({260, 1000, 1024, e4, e4, DType::F32, vec128_mn(260), blk128_k(), DGEMM_VECTOR_NONE, false,
                    DGEMM_VECTOR_NONE, DGEMM_ACT_NONE, name, "config"});
+  // UE8M0 input scales (DeepGEMM's newer layout): 1 x 128 A (MN-major, ld a multiple of 16) and
+  // 128 x 128 B, on the pipelined 128x128 tile (default choice) and the two-set 128x192 one, and
+  // VEC128 on both operands; some scales are the subnormal 2^-127.
+  {
+    const Scale a_ue{DGEMM_SCALE_VEC128, DGEMM_SCALE_MN_MAJOR, 272, DGEMM_SCALE_TYPE_UE8M0};
+    const Scale b_ue{DGEMM_SCALE_BLK128x128, DGEMM_SCALE_K_MAJOR, 0, DGEMM_SCALE_TYPE_UE8M0};
+    for (const char* force : {"sm90", "sm90_128x192x128_s5_t384_p"})
+      for (DType d : {DType::BF16, DType::F32})
+        out.push_back({257, 1000, 1008, e4, e4, d, a_ue, b_ue, DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_NONE,
+                       DGEMM_ACT_NONE, force, "ue8m0"});
+    const Scale b_vec_ue{DGEMM_SCALE_VEC128, DGEMM_SCALE_MN_MAJOR, 256, DGEMM_SCALE_TYPE_UE8M0};
+    const Scale a_ue300{DGEMM_SCALE_VEC128, DGEMM_SCALE_MN_MAJOR, 304, DGEMM_SCALE_TYPE_UE8M0};
+    out.push_back({300, 256, 1008, e4, e5, DType::F32, a_ue300, b_vec_ue, DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_NONE,
+                   DGEMM_ACT_NONE, "sm90", "ue8m0-vec128-both"});
+  }
   // A block-scaled FP8 D (1 x 128 per row, DeepGEMM's next-layer input): f32 and UE8M0 scales,
   // MN- and K-major with padded ld, e4m3 and e5m2, from fp8 and from bf16 operands, block-scaled
   // inputs, a bias and GELU before the quantization, N not a multiple of 128.

@@ -50,8 +50,8 @@ struct alignas(64) Sm90GemmArgsHost {
   TileGrid tiles;
   int num_k_blocks;
   int store_d;
-  const float* sa_blk;
-  const float* sb_blk;
+  const void* sa_blk;
+  const void* sb_blk;
   long long sa_ld, sb_ld;
   int a_batch_step, b_batch_step;
   GroupArgs groups;
@@ -107,7 +107,8 @@ int operand_kind(DType a, DType b) {
 }  // namespace
 
 int sm90_mainloop_scale(const ScaleDesc& s) {
-  return s.mode == ScaleMode::Vec128 ? 1 : s.mode == ScaleMode::Blk128x128 ? 2 : 0;
+  const int mode = s.mode == ScaleMode::Vec128 ? 1 : s.mode == ScaleMode::Blk128x128 ? 2 : 0;
+  return mode != 0 && s.type == ScaleType::UE8M0 ? mode | 4 : mode;  // dg::sm90::kScaleUE8M0
 }
 
 int sm90_threads(const KernelConfig& c) { return kSm90ProducerWarpgroup + (c.block_m >= 128 ? 256 : 128); }
@@ -118,9 +119,10 @@ namespace {
 // scales, alignment slack).
 int smem_bytes(const KernelConfig& c, const GemmProblem& p, int store_chunks) {
   const KernelView v = kernel_view(canonical_operands(p), c.swap_ab);
-  const int sa = sm90_mainloop_scale(v.a_scale), sb = sm90_mainloop_scale(v.b_scale);
-  const int stage = (c.block_m + c.block_n) * 128 + (sa == 1 ? (c.block_m * 4 + 127) / 128 * 128 : 0) +
-                    (sb == 1 ? (c.block_n * 4 + 127) / 128 * 128 : 0);
+  const int sa = sm90_mainloop_scale(v.a_scale) & 3, sb = sm90_mainloop_scale(v.b_scale) & 3;
+  const int sa_size = int(scale_type_size(v.a_scale.type)), sb_size = int(scale_type_size(v.b_scale.type));
+  const int stage = (c.block_m + c.block_n) * 128 + (sa == 1 ? (c.block_m * sa_size + 127) / 128 * 128 : 0) +
+                    (sb == 1 ? (c.block_n * sb_size + 127) / 128 * 128 : 0);
   const int reduce = c.cluster_k > 1 ? c.block_m * c.block_n * 4 : 0;
   int bytes = c.stages * stage + reduce;
   if (store_chunks > 0) bytes = (bytes + 1023) / 1024 * 1024 + (c.block_m >= 128 ? 2 : 1) * store_chunks * 64 * 128;
@@ -320,14 +322,14 @@ class Sm90Executable final : public Executable {
     // Block input scales of KA and KB (the problem's A's and B's, swapped with them).
     const void* ka_scale = view_.swap_operands ? x.b_scale : x.a_scale;
     const void* kb_scale = view_.swap_operands ? x.a_scale : x.b_scale;
-    if (sa_mode_ == 1) encode_scales(&args.tma_sa, ka_scale, view_.a_scale, base_.m, config_.block_m, "a_scale");
-    if (sb_mode_ == 1) encode_scales(&args.tma_sb, kb_scale, view_.b_scale, base_.n, config_.block_n, "b_scale");
-    if (sa_mode_ == 2) {
-      args.sa_blk = static_cast<const float*>(ka_scale);
+    if ((sa_mode_ & 3) == 1) encode_scales(&args.tma_sa, ka_scale, view_.a_scale, base_.m, config_.block_m, "a_scale");
+    if ((sb_mode_ & 3) == 1) encode_scales(&args.tma_sb, kb_scale, view_.b_scale, base_.n, config_.block_n, "b_scale");
+    if ((sa_mode_ & 3) == 2) {
+      args.sa_blk = ka_scale;
       args.sa_ld = view_.a_scale.layout == ScaleLayout::KMajor ? view_.a_scale.ld : -view_.a_scale.ld;
     }
-    if (sb_mode_ == 2) {
-      args.sb_blk = static_cast<const float*>(kb_scale);
+    if ((sb_mode_ & 3) == 2) {
+      args.sb_blk = kb_scale;
       args.sb_ld = view_.b_scale.layout == ScaleLayout::KMajor ? view_.b_scale.ld : -view_.b_scale.ld;
     }
     if (d_scale_.active()) {
@@ -474,16 +476,18 @@ class Sm90Executable final : public Executable {
            " x ", batch_, ", leading dimension ", base_.ldd);
   }
 
-  // A 2-D map {outer, K blocks} of an operand's VEC128 f32 scales (MN-major: the outer index is
-  // contiguous, a column per K block): one box of the tile's rows per stage.
+  // A 2-D map {outer, K blocks} of an operand's VEC128 scales, f32 or UE8M0 bytes (MN-major: the
+  // outer index is contiguous, a column per K block): one box of the tile's rows per stage.
   void encode_scales(CUtensorMap* out, const void* ptr, const ScaleDesc& s, int64_t outer, int rows, const char* name) const {
     if (!aligned16(ptr))
       fail(Status::InvalidArgument, "scale_args->", name, " = ", ptr, ": this plan reads it with TMA (16-byte aligned)");
     cuuint64_t dims[2] = {cuuint64_t(outer), cuuint64_t(num_k_blocks_)};
-    cuuint64_t strides[1] = {cuuint64_t(s.ld * 4)};
+    const bool u8 = s.type == ScaleType::UE8M0;
+    cuuint64_t strides[1] = {cuuint64_t(s.ld * (u8 ? 1 : 4))};
     cuuint32_t box[2] = {cuuint32_t(rows), 1u};
     cuuint32_t elem_strides[2] = {1u, 1u};
-    CUresult r = encode_(out, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<void*>(ptr), dims, strides, box,
+    CUresult r = encode_(out, u8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2,
+                         const_cast<void*>(ptr), dims, strides, box,
                          elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
                          CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS)

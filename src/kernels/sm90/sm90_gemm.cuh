@@ -64,6 +64,9 @@ struct BoolTag {
 enum : int { kOpBF16 = 0, kOpF16 = 1, kOpE4M3E4M3 = 2, kOpE4M3E5M2 = 3, kOpE5M2E4M3 = 4, kOpE5M2E5M2 = 5, kOpS8 = 6 };
 // How an operand's input scale enters the main loop.
 enum : int { kScaleNone = 0, kScaleVec128 = 1, kScaleBlk128 = 2 };
+// Or'ed into kAScale / kBScale: the scales are UE8M0 bytes (2^(e - 127), 0xFF = NaN), not f32.
+enum : int { kScaleUE8M0 = 4 };
+
 
 // The kernel's one parameter, passed as __grid_constant__ so the tensor maps stay in parameter
 // space (TMA reads them from there; the host encodes them per call, on its stack).
@@ -77,8 +80,8 @@ struct GemmArgs {
   TileGrid tiles;    // what the scheduler walks (cluster_m = kClusterM, split_k = 1)
   int num_k_blocks;
   int store_d;  // kStoreChunks > 0 and 1: the epilogue stores through tma_d (else from registers)
-  const float* sa_blk;  // kScaleBlk128 scales of KA: element (row block, K block) at r * ld + c ...
-  const float* sb_blk;  // ... or r + c * ld when the tensor is MN-major (ld < 0 encodes that)
+  const void* sa_blk;  // kScaleBlk128 scales of KA (f32 or UE8M0): element (row block, K block) at r * ld + c ...
+  const void* sb_blk;  // ... or r + c * ld when the tensor is MN-major (ld < 0 encodes that)
   long long sa_ld, sb_ld;
   // The batch coordinate of KA's and KB's tensor maps is batch * step: 0 for an operand every
   // batch (or group) shares (its map then has one batch), 1 otherwise.
@@ -119,16 +122,20 @@ struct Gemm {
   static constexpr int kMAtoms = kWGRows / 64;  // m64 instructions per consumer warpgroup
   static constexpr int kAcc = kBlockN / 2;      // accumulators per thread per m64 atom
   static constexpr int kClusterSize = kClusterM * kClusterK;
-  static constexpr bool kPromote = kAScale != kScaleNone || kBScale != kScaleNone;
+  // How each operand's scale enters the main loop (kScaleNone / kScaleVec128 / kScaleBlk128), and
+  // whether its scales are UE8M0 bytes.
+  static constexpr int kAMode = kAScale & 3, kBMode = kBScale & 3;
+  static constexpr bool kAU8 = (kAScale & kScaleUE8M0) != 0, kBU8 = (kBScale & kScaleUE8M0) != 0;
+  static constexpr bool kPromote = kAMode != kScaleNone || kBMode != kScaleNone;
   // A tile's columns straddle two 128 x 128 scale blocks of KB (BLOCK_N does not divide 128).
-  static constexpr bool kBSpan2 = kBScale == kScaleBlk128 && 128 % kBlockN != 0;
+  static constexpr bool kBSpan2 = kBMode == kScaleBlk128 && 128 % kBlockN != 0;
   // The K-row scale rows kept per tile: KA's, then KB's one or two.
   static constexpr int kBlkRows = 1 + (kBSpan2 ? 2 : 1);
   static constexpr u32 kStageA = kBlockM * 128;
   static constexpr u32 kStageB = kBlockN * 128;
   // Per-stage scale slots (kScaleVec128), 128-byte aligned, after the operand ring.
-  static constexpr u32 kScaleA = kAScale == kScaleVec128 ? (kBlockM * 4 + 127) / 128 * 128 : 0;
-  static constexpr u32 kScaleB = kBScale == kScaleVec128 ? (kBlockN * 4 + 127) / 128 * 128 : 0;
+  static constexpr u32 kScaleA = kAMode == kScaleVec128 ? (kBlockM * (kAU8 ? 1 : 4) + 127) / 128 * 128 : 0;
+  static constexpr u32 kScaleB = kBMode == kScaleVec128 ? (kBlockN * (kBU8 ? 1 : 4) + 127) / 128 * 128 : 0;
   static constexpr u32 kScaleOffset = kStages * (kStageA + kStageB);
   // Split-K partial tile parked for the leader: [accumulator quad][consumer thread] of float4.
   static constexpr u32 kReduceBytes = kClusterK > 1 ? u32(kBlockM) * kBlockN * 4 : 0;
@@ -165,11 +172,11 @@ struct Gemm {
   static_assert(kMAtoms * kAcc * (kPipePromote ? 3 : kPromote ? 2 : 1) <= (kPromote ? 192 : 128),
                 "accumulators must fit the consumer register budget");
   static_assert(!kPromote || !kIntAcc, "block scales are for fp8 operands");
-  static_assert(kAScale != kScaleBlk128 || kBlockM <= 128, "a tile's rows lie in one 128 x 128 scale block");
+  static_assert(kAMode != kScaleBlk128 || kBlockM <= 128, "a tile's rows lie in one 128 x 128 scale block");
   static constexpr int gcd(int a, int b) { return b == 0 ? a : gcd(b, a % b); }
   // A tile starts at a multiple of gcd(BLOCK_N, 128) inside its first block: it reaches into at
   // most one more block when BLOCK_N <= 128 + gcd (192: yes; 152: no).
-  static_assert(kBScale != kScaleBlk128 || kBlockN <= 128 + gcd(kBlockN, 128),
+  static_assert(kBMode != kScaleBlk128 || kBlockN <= 128 + gcd(kBlockN, 128),
                 "a tile's columns lie in at most two 128 x 128 scale blocks");
   static_assert(kStages >= 2, "need at least two stages");
   static_assert(kMinBlocks == 1 || (kMathWGs == 1 && kAcc * (kPromote ? 2 : 1) <= 64),
@@ -268,8 +275,8 @@ struct Gemm {
     if (threadIdx.x == 0) {
       tma_prefetch_map(&args.tma_a);
       tma_prefetch_map(&args.tma_b);
-      if constexpr (kAScale == kScaleVec128) tma_prefetch_map(&args.tma_sa);
-      if constexpr (kBScale == kScaleVec128) tma_prefetch_map(&args.tma_sb);
+      if constexpr (kAMode == kScaleVec128) tma_prefetch_map(&args.tma_sa);
+      if constexpr (kBMode == kScaleVec128) tma_prefetch_map(&args.tma_sb);
       if constexpr (kStoreChunks > 0)
         if (args.store_d) tma_prefetch_map(&args.tma_d);
       for (int s = 0; s < kStages; ++s) {
@@ -297,8 +304,8 @@ struct Gemm {
       // Producer warpgroup: registers go to the consumers; one thread drives the TMA ring.
       if constexpr (kMathWGs == 2) setmaxnreg_dec<kProducerRegs>();
       if (threadIdx.x == 0) {
-        constexpr u32 kStageBytes = kStageA + kStageB + (kAScale == kScaleVec128 ? kBlockM * 4 : 0) +
-                                    (kBScale == kScaleVec128 ? kBlockN * 4 : 0);
+        constexpr u32 kStageBytes = kStageA + kStageB + (kAMode == kScaleVec128 ? kBlockM * (kAU8 ? 1 : 4) : 0) +
+                                    (kBMode == kScaleVec128 ? kBlockN * (kBU8 ? 1 : 4) : 0);
         PipelineState<kStages> ps;
         for_each_work(args, rank_m, rank_k, [&](const Work& w, int kb_begin, int kb_end) {
           const int m0 = int(w.row0), n0 = w.n_block * kBlockN;
@@ -310,8 +317,8 @@ struct Gemm {
             mbar_arrive_expect_tx(full_bar(ps.stage), kStageBytes);
             load_a(args, smem_a(ps.stage), full_bar(ps.stage), m0, k0, a_batch);
             load_b(args, smem_b(ps.stage), full_bar(ps.stage), n0, k0, b_batch, rank_m);
-            if constexpr (kAScale == kScaleVec128) tma_load_2d(scale_a(ps.stage), &args.tma_sa, full_bar(ps.stage), m0, kb);
-            if constexpr (kBScale == kScaleVec128) tma_load_2d(scale_b(ps.stage), &args.tma_sb, full_bar(ps.stage), n0, kb);
+            if constexpr (kAMode == kScaleVec128) tma_load_2d(scale_a(ps.stage), &args.tma_sa, full_bar(ps.stage), m0, kb);
+            if constexpr (kBMode == kScaleVec128) tma_load_2d(scale_b(ps.stage), &args.tma_sb, full_bar(ps.stage), n0, kb);
           }
         });
       }
@@ -347,7 +354,7 @@ struct Gemm {
         // kBSpan2: the 8-column groups of the tile in KB's first scale block (128 - n0 % 128 is a
         // multiple of gcd(BLOCK_N, 128) >= 8, so no group straddles the boundary).
         const int b_split = kBSpan2 ? (128 - n0 % 128) / 8 : 0;
-        if constexpr (kAScale == kScaleBlk128 || kBScale == kScaleBlk128)
+        if constexpr (kAMode == kScaleBlk128 || kBMode == kScaleBlk128)
           load_blk_scales(args, blk_scales, blk_stride, m0, n0, kb_begin, kb_end, ctid);
         if (kPromote || kb_begin == kb_end) {
           // Promotion adds into a zeroed sum; a CTA with no K blocks contributes zero.
@@ -394,9 +401,9 @@ struct Gemm {
           auto finish = [&](Acc(&cur)[kMAtoms][kAcc], const PromoteScales& sc) {
 #pragma unroll
             for (int ma = 0; ma < kMAtoms; ++ma) fence_regs(cur[ma]);
-            if constexpr (kBScale != kScaleVec128) release(ps.stage);
+            if constexpr (kBMode != kScaleVec128) release(ps.stage);
             promote(acc, cur, sc, generic(scale_b(ps.stage)), b_split, lane);
-            if constexpr (kBScale == kScaleVec128) release(ps.stage);
+            if constexpr (kBMode == kScaleVec128) release(ps.stage);
             ps.advance();
           };
           auto scales = [&](int kb) {
@@ -451,9 +458,9 @@ struct Gemm {
             wgmma_wait<0>();
 #pragma unroll
             for (int ma = 0; ma < kMAtoms; ++ma) fence_regs(dst[ma]);
-            if constexpr (kBScale != kScaleVec128) release(ps.stage);
+            if constexpr (kBMode != kScaleVec128) release(ps.stage);
             if constexpr (kPromote) promote(acc, part, sc, generic(scale_b(ps.stage)), b_split, lane);
-            if constexpr (kBScale == kScaleVec128) release(ps.stage);
+            if constexpr (kBMode == kScaleVec128) release(ps.stage);
           }
         }
 
@@ -551,6 +558,18 @@ struct Gemm {
   __device__ __forceinline__ static void add_float(float& a, float x) { a += x; }
   __device__ __forceinline__ static void add_float(int& a, float x) { a += __float_as_int(x); }
 
+  // Element i of a scale array: f32, or a UE8M0 byte decoded exactly: 2^(e - 127) (e = 0 is the
+  // subnormal 2^-127, which must not be flushed), NaN for 0xFF.
+  template <bool kU8>
+  __device__ __forceinline__ static float scale_at(const void* p, long long i) {
+    if constexpr (kU8) {
+      const unsigned e = static_cast<const unsigned char*>(p)[i];
+      return e == 0xFFu ? __int_as_float(0x7fc00000) : e == 0u ? __int_as_float(0x00400000) : __int_as_float(int(e << 23));
+    } else {
+      return static_cast<const float*>(p)[i];
+    }
+  }
+
   // A stage's scales per accumulator row (rows h * 8 of each m64 atom): r for the columns in KB's
   // first 128 x 128 scale block (or every column), r2 for those in the second (kBSpan2).
   struct PromoteScales {
@@ -560,8 +579,8 @@ struct Gemm {
                                                                  int kb_in_tile, int math_wg, int warp_in_wg, int lane) {
     PromoteScales sc;
     float t = 1.0f, t2 = 1.0f;
-    if constexpr (kAScale == kScaleBlk128) t *= blk[kb_in_tile];
-    if constexpr (kBScale == kScaleBlk128) {
+    if constexpr (kAMode == kScaleBlk128) t *= blk[kb_in_tile];
+    if constexpr (kBMode == kScaleBlk128) {
       t2 = t;
       t *= blk[blk_stride + kb_in_tile];
       if constexpr (kBSpan2) t2 *= blk[2 * blk_stride + kb_in_tile];
@@ -571,7 +590,7 @@ struct Gemm {
     for (int ma = 0; ma < kMAtoms; ++ma)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const float a = kAScale == kScaleVec128 ? sa_smem[row0 + ma * 64 + h * 8] : 1.0f;
+        const float a = kAMode == kScaleVec128 ? scale_at<kAU8>(sa_smem, row0 + ma * 64 + h * 8) : 1.0f;
         sc.r[ma][h] = t * a;
         sc.r2[ma][h] = t2 * a;
       }
@@ -595,7 +614,7 @@ struct Gemm {
             for (int e = 0; e < 2; ++e) {
               float s = sc.r[ma][h];
               if constexpr (kBSpan2) s = i < split ? sc.r[ma][h] : sc.r2[ma][h];
-              if constexpr (kBScale == kScaleVec128) s *= sb_smem[col0 + i * 8 + e];
+              if constexpr (kBMode == kScaleVec128) s *= scale_at<kBU8>(sb_smem, col0 + i * 8 + e);
               const int idx = i * 4 + h * 2 + e;
               acc[ma][idx] = fmaf(part[ma][idx], s, acc[ma][idx]);
             }
@@ -609,19 +628,18 @@ struct Gemm {
     asm volatile("bar.sync 1, %0;" ::"n"(kConsumers) : "memory");
     for (int c = ctid; c < kb_end - kb_begin; c += kConsumers) {
       const long long kb = kb_begin + c;
-      if constexpr (kAScale == kScaleBlk128) {
+      if constexpr (kAMode == kScaleBlk128) {
         const long long r = m0 / 128, ld = args.sa_ld;
-        blk[c] = ld > 0 ? args.sa_blk[r * ld + kb] : args.sa_blk[r + kb * -ld];
+        blk[c] = scale_at<kAU8>(args.sa_blk, ld > 0 ? r * ld + kb : r + kb * -ld);
       }
-      if constexpr (kBScale == kScaleBlk128) {
+      if constexpr (kBMode == kScaleBlk128) {
         const long long r = n0 / 128, ld = args.sb_ld;
-        blk[blk_stride + c] = ld > 0 ? args.sb_blk[r * ld + kb] : args.sb_blk[r + kb * -ld];
+        blk[blk_stride + c] = scale_at<kBU8>(args.sb_blk, ld > 0 ? r * ld + kb : r + kb * -ld);
         // The next block's scales, where it exists (a tile at N's end may reach past the last
         // block: those columns are never stored).
         if constexpr (kBSpan2)
           blk[2 * blk_stride + c] = (r + 1) * 128 >= args.p.n ? 0.0f
-                                    : ld > 0                 ? args.sb_blk[(r + 1) * ld + kb]
-                                                             : args.sb_blk[r + 1 + kb * -ld];
+                                    : scale_at<kBU8>(args.sb_blk, ld > 0 ? (r + 1) * ld + kb : r + 1 + kb * -ld);
       }
     }
     asm volatile("bar.sync 1, %0;" ::"n"(kConsumers) : "memory");
