@@ -718,6 +718,30 @@ struct Gemm {
       }
   }
 
+  // The staging buffer's protocol, shared by the TMA-stored epilogues: a warpgroup writes its 64
+  // rows of the tile kSlots boxes (64 rows x 128 bytes, kBoxCols columns) at a time. Before the
+  // first slot of a round, the previous round's boxes must have left the buffer
+  // (staging_acquire); after the last one, the writes are made visible to the TMA engine and one
+  // thread stores the round's boxes, first_box onwards, which drain while the warpgroup goes on
+  // (staging_flush).
+  static constexpr int kSlots = kStoreChunks > 0 ? kStoreChunks : 1;
+  __device__ __forceinline__ static void staging_acquire(bool issuer, int bar_id) {
+    if (issuer) bulk_wait_read<0>();
+    named_barrier_sync(bar_id, 128);
+  }
+  __device__ __forceinline__ static void staging_flush(const GemmArgs& args, const Work& w, int math_wg, bool issuer,
+                                                       int bar_id, u32 buf, int first_box) {
+    fence_proxy_async_shared();
+    named_barrier_sync(bar_id, 128);
+    if (issuer) {
+#pragma unroll
+      for (int b = 0; b < kSlots; ++b)
+        tma_store_3d(&args.tma_d, buf + b * kStoreBox, w.n_block * kBlockN + (first_box + b) * kBoxCols,
+                     int(w.row0) + math_wg * kWGRows, w.batch);
+      bulk_commit();
+    }
+  }
+
   // A block-scaled FP8 D (kOutBlock): for each row and block of 128 columns, z = the epilogue's
   // value, amax = max |z| over the block (NaN if any z is), its scale s (EpilogueOp::
   // out_block_scale), D = convert(z / s), and s stored by the first lane of the row's quad. The
@@ -750,11 +774,8 @@ struct Gemm {
     // per element, the compiler kept the whole tile's live across rows and spilled).
 #pragma unroll
     for (int blk = 0; blk < kBlockN / 128; ++blk) {
-      const int cc = kStoreChunks > 0 ? blk % kStoreChunks : 0;  // the box's staging slot
-      if (staged && cc == 0) {
-        if (issuer) bulk_wait_read<0>();  // the previous boxes have left the buffer
-        named_barrier_sync(bar_id, 128);
-      }
+      const int cc = blk % kSlots;  // the box's staging slot
+      if (staged && cc == 0) staging_acquire(issuer, bar_id);
       float cbias[32];
 #pragma unroll
       for (int j = 0; j < 16; ++j)
@@ -821,18 +842,7 @@ struct Gemm {
             }
           }
         }
-      if (staged && cc == kStoreChunks - 1) {
-        fence_proxy_async_shared();  // the writes above before the TMA engine reads them
-        named_barrier_sync(bar_id, 128);
-        if (issuer) {
-          const int first = blk + 1 - kStoreChunks;
-#pragma unroll
-          for (int b = 0; b < (kStoreChunks > 0 ? kStoreChunks : 1); ++b)
-            tma_store_3d(&args.tma_d, buf + b * kStoreBox, w.n_block * kBlockN + (first + b) * 128,
-                         int(w.row0) + math_wg * kWGRows, w.batch);
-          bulk_commit();
-        }
-      }
+      if (staged && cc == kSlots - 1) staging_flush(args, w, math_wg, issuer, bar_id, buf, blk + 1 - kSlots);
     }
   }
 
@@ -851,11 +861,8 @@ struct Gemm {
     const bool issuer = warp_in_wg == 0 && lane == 0;
 #pragma unroll
     for (int box = 0; box < kBoxes; ++box) {
-      const int cc = box % (kStoreChunks > 0 ? kStoreChunks : 1);
-      if (cc == 0) {
-        if (issuer) bulk_wait_read<0>();  // the previous boxes have left the buffer
-        named_barrier_sync(bar_id, 128);
-      }
+      const int cc = box % kSlots;  // the box's staging slot
+      if (cc == 0) staging_acquire(issuer, bar_id);
 #pragma unroll
       for (int ii = 0; ii < 4; ++ii) {
         const int i = box * 4 + ii;  // the accumulators' 8-column group
@@ -866,18 +873,7 @@ struct Gemm {
                            u32(acc[0][i * 4 + h * 2]), u32(acc[0][i * 4 + h * 2 + 1]));
         }
       }
-      if (cc == (kStoreChunks > 0 ? kStoreChunks : 1) - 1) {
-        fence_proxy_async_shared();  // the writes above before the TMA engine reads them
-        named_barrier_sync(bar_id, 128);
-        if (issuer) {
-          const int first = box + 1 - (kStoreChunks > 0 ? kStoreChunks : 1);
-#pragma unroll
-          for (int b = 0; b < (kStoreChunks > 0 ? kStoreChunks : 1); ++b)
-            tma_store_3d(&args.tma_d, buf + b * kStoreBox, w.n_block * kBlockN + (first + b) * kBoxCols,
-                         int(w.row0) + math_wg * kWGRows, w.batch);
-          bulk_commit();
-        }
-      }
+      if (cc == kSlots - 1) staging_flush(args, w, math_wg, issuer, bar_id, buf, box + 1 - kSlots);
     }
   }
 
@@ -935,11 +931,8 @@ struct Gemm {
     load_cbias(0, cbias);
 #pragma unroll
     for (int chunk = 0; chunk < kChunks; ++chunk) {
-      const int cc = chunk % kStoreChunks;  // the box's slot in the staging buffer
-      if (cc == 0) {
-        if (issuer) bulk_wait_read<0>();  // the previous boxes have left the buffer
-        named_barrier_sync(bar_id, 128);
-      }
+      const int cc = chunk % kSlots;  // the box's slot in the staging buffer
+      if (cc == 0) staging_acquire(issuer, bar_id);
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int group = chunk * 2 + half;
@@ -969,18 +962,7 @@ struct Gemm {
           }
         }
       }
-      if (cc == kStoreChunks - 1) {
-        fence_proxy_async_shared();  // the writes above before the TMA engine reads them
-        named_barrier_sync(bar_id, 128);
-        if (issuer) {
-          const int first = chunk + 1 - kStoreChunks;
-#pragma unroll
-          for (int b = 0; b < kStoreChunks; ++b)
-            tma_store_3d(&args.tma_d, buf + b * kStoreBox, w.n_block * kBlockN + (first + b) * 64,
-                         int(w.row0) + math_wg * kWGRows, w.batch);
-          bulk_commit();
-        }
-      }
+      if (cc == kSlots - 1) staging_flush(args, w, math_wg, issuer, bar_id, buf, chunk + 1 - kSlots);
     }
   }
 
