@@ -107,9 +107,17 @@ int operand_kind(DType a, DType b) {
 }  // namespace
 
 int sm90_mainloop_scale(const ScaleDesc& s) {
-  const int mode = s.mode == ScaleMode::Vec128 ? 1 : s.mode == ScaleMode::Blk128x128 ? 2 : 0;
-  return mode != 0 && s.type == ScaleType::UE8M0 ? mode | 4 : mode;  // dg::sm90::kScaleUE8M0
+  return s.mode == ScaleMode::Vec128 ? 1 : s.mode == ScaleMode::Blk128x128 ? 2 : 0;
 }
+
+namespace {
+// The kernel's kAScale / kBScale: the main-loop mode, with dg::sm90::kScaleUE8M0 (4) or'ed in
+// for UE8M0 scales.
+int kernel_scale_param(const ScaleDesc& s) {
+  const int mode = sm90_mainloop_scale(s);
+  return mode != 0 && s.type == ScaleType::UE8M0 ? mode | 4 : mode;
+}
+}  // namespace
 
 int sm90_threads(const KernelConfig& c) { return kSm90ProducerWarpgroup + (c.block_m >= 128 ? 256 : 128); }
 
@@ -119,7 +127,7 @@ namespace {
 // scales, alignment slack).
 int smem_bytes(const KernelConfig& c, const GemmProblem& p, int store_chunks) {
   const KernelView v = kernel_view(canonical_operands(p), c.swap_ab);
-  const int sa = sm90_mainloop_scale(v.a_scale) & 3, sb = sm90_mainloop_scale(v.b_scale) & 3;
+  const int sa = sm90_mainloop_scale(v.a_scale), sb = sm90_mainloop_scale(v.b_scale);
   const int sa_size = int(scale_type_size(v.a_scale.type)), sb_size = int(scale_type_size(v.b_scale.type));
   const int stage = (c.block_m + c.block_n) * 128 + (sa == 1 ? (c.block_m * sa_size + 127) / 128 * 128 : 0) +
                     (sb == 1 ? (c.block_n * sb_size + 127) / 128 * 128 : 0);
@@ -189,7 +197,7 @@ jit::CompileRequest sm90_compile_request(const GemmProblem& problem, const Epilo
       << "using DgSm90Gemm = dg::sm90::Gemm<" << c.block_m << ", " << c.block_n << ", " << c.stages << ", " << kind
       << ", " << (v.a_kmajor ? "true" : "false") << ", " << (v.b_kmajor ? "true" : "false") << ", "
       << std::max(1, c.cluster_m) << ", " << std::max(1, c.cluster_k) << ", DgEpilogue, " << std::max(1, c.blocks_per_sm)
-      << ", " << sm90_mainloop_scale(v.a_scale) << ", " << sm90_mainloop_scale(v.b_scale) << ", "
+      << ", " << kernel_scale_param(v.a_scale) << ", " << kernel_scale_param(v.b_scale) << ", "
       << int(p.grouping.layout) << ", " << sm90_store_chunks(c, p, &e) << ">;\n"
       << "DGEMM_SM90_DEFINE_KERNEL(" << kSm90Kernel << ", DgSm90Gemm)\n";
   if (c.pack_a || c.pack_b)
@@ -322,13 +330,13 @@ class Sm90Executable final : public Executable {
     // Block input scales of KA and KB (the problem's A's and B's, swapped with them).
     const void* ka_scale = view_.swap_operands ? x.b_scale : x.a_scale;
     const void* kb_scale = view_.swap_operands ? x.a_scale : x.b_scale;
-    if ((sa_mode_ & 3) == 1) encode_scales(&args.tma_sa, ka_scale, view_.a_scale, base_.m, config_.block_m, "a_scale");
-    if ((sb_mode_ & 3) == 1) encode_scales(&args.tma_sb, kb_scale, view_.b_scale, base_.n, config_.block_n, "b_scale");
-    if ((sa_mode_ & 3) == 2) {
+    if (sa_mode_ == 1) encode_scales(&args.tma_sa, ka_scale, view_.a_scale, base_.m, config_.block_m, "a_scale");
+    if (sb_mode_ == 1) encode_scales(&args.tma_sb, kb_scale, view_.b_scale, base_.n, config_.block_n, "b_scale");
+    if (sa_mode_ == 2) {
       args.sa_blk = ka_scale;
       args.sa_ld = view_.a_scale.layout == ScaleLayout::KMajor ? view_.a_scale.ld : -view_.a_scale.ld;
     }
-    if ((sb_mode_ & 3) == 2) {
+    if (sb_mode_ == 2) {
       args.sb_blk = kb_scale;
       args.sb_ld = view_.b_scale.layout == ScaleLayout::KMajor ? view_.b_scale.ld : -view_.b_scale.ld;
     }
