@@ -154,6 +154,13 @@ std::string scale_problem(const KernelConfig& c, const KernelView& v) {
   return "";
 }
 
+// Whether a promoting tile keeps the next stage's MMAs running while it promotes (the kernel's
+// kPipePromote): one CTA per SM and three accumulator sets within 192 registers per thread.
+bool pipelines_promotion(int block_m, int block_n, int blocks_per_sm) {
+  const int consumers = block_m >= 128 ? 256 : 128;
+  return blocks_per_sm == 1 && 3L * block_m * block_n / consumers <= 192;
+}
+
 // Why a tile cannot write a block-scaled FP8 D ("" when it can): the epilogue reduces each row's
 // 128-column block within a tile (kernels/sm90, epilogue_block_scaled), so tiles start on a block
 // and D's rows are the kernel's rows.
@@ -177,8 +184,9 @@ class Sm90Family final : public FamilyModel {
   Family family() const override { return Family::Sm90; }
   bool uses_tma(const KernelConfig&) const override { return true; }
   // DGEMM_1.1 input scales: f32 (UE8M0 too for the block modes), block modes with 8-bit operands
-  // and one batch (per candidate: scale_problem); a block-scaled FP8 D (f32 or UE8M0 scales) from float operands (per candidate:
-  // out_scale_problem); no amax of D yet. Grouped problems: grouping_problem.
+  // and one batch (per candidate: scale_problem); a block-scaled FP8 D (f32 or UE8M0 scales) from
+  // float operands (per candidate: out_scale_problem); no amax of D yet. Grouped problems:
+  // grouping_problem.
   std::string unsupported_features(const GemmProblem& p, const Epilogue& e) const override {
     const std::string grouping = p.grouping.grouped() ? grouping_problem(p, e) : "";
     const std::string why = missing_features(p, e, runs_scaling(p, e), true);
@@ -334,12 +342,11 @@ class Sm90Family final : public FamilyModel {
       // accumulator sets in 192 registers: the kernel's kPipePromote) are chosen. 128x192 (two
       // sets, the FMAs exposed) ran 1.12-1.26x the time of 128x128 at M = 4096 except N = 2112
       // (0.98x), and 128x160 1.17-1.39x (2026-12-01 run C; 160 is no longer offered).
-      const int consumers = t.block_m >= 128 ? 256 : 128;
       const bool promoted = p.a_scale.blocked() || p.b_scale.blocked();
       const bool staged_out = p.d_type == DType::F16 || p.d_type == DType::BF16;
       const bool cluster_measuring =
           t.cluster_m > 1 && (staged_out || ((p.d_type == DType::I32 || promoted) && tiles >= sms));
-      const bool promotion_exposed = promoted && 3L * t.block_m * t.block_n / consumers > 192;
+      const bool promotion_exposed = promoted && !pipelines_promotion(t.block_m, t.block_n, t.blocks);
       const bool has_twin = std::any_of(std::begin(kMenu), std::end(kMenu), [&](const Sm90Tile& c) {
         return c.block_m == t.block_m && c.block_n == t.block_n && c.stages == t.stages && c.cluster_m == 2 &&
                c.cluster_k == 1 && !c.measuring;
