@@ -50,6 +50,7 @@ std::string KernelConfig::name() const {
   os << "_t" << threads;
   if (blocks_per_sm > 1) os << "_b" << blocks_per_sm;
   if (cluster_m > 1) os << "_c" << cluster_m;
+  if (cluster_n > 1) os << "_cn" << cluster_n;
   if (cluster_k > 1) os << "_ck" << cluster_k;
   if (split_k > 1) os << "_sk" << split_k;
   if (swap_ab) os << "_swap";
@@ -66,7 +67,7 @@ std::string KernelConfig::to_json() const {
   std::ostringstream os;
   os << "{\"name\":\"" << name() << "\",\"family\":\"" << family_name(family) << "\",\"block_m\":" << block_m
      << ",\"block_n\":" << block_n << ",\"block_k\":" << block_k << ",\"stages\":" << stages
-     << ",\"loads_in_flight\":" << loads_in_flight << ",\"threads\":" << threads << ",\"blocks_per_sm\":" << blocks_per_sm << ",\"cluster_m\":" << cluster_m
+     << ",\"loads_in_flight\":" << loads_in_flight << ",\"threads\":" << threads << ",\"blocks_per_sm\":" << blocks_per_sm << ",\"cluster_m\":" << cluster_m << ",\"cluster_n\":" << cluster_n
      << ",\"cluster_k\":" << cluster_k << ",\"split_k\":" << split_k << ",\"swap_ab\":" << b(swap_ab)
      << ",\"swizzle_bytes\":" << swizzle_bytes << ",\"raster_group\":" << raster_group
      << ",\"persistent\":" << b(persistent) << ",\"pack_a\":" << b(pack_a) << ",\"pack_b\":" << b(pack_b)

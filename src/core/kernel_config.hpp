@@ -30,6 +30,7 @@ struct KernelConfig {
   int threads = 0;          // threads per block
   int blocks_per_sm = 1;    // sm90: CTAs the kernel is built to fit per SM (__launch_bounds__ minimum)
   int cluster_m = 1;        // sm90: CTAs of a cluster on vertically adjacent tiles sharing B (TMA multicast)
+  int cluster_n = 1;        // sm90: CTAs of a cluster on horizontally adjacent tiles sharing A (TMA multicast)
   int cluster_k = 1;        // sm90: CTAs of a cluster splitting one tile's K, reduced in distributed shared memory
   int split_k = 1;          // sm80, small_m: CTAs splitting K, f32 partials through the workspace + a reduce kernel
   bool swap_ab = false;     // sm90: computes D^T = op(B)^T op(A)^T, so a small M becomes the MMA's N

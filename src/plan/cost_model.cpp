@@ -216,12 +216,12 @@ CostEstimate estimate_cost(const GemmProblem& p, const Epilogue& e, const Hardwa
   // K splits: through the workspace (split_k, a second launch reduces) or inside a cluster
   // (cluster_k, reduced in distributed shared memory); either way each CTA does 1/split of K.
   const int split = std::max(1, c.split_k) * std::max(1, c.cluster_k);
-  // A cluster along M takes cluster_m vertically adjacent tiles: an odd or single row of tiles
-  // still occupies the whole cluster (its extra CTAs compute out-of-range rows).
-  const long cm = std::max(1, c.cluster_m);
-  const long out_tiles = ceil_div(tiles_m, cm) * cm * tiles_n * std::max<int64_t>(1, p.batch_count);
+  // A cluster along M (N) takes cluster_m (cluster_n) adjacent tiles: an odd or single row (column)
+  // of tiles still occupies the whole cluster (its extra CTAs compute out-of-range tiles).
+  const long cm = std::max(1, c.cluster_m), cn = std::max(1, c.cluster_n);
+  const long out_tiles = ceil_div(tiles_m, cm) * cm * ceil_div(tiles_n, cn) * cn * std::max<int64_t>(1, p.batch_count);
   est.tiles = out_tiles * split;
-  const int cluster = std::max(1, c.cluster_m) * std::max(1, c.cluster_k);
+  const int cluster = std::max(1, c.cluster_m) * std::max(1, c.cluster_n) * std::max(1, c.cluster_k);
   const long slots = std::max(1L, long(hw.sm_count) / cluster * cluster) * est.blocks_per_sm;
   const long full_waves = ceil_div(est.tiles, slots);
   est.waves = double(est.tiles) / double(slots);
@@ -277,7 +277,7 @@ CostEstimate estimate_cost(const GemmProblem& p, const Epilogue& e, const Hardwa
   // L2 -> SM: every tile reads its A and B panels; multicast in a cluster shares them.
   const double a_panel = double(c.block_m) * k_split * a_sz, b_panel = double(c.block_n) * k_split * b_sz;
   const int b_readers = std::max(1, in.b_readers > 0 ? in.b_readers : c.cluster_m);
-  est.l2_bytes = double(est.tiles) * (a_panel + b_panel / b_readers);
+  est.l2_bytes = double(est.tiles) * (a_panel / std::max(1, c.cluster_n) + b_panel / b_readers);
   // HBM: per wave of concurrent output tiles, the distinct panels it touches. Row order covers
   // few M rows and many N columns; a raster group of G rows covers G rows x (wave / G) columns.
   const double wave_tiles = double(std::min(out_tiles, slots));

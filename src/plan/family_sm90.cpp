@@ -41,6 +41,7 @@ struct Sm90Tile {
   double efficiency;  // measured (square menu) or estimated fraction of the wgmma peak in the main loop
   int blocks = 1;     // CTAs built to share an SM (one-warpgroup tiles with <= 64 accumulators: 2)
   bool measuring = false;  // offered for measuring only (force_kernel, bench --force-kernel)
+  int cluster_n = 1;       // 2: a cluster of two horizontally adjacent tiles sharing (multicasting) A
 };
 // Main-loop efficiency of a 128x64 tile (two consumer warpgroups of 64x64). 0.50 was a guess
 // between 128x128's 0.60 and the skinny tiles; on the H200 the 128x64 kernels ran ~20 % faster
@@ -69,6 +70,13 @@ constexpr Sm90Tile kMenu[] = {
     // Measuring only: 128x256 with three stages, whose free shared memory stages the whole tile for
     // the TMA-stored epilogue in one round (four stages: two rounds of half the tile).
     {128, 256, 3, 2, 1, 0.68, 1, true},
+    // Clusters of two tiles along N sharing A, the larger operand of these tiles: per K block a
+    // 128x64 CTA pulls 16 + 8 KB through L2, 8 + 8 KB with A shared. Below a wave of tiles the
+    // H200 runs these problems at the L2's rate (2026-12-01 probe: 1024^3 128x64 6.6 us, 1024 x
+    // 1024 x 1000 11.4 us with A and B rows off the 32-byte sectors; cuBLAS 5.2 / 7.1 us with a
+    // 128x64 tile in clusters of 1x2).
+    {128, 64, 8, 1, 1, kEff128x64, 1, false, 2}, {128, 128, 6, 1, 1, 0.60, 1, false, 2},
+    {256, 128, 4, 1, 1, 0.64, 1, false, 2},
 };
 constexpr int kRegsAtEntry384 = 168;
 constexpr int kRegsAtEntry256 = 255;  // one CTA per SM; two CTAs per SM cap it at 128
@@ -249,6 +257,7 @@ class Sm90Family final : public FamilyModel {
       c.threads = threads_for(t.block_m);
       c.blocks_per_sm = t.blocks;
       c.cluster_m = t.cluster_m;
+      c.cluster_n = t.cluster_n;
       c.cluster_k = t.cluster_k;
       c.swap_ab = swap;
       c.swizzle_bytes = 128;
@@ -265,7 +274,7 @@ class Sm90Family final : public FamilyModel {
         tile_why = "s8 wgmma takes N = 8, 16, 24 or a multiple of 16 (BLOCK_N " + std::to_string(t.block_n) + ")";
       if (tile_why.empty()) tile_why = scale_problem(c, v);
       if (tile_why.empty() && e.d_scale.active()) tile_why = out_scale_problem(c, v);
-      if (tile_why.empty() && p.grouping.grouped() && (c.cluster_m > 1 || c.cluster_k > 1 || swap))
+      if (tile_why.empty() && p.grouping.grouped() && (c.cluster_m > 1 || c.cluster_n > 1 || c.cluster_k > 1 || swap))
         tile_why = "grouped: one CTA per tile (a cluster's tiles could straddle two groups) and no swap-AB";
       if (tile_why.empty() && !v.b_kmajor && t.block_n % 64 != 0)
         tile_why = "an N-major B tile is made of 64-column boxes (BLOCK_N " + std::to_string(t.block_n) + ")";
@@ -343,15 +352,26 @@ class Sm90Family final : public FamilyModel {
       // sets, the FMAs exposed) ran 1.12-1.26x the time of 128x128 at M = 4096 except N = 2112
       // (0.98x), and 128x160 1.17-1.39x (2026-12-01 run C; 160 is no longer offered).
       const bool promoted = p.a_scale.blocked() || p.b_scale.blocked();
+      const int64_t esize = int64_t(dtype_size(kp.a_type));
+      const bool sector_misaligned = (kp.lda * esize) % 32 != 0 || (kp.ldb * esize) % 32 != 0;
       const bool staged_out = p.d_type == DType::F16 || p.d_type == DType::BF16;
       const bool cluster_measuring =
-          t.cluster_m > 1 && (staged_out || ((p.d_type == DType::I32 || promoted) && tiles >= sms));
+          (t.cluster_m > 1 && (staged_out || ((p.d_type == DType::I32 || promoted) && tiles >= sms))) ||
+          // Sharing A: chosen only below a wave of tiles whose operand rows start off the L2's
+          // 32-byte sectors (every 128-byte TMA row then touches five sectors), where it was
+          // measured faster (H200, 2026-12-01 run M: 1000^3 tn / nn 9.5 / 9.8 us against 11.6 /
+          // 12.0 for 128x64 and 9.9 / 11.1 for 128x128; 1024x1024x1000 9.2 against 11.4). With
+          // aligned rows it ran slower than the same tile without the cluster (1024^3 7.4 vs 6.5,
+          // 1024x1024x4096 21.3 vs 20.0, 256x4096x4096 21.9 vs 20.2, 32x8192x8192 84 vs 37 us):
+          // measuring only there, and from a wave up and with block scales (not measured).
+          (t.cluster_n > 1 && (tiles >= sms || promoted || !sector_misaligned));
       const bool promotion_exposed = promoted && !pipelines_promotion(t.block_m, t.block_n, t.blocks);
       const bool has_twin = std::any_of(std::begin(kMenu), std::end(kMenu), [&](const Sm90Tile& c) {
         return c.block_m == t.block_m && c.block_n == t.block_n && c.stages == t.stages && c.cluster_m == 2 &&
                c.cluster_k == 1 && !c.measuring;
       });
-      const bool shares_b = staged_out && tiles < sms && t.cluster_m == 1 && t.cluster_k == 1 && !t.measuring &&
+      const bool shares_b = staged_out && tiles < sms && t.cluster_m == 1 && t.cluster_n == 1 && t.cluster_k == 1 &&
+                            !t.measuring &&
                             has_twin && (plain.rows + t.block_m - 1) / t.block_m >= 2;
       add(t, false,
           t.measuring || cluster_measuring || (t.cluster_k > 1 && tiles >= sms) || t.cluster_k > kMaxChosenClusterK ||

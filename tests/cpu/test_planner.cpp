@@ -551,6 +551,18 @@ BOOST_AUTO_TEST_CASE(sm90_sub_wave_16bit_output_chooses_the_tile_without_the_clu
       if (cand.config.name() == twin) measurable = cand.feasible && cand.measuring_only;
     BOOST_TEST(measurable, twin << " is kept for measuring only");
   }
+  // Clusters sharing A (cluster_n): chosen below a wave only where the operand rows start off the
+  // L2's 32-byte sectors (2026-12-01 run M, bench/RESULTS.md: 1000^3 9.5 us against 11.6 for the
+  // tile without the cluster, 1024^3 7.4 against 6.5), measurable elsewhere.
+  {
+    const GemmProblem odd = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 1000, 1000, 1000);
+    BOOST_TEST(choose_kernel(odd, Epilogue{}, hw, r).chosen.config.name() == "sm90_128x64x64_s8_t384_cn2_p");
+    const GemmProblem even = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 1024, 1024, 1024);
+    bool measurable = false;
+    for (const Candidate& cand : sm90_family_model().enumerate(even, Epilogue{}, hw))
+      if (cand.config.name() == "sm90_128x64x64_s8_t384_cn2_p") measurable = cand.feasible && cand.measuring_only;
+    BOOST_TEST(measurable);
+  }
   // M = 1 has one row of tiles: nothing to share B with, so the skinny swap-AB tile stays
   // (1x28672x8192: run 15, 124 us; the 128x256 tile was never a contender).
   const GemmProblem decode = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 1, 28672, 8192);

@@ -150,6 +150,17 @@ BOOST_AUTO_TEST_CASE(sm90_default_menu_compiles_for_sm90a_with_hgmma_and_no_spil
     for (Op op_b : {Op::N, Op::T})
       for (DType t : {DType::BF16, DType::F16})
         if (!(op_a == Op::N && op_b == Op::T && t == DType::BF16)) jobs.push_back({problem(t, op_a, op_b), plain, big});
+  // Clusters sharing A (cluster_n): every operand major (an M-major A tile is split into 64-row
+  // boxes, one per CTA), f16.
+  int shares_a = 0;
+  for (const Candidate& c : menu)
+    if (c.feasible && c.config.cluster_n > 1 && c.config.block_n == 64) {
+      for (Op op_a : {Op::N, Op::T})
+        for (Op op_b : {Op::N, Op::T})
+          if (!(op_a == Op::N && op_b == Op::T)) jobs.push_back({problem(DType::F16, op_a, op_b), plain, c.config});
+      ++shares_a;
+    }
+  BOOST_CHECK_EQUAL(shares_a, 1);
   // A full epilogue (C, per-column bias, GELU) in a column-major problem.
   Epilogue full;
   full.alpha = 1.5f;

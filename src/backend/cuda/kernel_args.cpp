@@ -96,7 +96,9 @@ TileGrid tile_grid(const KernelView& v, int64_t batch_count, const KernelConfig&
          c.block_m, " x ", c.block_n, " output tiles");
   TileGrid g{};
   g.num_m_blocks = int(m_blocks);
-  g.num_n_blocks = int(n_blocks);
+  // A cluster sharing A (sm90 cluster_n) takes cluster_n horizontally adjacent tiles per work unit:
+  // the scheduler walks the pairs, the kernel adds its rank (kernels/sm90/sm90_gemm.cuh).
+  g.num_n_blocks = int(c.cluster_n > 1 ? (n_blocks + c.cluster_n - 1) / c.cluster_n : n_blocks);
   g.batch_count = int(batch_count);
   g.raster_group = c.raster_group;
   g.cluster_m = c.cluster_m > 1 ? c.cluster_m : 1;

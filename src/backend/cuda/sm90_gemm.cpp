@@ -94,7 +94,9 @@ EncodeTiledFn encode_tiled_fn() {
 }
 
 bool aligned16(const void* ptr) { return (reinterpret_cast<std::uintptr_t>(ptr) & 15u) == 0; }
-int cluster_size(const KernelConfig& c) { return std::max(1, c.cluster_m) * std::max(1, c.cluster_k); }
+int cluster_size(const KernelConfig& c) {
+  return std::max(1, c.cluster_m) * std::max(1, c.cluster_n) * std::max(1, c.cluster_k);
+}
 
 // The kernel's operand kind (dg::sm90 kOp*): 16-bit, the four fp8 pairs, or s8; -1 otherwise.
 int operand_kind(DType a, DType b) {
@@ -183,8 +185,10 @@ jit::CompileRequest sm90_compile_request(const GemmProblem& problem, const Epilo
   if (c.block_k != block_k) fail(Status::InternalError, "sm90 ", dtype_name(v.a_type), " kernels use BLOCK_K = ", block_k, ", ", c.name(), " has ", c.block_k);
   if (dtype_size(v.a_type) == 1 && !(v.a_kmajor && v.b_kmajor))
     fail(Status::NotSupported, "sm90 family: 8-bit operands must both be K-major");
-  if (c.cluster_m > 1 && c.cluster_k > 1)
-    fail(Status::InternalError, "sm90: ", c.name(), " both shares B and splits K in one cluster");
+  if ((c.cluster_m > 1) + (c.cluster_n > 1) + (c.cluster_k > 1) > 1)
+    fail(Status::InternalError, "sm90: ", c.name(), " asks for more than one kind of cluster");
+  if (c.cluster_n > 2 || c.cluster_m > 2)
+    fail(Status::InternalError, "sm90: ", c.name(), ": clusters share an operand between 2 CTAs at most");
   if (c.threads != sm90_threads(c)) fail(Status::InternalError, "sm90: ", c.name(), " needs ", sm90_threads(c), " threads");
   if (p.grouping.grouped() && (cluster_size(c) > 1 || v.swap_operands || v.out_transposed))
     fail(Status::InternalError, "sm90: ", c.name(), " cannot run a grouped problem (clusters, swapped or transposed views)");
@@ -198,7 +202,9 @@ jit::CompileRequest sm90_compile_request(const GemmProblem& problem, const Epilo
       << ", " << (v.a_kmajor ? "true" : "false") << ", " << (v.b_kmajor ? "true" : "false") << ", "
       << std::max(1, c.cluster_m) << ", " << std::max(1, c.cluster_k) << ", DgEpilogue, " << std::max(1, c.blocks_per_sm)
       << ", " << kernel_scale_param(v.a_scale) << ", " << kernel_scale_param(v.b_scale) << ", "
-      << int(p.grouping.layout) << ", " << sm90_store_chunks(c, p, &e) << ">;\n"
+      << int(p.grouping.layout) << ", " << sm90_store_chunks(c, p, &e)
+      // Written only when not 1, so that the sources (and the cache keys) of every other kernel stay as they were.
+      << (c.cluster_n > 1 ? ", " + std::to_string(c.cluster_n) : std::string()) << ">;\n"
       << "DGEMM_SM90_DEFINE_KERNEL(" << kSm90Kernel << ", DgSm90Gemm)\n";
   if (c.pack_a || c.pack_b)
     src << "\n#include \"common/pack.cuh\"\nDGEMM_DEFINE_PACK_KERNEL(" << kSm90PackKernel << ")\n";
@@ -322,7 +328,8 @@ class Sm90Executable final : public Executable {
     if (pack_[0].on || pack_[1].on) pack(x, prm);
     Sm90GemmArgsHost args;
     std::memset(&args, 0, sizeof(args));
-    encode(&args.tma_a, prm.a, view_.a_kmajor, base_.m, base_.lda, base_.stride_a, config_.block_m);
+    encode(&args.tma_a, prm.a, view_.a_kmajor, base_.m, base_.lda, base_.stride_a,
+           config_.block_m / std::max(1, config_.cluster_n));
     encode(&args.tma_b, prm.b, view_.b_kmajor, base_.n, base_.ldb, base_.stride_b,
            config_.block_n / std::max(1, config_.cluster_m));
     args.a_batch_step = batches(base_.stride_a) > 1 ? 1 : 0;
@@ -554,7 +561,8 @@ class Sm90Launcher final : public Launcher {
     os << kSm90Kernel << "; " << c.threads << " threads, " << sm90_smem_bytes(c, p)
        << " B dynamic shared memory, persistent grid of at most one block per SM";
     if (cluster_size(c) > 1)
-      os << ", clusters of " << cluster_size(c) << (c.cluster_k > 1 ? " splitting K" : " sharing B (multicast)");
+      os << ", clusters of " << cluster_size(c)
+         << (c.cluster_k > 1 ? " splitting K" : c.cluster_n > 1 ? " sharing A (multicast)" : " sharing B (multicast)");
     os << "; parameter dg::sm90::GemmArgs (__grid_constant__): two TMA tensor maps (cuTensorMapEncodeTiled, 128B "
        << "swizzle, boxes of " << kSm90BlockK << " K x rows) of " << (v.swap_operands ? "B and A" : "A and B")
        << ", DgemmParams, TileGrid, K blocks";

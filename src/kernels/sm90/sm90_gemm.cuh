@@ -28,6 +28,10 @@
 // Clusters (at most one kind per kernel):
 //   kClusterM = 2: two CTAs take vertically adjacent tiles (same N block); each loads half of the
 //     shared B tile and multicasts it to both, halving B's L2 -> SM traffic.
+//   kClusterN = 2: two CTAs take horizontally adjacent tiles (same M block); each loads half of the
+//     shared A tile and multicasts it to both, halving A's L2 -> SM traffic (the larger operand
+//     of a 128x64 or 128x128 tile). The host halves the scheduler's N blocks (TileGrid), so a
+//     work unit is a pair of N blocks; a pair's second tile past N computes zeros, stores nothing.
 //   kClusterK = 2..8: the CTAs of a cluster split one tile's K blocks (so that few output tiles
 //     still keep every SM streaming operands); each non-leader parks its f32 partial tile in its
 //     own shared memory, the leader (rank 0) adds them through distributed shared memory and runs
@@ -71,13 +75,13 @@ enum : int { kScaleUE8M0 = 4 };
 // The kernel's one parameter, passed as __grid_constant__ so the tensor maps stay in parameter
 // space (TMA reads them from there; the host encodes them per call, on its stack).
 struct GemmArgs {
-  TensorMap tma_a;   // KA: K-major {K, rows, batch} box {BLOCK_K, BLOCK_M}, or MN-major {rows, K, batch} box {64, 64}
+  TensorMap tma_a;   // KA: K-major {K, rows, batch} box {BLOCK_K, BLOCK_M / kClusterN}, or MN-major {rows, K, batch} box {64, 64}
   TensorMap tma_b;   // KB: K-major {K, cols, batch} box {BLOCK_K, BLOCK_N / kClusterM}, or MN-major box {64, 64}
   TensorMap tma_sa;  // kScaleVec128 scales of KA: f32 {rows, K blocks} box {BLOCK_M, 1}
   TensorMap tma_sb;  // kScaleVec128 scales of KB: f32 {cols, K blocks} box {BLOCK_N, 1}
   TensorMap tma_d;   // kStoreChunks: X (16-bit, row-major) {cols, rows, batch} box {64, 64}, 128B swizzle
   DgemmParams p;     // the kernel's view: sizes, leading dimensions, pointers, epilogue values
-  TileGrid tiles;    // what the scheduler walks (cluster_m = kClusterM, split_k = 1)
+  TileGrid tiles;    // what the scheduler walks (cluster_m = kClusterM, split_k = 1; kClusterN: N blocks counted in pairs)
   int num_k_blocks;
   int store_d;  // kStoreChunks > 0 and 1: the epilogue stores through tma_d (else from registers)
   const void* sa_blk;  // kScaleBlk128 scales of KA (f32 or UE8M0): element (row block, K block) at r * ld + c ...
@@ -102,7 +106,7 @@ struct Work {
 
 template <int kBlockM, int kBlockN, int kStages, int kType, bool kAKMajor, bool kBKMajor, int kClusterM,
           int kClusterK, class Epi, int kMinBlocks = 1, int kAScale = kScaleNone, int kBScale = kScaleNone,
-          int kGrouped = kGroupNone, int kStoreChunks = 0>
+          int kGrouped = kGroupNone, int kStoreChunks = 0, int kClusterN = 1>
 struct Gemm {
   // Operands not K-major are MN-major: wgmma reads them with its transpose bit (16-bit only).
   static constexpr int kAMajorMN = kAKMajor ? 0 : 1;
@@ -121,7 +125,8 @@ struct Gemm {
   static constexpr int kWGRows = kBlockM / kMathWGs;
   static constexpr int kMAtoms = kWGRows / 64;  // m64 instructions per consumer warpgroup
   static constexpr int kAcc = kBlockN / 2;      // accumulators per thread per m64 atom
-  static constexpr int kClusterSize = kClusterM * kClusterK;
+  static constexpr int kClusterSize = kClusterM * kClusterN * kClusterK;
+  static constexpr int kClusterMN = kClusterM * kClusterN;  // CTAs sharing each stage by multicast
   // How each operand's scale enters the main loop (kScaleNone / kScaleVec128 / kScaleBlk128), and
   // whether its scales are UE8M0 bytes.
   static constexpr int kAMode = kAScale & 3, kBMode = kBScale & 3;
@@ -182,6 +187,10 @@ struct Gemm {
   static_assert(kMinBlocks == 1 || (kMathWGs == 1 && kAcc * (kPromote ? 2 : 1) <= 64),
                 "two CTAs per SM: one warpgroup, <= 64 accumulator registers");
   static_assert(kClusterM == 1 || kClusterK == 1, "a cluster either shares B or splits K");
+  static_assert(kClusterN == 1 || (kClusterM == 1 && kClusterK == 1), "a cluster sharing A does nothing else");
+  static_assert(kClusterN == 1 || kClusterN == 2, "clusters of 1 or 2 CTAs along N");
+  static_assert(kClusterN == 1 || (kAKMajor ? (kBlockM / kClusterN) % 8 == 0 : (kBlockM / 64) % kClusterN == 0),
+                "A box rows (K-major) or 64-row boxes (M-major) per CTA");
   static_assert(kClusterM == 1 || kClusterM == 2, "clusters of 1 or 2 CTAs along M");
   static_assert(kClusterK >= 1 && kClusterK <= 8, "K split over at most 8 CTAs (a portable cluster)");
   static_assert(kClusterM == 1 || !kBMajorMN || (kBlockN / 64) % kClusterM == 0,
@@ -203,7 +212,8 @@ struct Gemm {
   // The work unit `unit`, or false past the last one. Grouped walks scan the group rows (each
   // walker keeps its own cursor; units only increase).
   __device__ __forceinline__ static bool next_work(const GemmArgs& args, const TileScheduler& sched, int num_units,
-                                                   GroupWalk<kGrouped, kBlockM>& walk, int unit, u32 rank_m, Work& w) {
+                                                   GroupWalk<kGrouped, kBlockM>& walk, int unit, u32 rank_m, u32 rank_n,
+                                                   Work& w) {
     if constexpr (kGrouped != kGroupNone) {
       if (!walk.seek(unit)) return false;
       walk.tile(unit, w.row0, w.n_block);
@@ -215,7 +225,7 @@ struct Gemm {
       const TileCoord t = sched.coords(unit);
       w.row0 = (long long)(t.m_block + int(rank_m)) * kBlockM;
       w.row_end = args.p.m;
-      w.n_block = t.n_block;
+      w.n_block = t.n_block * kClusterN + int(rank_n);  // kClusterN: the scheduler walks pairs
       w.batch = t.batch;
       w.group = 0;
     }
@@ -225,14 +235,15 @@ struct Gemm {
   // Calls body(w, kb_begin, kb_end) for each work unit of this CTA's cluster, in the order the
   // producer and the consumers must agree on (each side walks the same units on its own).
   template <class Body>
-  __device__ __forceinline__ static void for_each_work(const GemmArgs& args, u32 rank_m, u32 rank_k, Body&& body) {
+  __device__ __forceinline__ static void for_each_work(const GemmArgs& args, u32 rank_m, u32 rank_n, u32 rank_k,
+                                                       Body&& body) {
     const TileScheduler sched{args.tiles};
     const int num_units = sched.num_units();
     const int num_clusters = gridDim.x / kClusterSize;
     GroupWalk<kGrouped, kBlockM> walk;
     if constexpr (kGrouped != kGroupNone) walk.start(args.groups, args.p.m, args.tiles.num_n_blocks);
     Work w;
-    for (int unit = blockIdx.x / kClusterSize; next_work(args, sched, num_units, walk, unit, rank_m, w);
+    for (int unit = blockIdx.x / kClusterSize; next_work(args, sched, num_units, walk, unit, rank_m, rank_n, w);
          unit += num_clusters) {
       int kb_begin, kb_end;
       TileScheduler::k_range(args.num_k_blocks, kClusterK, int(rank_k), kb_begin, kb_end);
@@ -270,7 +281,7 @@ struct Gemm {
     const int blk_stride = (args.num_k_blocks + 3) / 4 * 4;
 
     const u32 rank = kClusterSize > 1 ? cluster_ctarank() : 0;
-    const u32 rank_m = kClusterM > 1 ? rank : 0, rank_k = kClusterK > 1 ? rank : 0;
+    const u32 rank_m = kClusterM > 1 ? rank : 0, rank_n = kClusterN > 1 ? rank : 0, rank_k = kClusterK > 1 ? rank : 0;
     const int warpgroup = threadIdx.x / 128;
     if (threadIdx.x == 0) {
       tma_prefetch_map(&args.tma_a);
@@ -281,7 +292,7 @@ struct Gemm {
         if (args.store_d) tma_prefetch_map(&args.tma_d);
       for (int s = 0; s < kStages; ++s) {
         mbar_init(full_bar(s), 1);                                // the local producer's arrive.expect_tx
-        mbar_init(empty_bar(s), kClusterM * kMathWGs * 4);        // every consumer warp sharing the stage
+        mbar_init(empty_bar(s), kClusterMN * kMathWGs * 4);       // every consumer warp sharing the stage
       }
       if constexpr (kClusterK > 1) {
         mbar_init(reduce_full_bar, (kClusterK - 1) * kConsumers / 32);  // every non-leader consumer warp
@@ -307,15 +318,15 @@ struct Gemm {
         constexpr u32 kStageBytes = kStageA + kStageB + (kAMode == kScaleVec128 ? kBlockM * (kAU8 ? 1 : 4) : 0) +
                                     (kBMode == kScaleVec128 ? kBlockN * (kBU8 ? 1 : 4) : 0);
         PipelineState<kStages> ps;
-        for_each_work(args, rank_m, rank_k, [&](const Work& w, int kb_begin, int kb_end) {
+        for_each_work(args, rank_m, rank_n, rank_k, [&](const Work& w, int kb_begin, int kb_end) {
           const int m0 = int(w.row0), n0 = w.n_block * kBlockN;
           const int a_batch = w.batch * args.a_batch_step, b_batch = w.batch * args.b_batch_step;
           for (int kb = kb_begin; kb < kb_end; ++kb, ps.advance()) {
             const int k0 = kb * kBlockK;
             mbar_wait(empty_bar(ps.stage), ps.phase ^ 1);
-            // Own A + the whole B tile (half of it arrives from the peer CTA when multicast).
+            // The whole A and B tiles (half of the shared one arrives from the peer CTA when multicast).
             mbar_arrive_expect_tx(full_bar(ps.stage), kStageBytes);
-            load_a(args, smem_a(ps.stage), full_bar(ps.stage), m0, k0, a_batch);
+            load_a(args, smem_a(ps.stage), full_bar(ps.stage), m0, k0, a_batch, rank_n);
             load_b(args, smem_b(ps.stage), full_bar(ps.stage), n0, k0, b_batch, rank_m);
             if constexpr (kAMode == kScaleVec128) tma_load_2d(scale_a(ps.stage), &args.tma_sa, full_bar(ps.stage), m0, kb);
             if constexpr (kBMode == kScaleVec128) tma_load_2d(scale_b(ps.stage), &args.tma_sb, full_bar(ps.stage), n0, kb);
@@ -334,11 +345,11 @@ struct Gemm {
       // A stage may be refilled once every consumer warp of the cluster has released it.
       auto release = [&](int s) {
         if (lane == 0) {
-          if constexpr (kClusterM == 1) {
+          if constexpr (kClusterMN == 1) {
             mbar_arrive(empty_bar(s));
           } else {
 #pragma unroll
-            for (int r = 0; r < kClusterM; ++r) mbar_arrive_cluster(empty_bar(s), r);
+            for (int r = 0; r < kClusterMN; ++r) mbar_arrive_cluster(empty_bar(s), r);
           }
         }
       };
@@ -349,7 +360,7 @@ struct Gemm {
       Acc part2[kPipePromote ? kMAtoms : 1][kPipePromote ? kAcc : 1];
       PipelineState<kStages> ps;
       u32 reduce_phase = 0;
-      for_each_work(args, rank_m, rank_k, [&](const Work& w, int kb_begin, int kb_end) {
+      for_each_work(args, rank_m, rank_n, rank_k, [&](const Work& w, int kb_begin, int kb_end) {
         const int m0 = int(w.row0), n0 = w.n_block * kBlockN;
         // kBSpan2: the 8-column groups of the tile in KB's first scale block (128 - n0 % 128 is a
         // multiple of gcd(BLOCK_N, 128) >= 8, so no group straddles the boundary).
@@ -645,12 +656,28 @@ struct Gemm {
     asm volatile("bar.sync 1, %0;" ::"n"(kConsumers) : "memory");
   }
 
-  __device__ static void load_a(const GemmArgs& args, u32 dst, u32 bar, int m0, int k0, int batch) {
-    if constexpr (kAMajorMN) {
+  __device__ static void load_a(const GemmArgs& args, u32 dst, u32 bar, int m0, int k0, int batch, u32 rank_n) {
+    if constexpr (kClusterN == 1) {
+      if constexpr (kAMajorMN) {
 #pragma unroll
-      for (int c = 0; c < kBlockM / 64; ++c) tma_load_3d(dst + c * 8192, &args.tma_a, bar, m0 + c * 64, k0, batch);
+        for (int c = 0; c < kBlockM / 64; ++c) tma_load_3d(dst + c * 8192, &args.tma_a, bar, m0 + c * 64, k0, batch);
+      } else {
+        tma_load_3d(dst, &args.tma_a, bar, k0, m0, batch);
+      }
     } else {
-      tma_load_3d(dst, &args.tma_a, bar, k0, m0, batch);
+      // Each CTA loads its share of the A tile both CTAs need, into both (same offsets).
+      const unsigned short mask = (1u << kClusterN) - 1;
+      if constexpr (kAMajorMN) {
+        constexpr int kBoxes = kBlockM / 64 / kClusterN;
+#pragma unroll
+        for (int c = 0; c < kBoxes; ++c) {
+          const int box = int(rank_n) * kBoxes + c;
+          tma_load_3d_multicast(dst + box * 8192, &args.tma_a, bar, m0 + box * 64, k0, batch, mask);
+        }
+      } else {
+        constexpr int kRows = kBlockM / kClusterN;
+        tma_load_3d_multicast(dst + rank_n * kRows * 128, &args.tma_a, bar, k0, m0 + int(rank_n) * kRows, batch, mask);
+      }
     }
   }
 
