@@ -352,8 +352,9 @@ class Sm90Family final : public FamilyModel {
       // sets, the FMAs exposed) ran 1.12-1.26x the time of 128x128 at M = 4096 except N = 2112
       // (0.98x), and 128x160 1.17-1.39x (2026-12-01 run C; 160 is no longer offered).
       const bool promoted = p.a_scale.blocked() || p.b_scale.blocked();
-      const int64_t esize = int64_t(dtype_size(kp.a_type));
-      const bool sector_misaligned = (kp.lda * esize) % 32 != 0 || (kp.ldb * esize) % 32 != 0;
+      // Reduced before the multiply: a leading dimension near INT64_MAX is a valid plan-time value.
+      const bool sector_misaligned = ((kp.lda % 32) * int64_t(dtype_size(kp.a_type))) % 32 != 0 ||
+                                     ((kp.ldb % 32) * int64_t(dtype_size(kp.b_type))) % 32 != 0;
       const bool staged_out = p.d_type == DType::F16 || p.d_type == DType::BF16;
       const bool cluster_measuring =
           (t.cluster_m > 1 && (staged_out || ((p.d_type == DType::I32 || promoted) && tiles >= sms))) ||
