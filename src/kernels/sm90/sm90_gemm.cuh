@@ -132,6 +132,16 @@ struct Gemm {
   static constexpr int kAMode = kAScale & 3, kBMode = kBScale & 3;
   static constexpr bool kAU8 = (kAScale & kScaleUE8M0) != 0, kBU8 = (kBScale & kScaleUE8M0) != 0;
   static constexpr bool kPromote = kAMode != kScaleNone || kBMode != kScaleNone;
+  // Main loop without promotion: keep one K block of MMAs in flight (wait<1>) instead of draining
+  // the tensor core after every stage (wait<0>), where nothing else feeds it during the drain: one
+  // consumer warpgroup and one CTA per SM, or a 64-column tile (four m64n64k16 per stage and
+  // warpgroup: the drain is a large share of a stage). Measured A/B, 2026-12-02 (bench/RESULTS.md
+  // run N): swap-AB and one-warpgroup tiles 1-3 % faster on every decode row and up to 15 % on
+  // batched ones (64x1024x1024 5.98 -> 5.11 us), 128x64 1024^3 6.58 -> 6.33 us; slower with two
+  // warpgroups on 128-256 columns (1536^3 128x192 14.7 -> 16.9 us, 8192^3 +1.7 %), with two CTAs
+  // per SM (64x128 b2 +1.3 %) and for 128x64 split over a cluster (ck2 +2-6 %).
+  static constexpr bool kMmaLag =
+      !kPromote && ((kMathWGs == 1 && kMinBlocks == 1) || (kBlockN <= 64 && kClusterK == 1));
   // A tile's columns straddle two 128 x 128 scale blocks of KB (BLOCK_N does not divide 128).
   static constexpr bool kBSpan2 = kBMode == kScaleBlk128 && 128 % kBlockN != 0;
   // The K-row scale rows kept per tile: KA's, then KB's one or two.
@@ -451,6 +461,25 @@ struct Gemm {
               finish(part2, sc);
             }
           }
+        } else if constexpr (kMmaLag) {
+          // One K block of MMAs stays in flight: stage kb + 1's MMAs are issued before stage kb's
+          // are waited for (wait<1>), so the tensor core does not drain between K blocks while
+          // the warpgroup waits for the next full barrier; stage kb is released one step later.
+          if (kb_begin < kb_end) {
+            issue(acc, ps, true);
+            int held = ps.stage;
+            ps.advance();
+            for (int kb = kb_begin + 1; kb < kb_end; ++kb, ps.advance()) {
+              issue(acc, ps, false);
+              wgmma_wait<1>();
+              release(held);
+              held = ps.stage;
+            }
+            wgmma_wait<0>();
+#pragma unroll
+            for (int ma = 0; ma < kMAtoms; ++ma) fence_regs(acc[ma]);
+            release(held);
+          }
         } else {
           for (int kb = kb_begin; kb < kb_end; ++kb, ps.advance()) {
             // Without promotion the first MMA of the tile overwrites; with it, each stage's.
@@ -463,9 +492,9 @@ struct Gemm {
             if constexpr (kPromote)
               sc = promote_scales(generic(scale_a(ps.stage)), blk_scales, blk_stride, kb - kb_begin, math_wg,
                                   warp_in_wg, lane);
-            // wait<0> measured as fast as keeping one K block in flight (sm90/NOTES.md), and it
-            // means this stage's reads are done: hand it back (kStages - 1 loads in flight); per
-            // column scales (kScaleVec128 of KB) are read by the promotion, so then after it.
+            // wait<0> (tiles left out of kMmaLag above, and promotion, which reads the partial at
+            // once) means this stage's reads are done: hand it back (kStages - 1 loads in flight);
+            // per column scales (kScaleVec128 of KB) are read by the promotion, so then after it.
             wgmma_wait<0>();
 #pragma unroll
             for (int ma = 0; ma < kMAtoms; ++ma) fence_regs(dst[ma]);
