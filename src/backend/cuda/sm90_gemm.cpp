@@ -161,8 +161,8 @@ int sm90_store_chunks(const KernelConfig& c, const GemmProblem& problem, const E
   if (!(sixteen || eight || exact32) || v.out_transposed || p.grouping.grouped() || wg_rows != 64 ||
       c.block_n % box_cols != 0)
     return 0;
-  // Hopper: 227 KB per block after opt-in, 228 KB per SM (two CTAs: half each, less 1 KB reserved).
-  const int limit = c.blocks_per_sm > 1 ? 233472 / 2 - 1024 : 232448;
+  // Hopper: 227 KB per block after opt-in, 228 KB per SM (n CTAs: 1/n each, less 1 KB reserved).
+  const int limit = c.blocks_per_sm > 1 ? 233472 / c.blocks_per_sm - 1024 : 232448;
   for (int chunks = c.block_n / box_cols; chunks > 0; --chunks)
     if ((c.block_n / box_cols) % chunks == 0 && smem_bytes(c, p, chunks) <= limit) return chunks;
   return 0;

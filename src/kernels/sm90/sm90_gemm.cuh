@@ -196,6 +196,8 @@ struct Gemm {
   static_assert(kStages >= 2, "need at least two stages");
   static_assert(kMinBlocks == 1 || (kMathWGs == 1 && kAcc * (kPromote ? 2 : 1) <= 64),
                 "two CTAs per SM: one warpgroup, <= 64 accumulator registers");
+  static_assert(kMinBlocks <= 2 || (!kPromote && kAcc <= 16),
+                "three or four CTAs per SM (64 or 80 registers a thread): <= 16 accumulator registers");
   static_assert(kClusterM == 1 || kClusterK == 1, "a cluster either shares B or splits K");
   static_assert(kClusterN == 1 || (kClusterM == 1 && kClusterK == 1), "a cluster sharing A does nothing else");
   static_assert(kClusterN == 1 || kClusterN == 2, "clusters of 1 or 2 CTAs along N");
