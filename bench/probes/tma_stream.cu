@@ -38,7 +38,8 @@ __device__ __forceinline__ void tma3(u32 dst, const CUtensorMap* m, u32 bar, int
 
 constexpr int KCH = 8192 / 64;  // 128-byte chunks per row
 
-// Stage = STAGE_BYTES; G = chunks per issue group (mode 1) or per box (mode 2).
+// A stage is 8 KB (modes 0, 1) or G x 8 KB (mode 2); G = boxes per issue group (mode 1) or
+// 128-byte chunks per row in one box (mode 2).
 __global__ void __launch_bounds__(64) stream(const __grid_constant__ CUtensorMap m2, const __grid_constant__ CUtensorMap m3,
                                              int mode, int G, int stages, int rows, int* out) {
   extern __shared__ __align__(1024) unsigned char smem[];
