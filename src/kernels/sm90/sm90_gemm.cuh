@@ -350,7 +350,9 @@ struct Gemm {
         if (blockIdx.x == 0 && threadIdx.x == 32) write_group_status<kGrouped>(args.groups, args.p.m);
     } else {
       if constexpr (kMathWGs == 2) setmaxnreg_inc<kConsumerRegs>();
-      const int math_wg = warpgroup - 1;
+      // Broadcast from lane 0 so the compiler knows the value is warp-uniform (the A descriptor's
+      // offset is derived from it).
+      const int math_wg = __shfl_sync(0xffffffffu, warpgroup - 1, 0);
       const int ctid = threadIdx.x - 128;  // consumer thread index
       const int lane = threadIdx.x & 31;
       const int warp_in_wg = (threadIdx.x / 32) & 3;
@@ -401,17 +403,18 @@ struct Gemm {
 #pragma unroll
           for (int ma = 0; ma < kMAtoms; ++ma) fence_regs(dst[ma]);
           wgmma_fence();
+          // The stage's two descriptors are built once; each MMA adds its byte offset (>> 4) to
+          // the 14-bit start-address field, which cannot carry below 256 KB of shared memory.
+          // One MMA covers 32 bytes of K: K-major steps 32 bytes inside the swizzled row;
+          // MN-major (16-bit) steps 16 K rows. Chunk ma is the warpgroup's ma-th 64-row slice of A.
+          const u64 desc_b0 = make_desc_sw128(smem_b(st.stage), kBMajorMN ? 8192 : 16, 1024);
+          const u64 desc_a0 = make_desc_sw128(smem_a(st.stage) + math_wg * kMAtoms * 8192, kAMajorMN ? 8192 : 16, 1024);
 #pragma unroll
           for (int k = 0; k < 4; ++k) {
-            // One MMA covers 32 bytes of K: K-major steps 32 bytes inside the swizzled row;
-            // MN-major (16-bit) steps 16 K rows.
-            const u64 desc_b = kBMajorMN ? make_desc_sw128(smem_b(st.stage) + k * 2048, 8192, 1024)
-                                         : make_desc_sw128(smem_b(st.stage) + k * 32, 16, 1024);
+            const u64 desc_b = desc_b0 + u64((kBMajorMN ? k * 2048 : k * 32) >> 4);
 #pragma unroll
             for (int ma = 0; ma < kMAtoms; ++ma) {
-              const int chunk = math_wg * kMAtoms + ma;  // which 64-row slice of the A stage
-              const u64 desc_a = kAMajorMN ? make_desc_sw128(smem_a(st.stage) + chunk * 8192 + k * 2048, 8192, 1024)
-                                           : make_desc_sw128(smem_a(st.stage) + chunk * 8192 + k * 32, 16, 1024);
+              const u64 desc_a = desc_a0 + u64((ma * 8192 + (kAMajorMN ? k * 2048 : k * 32)) >> 4);
               mma(dst[ma], desc_a, desc_b, (!first) || (k != 0));
             }
           }
