@@ -58,7 +58,7 @@ struct Options {
 const char* kUsage =
     "usage: deepgemm-bench [options]\n"
     "  --set LIST        shape sets, comma-separated: seed decode batched mid unaligned epilogue square llm\n"
-    "                    fp8 all (default seed; all = every set but fp8)\n"
+    "                    prefill fp8 all (default seed; all = every set but prefill and fp8)\n"
     "  --shapes FILE     a shape file instead (lines 'M N K [plain|bias_gelu]')\n"
     "  --m M --n N --k K one shape instead (with --epilogue plain|bias_gelu)\n"
     "                    (bias_gelu: a per-column bias and GELU in its tanh form, as cuBLASLt's GELU_BIAS)\n"

@@ -2,6 +2,7 @@
 #include "tools/arch_option.hpp"
 
 #include <sstream>
+#include <stdexcept>
 #include <vector>
 
 #include "backend/backend.hpp"
@@ -57,6 +58,17 @@ std::string describe_hardware(const HardwareDesc& hw) {
      << hw.mem_bandwidth_gbs << " GB/s, bf16 " << hw.peak_tflops_bf16 << " TFLOP/s"
      << (hw.can_run_kernels ? "" : " (planning only)");
   return os.str();
+}
+
+void apply_force_option(const std::string& name, PlanRequest* request) {
+  Family fam;
+  if (family_from_name(name, &fam) && fam != Family::Cpu) {
+    request->force = fam;
+  } else if (name.find('_') != std::string::npos && name.rfind("cpu", 0) != 0) {
+    request->force_config = name;
+  } else {
+    throw std::invalid_argument("--force = '" + name + "': expected sm80, sm90, small_m or a configuration name");
+  }
 }
 
 }  // namespace dgemm::tools

@@ -1,9 +1,11 @@
-// The --arch flag of `deepgemm plan` and `deepgemm gen`: which machine to plan for.
+// The planner flags the tool's subcommands share: --arch (which machine to plan for) and the
+// --force of `deepgemm gen` and `deepgemm warm` (which family or configuration to plan with).
 #pragma once
 
 #include <string>
 
 #include "core/hardware.hpp"
+#include "plan/planner.hpp"
 
 namespace dgemm::tools {
 
@@ -15,5 +17,10 @@ HardwareDesc resolve_arch(const std::string& spec, std::string* note);
 
 // One line: "NVIDIA H200 SXM 141GB: sm_90, 132 SMs, 227 KB smem/block, 4800 GB/s, bf16 989 TFLOP/s".
 std::string describe_hardware(const HardwareDesc& hw);
+
+// --force NAME: a family (sm80, sm90, small_m) sets request->force; a configuration name as
+// `deepgemm plan --all` prints it sets request->force_config (the planner keeps only that one).
+// Throws std::invalid_argument naming the value otherwise.
+void apply_force_option(const std::string& name, PlanRequest* request);
 
 }  // namespace dgemm::tools

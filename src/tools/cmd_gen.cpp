@@ -119,17 +119,7 @@ int cmd_gen(int argc, char** argv) {
   std::string target = f.get("target", "");
   PlanRequest request;
   request.use_cache = false;
-  if (f.has("force")) {
-    Family fam;
-    const std::string name = f.get("force", "");
-    if (family_from_name(name, &fam) && fam != Family::Cpu) {
-      request.force = fam;
-    } else if (name.find('_') != std::string::npos && name.rfind("cpu", 0) != 0) {
-      request.force_config = name;  // a configuration name: the planner keeps only that one
-    } else {
-      throw std::invalid_argument("--force = '" + name + "': expected sm80, sm90, small_m or a configuration name");
-    }
-  }
+  if (f.has("force")) apply_force_option(f.get("force", ""), &request);
   GemmOptions opt = parse_gemm_options(f);
   f.check_all_used();
   if (output.empty()) throw std::invalid_argument("--output FILE.cuh is required ('-' for standard output)");

@@ -91,7 +91,7 @@ std::vector<GemmOptions> problems_from_file(const std::string& path, const std::
 void print_help() {
   std::printf(
       "usage: deepgemm warm [--arch auto|NAME|FILE] [--shapes FILE [--dtypes bf16,f16] [--layouts tn,nn]]\n"
-      "                     [--runners-up N] [--threads T] [problem flags]\n"
+      "                     [--runners-up N] [--force NAME] [--threads T] [problem flags]\n"
       "Compiles the kernels that plans for the machine would use into the kernel cache\n"
       "($DEEPGEMM_CACHE_DIR, default ~/.cache/deepgemm), with NVRTC and without a GPU.\n"
       "  --shapes FILE   'M N K [plain|bias_gelu]' per line (bench/shapes/*.txt), crossed with\n"
@@ -99,6 +99,9 @@ void print_help() {
       "                  problem the flags below describe; bias_gelu = a per-column bias and GELU in\n"
       "                  its tanh form, as deepgemm-bench and cuBLASLt's GELU_BIAS run it\n"
       "  --runners-up N  also compile the best N other candidates (default 1), e.g. for autotuning\n"
+      "  --force NAME    plan with only this family (sm80, sm90, small_m) or configuration (as\n"
+      "                  `deepgemm plan --all` names it, measuring-only ones included): what a\n"
+      "                  benchmark's --force-kernel NAME will run\n"
       "  --threads T     parallel compiles (default: the machine's cores)\n"
       "  --json          print one JSON object (counts, seconds, the cache folder, each kernel) instead\n"
       "                  of the summary line\n"
@@ -124,6 +127,8 @@ int cmd_warm(int argc, char** argv) {
   const int threads = int(f.get_int("threads", cores, 1, 1024));
   const bool as_json = f.get_bool("json");
   const bool quiet = f.get_bool("quiet");
+  PlanRequest request;
+  if (f.has("force")) apply_force_option(f.get("force", ""), &request);
   std::vector<GemmOptions> problems;
   if (shapes.empty()) {
     problems.push_back(parse_gemm_options(f));
@@ -177,7 +182,7 @@ int cmd_warm(int argc, char** argv) {
     try {
       const GemmProblem p = api::convert_problem(&o.problem);
       const Epilogue e = api::convert_epilogue(&o.epilogue, p);
-      const PlanDecision d = choose_kernel(p, e, hw, PlanRequest{});
+      const PlanDecision d = choose_kernel(p, e, hw, request);
       std::vector<KernelConfig> configs{d.chosen.config};
       for (int i = 0; i < runners_up && i < int(d.runners_up.size()); ++i) configs.push_back(d.runners_up[i].config);
       for (std::size_t i = 0; i < configs.size(); ++i) {

@@ -39,4 +39,22 @@ BOOST_AUTO_TEST_CASE(warm_reports_progress_and_json) {
   BOOST_TEST(has(r.out, "s elapsed: "), r.out);
   std::filesystem::remove_all(dir);
 }
+
+// --force compiles what a benchmark's --force-kernel NAME runs: a measuring-only configuration
+// (never chosen by the planner) lands in the JSON; a name that is neither a family nor a
+// configuration is a usage error naming it.
+BOOST_AUTO_TEST_CASE(warm_force_compiles_the_named_configuration) {
+  using dgemm_test::sh;
+  const auto dir = std::filesystem::temp_directory_path() / ("dgemm_warm_force_" + std::to_string(::getpid()));
+  const std::string cmd = "DEEPGEMM_CACHE_DIR=" + dir.string() + " " + dgemm_test::tool() +
+                          " warm --arch h200 --runners-up 0 --m 1 --n 8192 --k 8192 --trans-b --json --force ";
+  dgemm_test::Result r = sh(cmd + "sm90_64x8x64_s6_t256_b4_swap_p", false);
+  BOOST_TEST(r.rc == 0, r.out);
+  BOOST_TEST(has(r.out, "sm90_64x8x64_s6_t256_b4_swap_p"), r.out);
+  BOOST_TEST(has(r.out, "\"failed\": 0"), r.out);
+  r = sh("(" + cmd + "nonsense 2>&1)", false);
+  BOOST_TEST(r.rc == 2, r.out);
+  BOOST_TEST(has(r.out, "--force = 'nonsense'"), r.out);
+  std::filesystem::remove_all(dir);
+}
 #endif
