@@ -260,10 +260,10 @@ class Sm90Executable final : public Executable {
     c_bytes_ = e.reads_c() ? int64_t(dtype_size(p.c_type)) : 0;
     if (pack_[0].on || pack_[1].on) {
       pack_kernel_ = module_->kernel(kSm90PackKernel, 0);
-      // Work items: one warp copies 256 elements of one row (pack.cuh); 8 warps per block.
+      // Work items: one warp copies 1024 elements of one row (pack.cuh, kPackSegment); 8 warps per block.
       long long most = 0;
       for (const PackOperand& o : pack_)
-        if (o.on) most = std::max<long long>(most, o.layout.batch * o.layout.outer * ((o.layout.dst_ld + 255) / 256));
+        if (o.on) most = std::max<long long>(most, o.layout.batch * o.layout.outer * ((o.layout.dst_ld + 1023) / 1024));
       // Grid-stride copy: 8 resident blocks per SM are enough to saturate HBM.
       pack_grid_ = unsigned(std::min<long long>((most + 7) / 8, 8LL * device.hw.sm_count));
       if (pack_grid_ == 0) pack_grid_ = 1;

@@ -2,11 +2,12 @@
 // TMA's 16-byte rule into an aligned workspace, rows padded to a multiple of 8 elements (16 bytes)
 // with the pad zero-filled, so that a TMA kernel can read the copy. One launch packs up to two
 // operands (blockIdx.y picks the job): a GEMM that needs both A and B packed pays one launch.
-// Memory-bound. Each warp copies a 256-element segment of one row at a time: eight 2-byte loads
-// per lane at consecutive addresses across the warp (coalesced: the source may be 2-byte aligned
-// only), regrouped through 512 bytes of shared memory so that each lane then writes one 16-byte
-// chunk. (Each lane loading its own 8 consecutive elements made every load instruction touch 4x
-// the cache lines it needed: the copy was L1-bound at ~70% of HBM bandwidth, RESULTS.md.)
+// Memory-bound. Each warp copies a 1024-element segment of one row at a time: 32 independent
+// 2-byte loads per lane at consecutive addresses across the warp (coalesced: the source may be
+// 2-byte aligned only), regrouped through 2 KB of shared memory so that each lane then writes four
+// 16-byte chunks. (Each lane loading its own 8 consecutive elements made every load instruction
+// touch 4x the cache lines it needed: the copy was L1-bound at ~70% of HBM bandwidth; 256-element
+// segments kept only 512 bytes in flight per warp, RESULTS.md 2026-12-02 run X.)
 #pragma once
 
 #include "common/types.cuh"
@@ -28,8 +29,9 @@ struct PackArgs {
 
 struct alignas(16) PackChunk { unsigned x, y, z, w; };  // no toolkit header: NVRTC needs none
 
-constexpr int kPackWarps = 8;  // warps per block (256 threads)
-constexpr int kPackSegment = 256;  // elements a warp copies per step: 32 lanes x 8
+constexpr int kPackWarps = 8;       // warps per block (256 threads)
+constexpr int kPackPerLane = 32;    // elements each lane loads per step (independent loads in flight)
+constexpr int kPackSegment = 32 * kPackPerLane;  // elements a warp copies per step (1024)
 
 __device__ __forceinline__ void pack_rows(const PackJob& j) {
   __shared__ alignas(16) unsigned short stage[kPackWarps][kPackSegment];
@@ -43,16 +45,23 @@ __device__ __forceinline__ void pack_rows(const PackJob& j) {
     const long long b = row_all / j.outer;
     const long long row = row_all - b * j.outer;
     const unsigned short* s = j.src + b * j.src_stride + row * j.src_ld;
+    unsigned short v[kPackPerLane];
 #pragma unroll
-    for (int e = 0; e < 8; ++e) {
+    for (int e = 0; e < kPackPerLane; ++e) {
       const long long col = col0 + e * 32 + lane;
-      stage[warp][e * 32 + lane] = col < j.inner ? s[col] : (unsigned short)0;
+      v[e] = col < j.inner ? s[col] : (unsigned short)0;
     }
+#pragma unroll
+    for (int e = 0; e < kPackPerLane; ++e) stage[warp][e * 32 + lane] = v[e];
     __syncwarp();
-    const long long col = col0 + lane * 8;
-    if (col < j.dst_ld)
-      *reinterpret_cast<PackChunk*>(j.dst + b * j.dst_stride + row * j.dst_ld + col) =
-          *reinterpret_cast<const PackChunk*>(&stage[warp][lane * 8]);
+    unsigned short* d = j.dst + b * j.dst_stride + row * j.dst_ld;
+#pragma unroll
+    for (int c = 0; c < kPackPerLane / 8; ++c) {
+      const int chunk = c * 32 + lane;  // 16-byte chunk of the segment
+      const long long col = col0 + chunk * 8;
+      if (col < j.dst_ld)
+        *reinterpret_cast<PackChunk*>(d + col) = *reinterpret_cast<const PackChunk*>(&stage[warp][chunk * 8]);
+    }
     __syncwarp();  // the segment's chunks are read before the next step overwrites them
   }
 }
