@@ -248,7 +248,7 @@ class Sm90Family final : public FamilyModel {
     }
     const GemmProblem kp = packed_problem(p, pack_a, pack_b);
 
-    auto add = [&](const Sm90Tile& t, bool swap, bool measuring_only, int b_readers = 0) {
+    auto add = [&](const Sm90Tile& t, bool swap, bool measuring_only, int b_readers = 0, double extra_us = 0) {
       KernelConfig c;
       c.family = Family::Sm90;
       c.block_m = t.block_m;
@@ -306,6 +306,7 @@ class Sm90Family final : public FamilyModel {
       in.smem_extra_bytes = smem_extra(c, v, p.k);
       in.math_efficiency = t.efficiency;
       in.b_readers = b_readers;
+      in.extra_fixed_us = extra_us;
       GemmProblem view = p;  // tile counts follow the kernel's (row-major) view
       view.m = v.rows;
       view.n = v.cols;
@@ -418,6 +419,41 @@ class Sm90Family final : public FamilyModel {
           add(t, swap, ck > kMaxChosenClusterK || blocks > 2);
         }
       }
+    }
+    // The big menu tiles swapped (D^T = op(B)^T op(A)^T): an N just past a multiple of the tile
+    // (4097 = 16 x 256 + 1) leaves a column of nearly empty tiles that cost a full main loop each,
+    // and a partial wave (4095 x 4097: 544 tiles of 128x256, 4.12 waves); swapped, the 1-column
+    // remainder falls on the M side of a 128-row tile (33 x 16 = 528, 4.00 waves). The transposed
+    // D goes through the register epilogue instead of the TMA store: 4096 x 4096 x 4093 ran 6 %
+    // slower swapped (221.6 against 208.5 us, +13 us for 33.5 MB of D; H200, RESULTS.md run Y),
+    // charged here at half that (D's bytes at 1.2x the HBM rate), since the model's 256x128 (the
+    // other way around such an N) is ~5 % optimistic against 128x256: at the full charge 4095 x
+    // 4097 x 4093 would go to 256x128, measured 264.7 us against 237.8 swapped. 16-bit operands
+    // only (the only ones measured so); skipped where the skinny loop offered the configuration.
+    const double transposed_epilogue_us =
+        hw.mem_bandwidth_gbs > 0 ? double(p.m) * double(p.n) * double(dtype_size(p.d_type)) * double(std::max<int64_t>(1, p.batch_count)) /
+                                       (1.2 * hw.mem_bandwidth_gbs * 1e3)
+                                 : 0.0;
+    for (const Sm90Tile& t : kMenu) {
+      if (eight_bit || t.block_m != 128 || t.block_n < 128 || t.cluster_m > 1 || t.cluster_n > 1 || t.cluster_k > 1 ||
+          t.measuring || t.blocks > 1)
+        continue;
+      KernelConfig probe;
+      probe.family = Family::Sm90;
+      probe.block_m = t.block_m;
+      probe.block_n = t.block_n;
+      probe.block_k = eight_bit ? 128 : 64;
+      probe.stages = t.stages;
+      probe.threads = threads_for(t.block_m);
+      probe.swap_ab = true;
+      probe.swizzle_bytes = 128;
+      probe.raster_group = 8;
+      probe.persistent = true;
+      probe.pack_a = pack_a;
+      probe.pack_b = pack_b;
+      const std::string name = probe.name();
+      if (std::none_of(out.begin(), out.end(), [&](const Candidate& c) { return c.config.name() == name; }))
+        add(t, true, false, 0, transposed_epilogue_us);
     }
     return out;
   }
