@@ -248,7 +248,8 @@ class Sm90Family final : public FamilyModel {
     }
     const GemmProblem kp = packed_problem(p, pack_a, pack_b);
 
-    auto add = [&](const Sm90Tile& t, bool swap, bool measuring_only, int b_readers = 0, double extra_us = 0) {
+    // The configuration of a tile of the menu or the skinny loop, swapped or not.
+    auto config_of = [&](const Sm90Tile& t, bool swap) {
       KernelConfig c;
       c.family = Family::Sm90;
       c.block_m = t.block_m;
@@ -266,6 +267,10 @@ class Sm90Family final : public FamilyModel {
       c.persistent = true;
       c.pack_a = pack_a;
       c.pack_b = pack_b;
+      return c;
+    };
+    auto add = [&](const Sm90Tile& t, bool swap, bool measuring_only, int b_readers = 0, double extra_us = 0) {
+      const KernelConfig c = config_of(t, swap);
       std::string tile_why = why;
       const KernelView v = kernel_view(kp, swap);
       if (tile_why.empty() && eight_bit && !(v.a_kmajor && v.b_kmajor))
@@ -438,20 +443,7 @@ class Sm90Family final : public FamilyModel {
       if (eight_bit || t.block_m != 128 || t.block_n < 128 || t.cluster_m > 1 || t.cluster_n > 1 || t.cluster_k > 1 ||
           t.measuring || t.blocks > 1)
         continue;
-      KernelConfig probe;
-      probe.family = Family::Sm90;
-      probe.block_m = t.block_m;
-      probe.block_n = t.block_n;
-      probe.block_k = eight_bit ? 128 : 64;
-      probe.stages = t.stages;
-      probe.threads = threads_for(t.block_m);
-      probe.swap_ab = true;
-      probe.swizzle_bytes = 128;
-      probe.raster_group = 8;
-      probe.persistent = true;
-      probe.pack_a = pack_a;
-      probe.pack_b = pack_b;
-      const std::string name = probe.name();
+      const std::string name = config_of(t, true).name();
       if (std::none_of(out.begin(), out.end(), [&](const Candidate& c) { return c.config.name() == name; }))
         add(t, true, false, 0, transposed_epilogue_us);
     }
