@@ -32,19 +32,21 @@ std::string cublas_error(const char* what, cublasStatus_t st) {
   return std::string(what) + ": " + cublasGetStatusName(st) + " (" + cublasGetStatusString(st) + ")";
 }
 
-// cuBLAS's view of the problem: D^T (n x m) = opB(B^T) (n x k) * A^T (k x m).
+// cuBLAS's view of the problem: D^T (n x m) = op(B)^T (n x k) * op(A)^T (k x m).
 struct ColMajor {
-  cublasOperation_t trans_first;  // transpose of cuBLAS's first operand (our B)
-  int64_t ld_first;               // its leading dimension
-  int64_t ld_second;              // A^T: k x m, ld k
-  int64_t ld_out;                 // D^T: n x m, ld n
+  cublasOperation_t trans_first;   // transpose of cuBLAS's first operand (our B)
+  int64_t ld_first;                // its leading dimension
+  cublasOperation_t trans_second;  // of its second (our A): A m x k is k x m column-major, no transpose
+  int64_t ld_second;               // k (A stored m x k) or m (stored k x m, transposed)
+  int64_t ld_out;                  // D^T: n x m, ld n
 };
 
 ColMajor col_major(const GemmShape& s) {
   ColMajor c;
   c.trans_first = s.b_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
   c.ld_first = s.b_transposed ? s.k : s.n;
-  c.ld_second = s.k;
+  c.trans_second = s.a_transposed ? CUBLAS_OP_T : CUBLAS_OP_N;
+  c.ld_second = s.a_transposed ? s.m : s.k;
   c.ld_out = s.n;
   return c;
 }
@@ -62,7 +64,7 @@ std::string gemm_ex_typed(void* handle, const GemmShape& s, const void* A, const
   cudaDataType_t in = cuda_type(s.type);
   return cublas_error(
       "cublasGemmEx",
-      cublasGemmEx(h, c.trans_first, CUBLAS_OP_N, static_cast<int>(s.n), static_cast<int>(s.m), static_cast<int>(s.k),
+      cublasGemmEx(h, c.trans_first, c.trans_second, static_cast<int>(s.n), static_cast<int>(s.m), static_cast<int>(s.k),
                    int8 ? static_cast<const void*>(&ialpha) : &alpha, B, in, static_cast<int>(c.ld_first), A, in,
                    static_cast<int>(c.ld_second), int8 ? static_cast<const void*>(&ibeta) : &beta, D, out_type,
                    static_cast<int>(c.ld_out), int8 ? CUBLAS_COMPUTE_32I : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
@@ -150,13 +152,12 @@ std::string Cublas::prepare_lt(const GemmShape& s, const void* bias) {
   std::string e = cublas_error("cublasLtMatmulDescCreate",
                                st.int_scalars ? cublasLtMatmulDescCreate(&st.desc, CUBLAS_COMPUTE_32I, CUDA_R_32I)
                                               : cublasLtMatmulDescCreate(&st.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-  cublasOperation_t trans_second = CUBLAS_OP_N;
   if (e.empty())
     e = cublas_error("CUBLASLT_MATMUL_DESC_TRANSA", cublasLtMatmulDescSetAttribute(st.desc, CUBLASLT_MATMUL_DESC_TRANSA,
                                                                                   &c.trans_first, sizeof c.trans_first));
   if (e.empty())
     e = cublas_error("CUBLASLT_MATMUL_DESC_TRANSB", cublasLtMatmulDescSetAttribute(st.desc, CUBLASLT_MATMUL_DESC_TRANSB,
-                                                                                  &trans_second, sizeof trans_second));
+                                                                                  &c.trans_second, sizeof c.trans_second));
   if (e.empty() && s.bias_gelu) {
     // Lt's bias is per row of its (column-major) output D^T, i.e. per column j of our D: the
     // same vector, in D's type (Lt's default bias type for 16-bit outputs).
@@ -184,7 +185,9 @@ std::string Cublas::prepare_lt(const GemmShape& s, const void* bias) {
   if (e.empty())
     e = cublas_error("cublasLtMatrixLayoutCreate(B)", cublasLtMatrixLayoutCreate(&st.first, t, first_rows, first_cols, c.ld_first));
   if (e.empty())
-    e = cublas_error("cublasLtMatrixLayoutCreate(A)", cublasLtMatrixLayoutCreate(&st.second, t, s.k, s.m, c.ld_second));
+    e = cublas_error("cublasLtMatrixLayoutCreate(A)",
+                     cublasLtMatrixLayoutCreate(&st.second, t, s.a_transposed ? s.m : s.k, s.a_transposed ? s.k : s.m,
+                                                c.ld_second));
   if (e.empty())
     e = cublas_error("cublasLtMatrixLayoutCreate(D)", cublasLtMatrixLayoutCreate(&st.out, t_out, s.n, s.m, c.ld_out));
   cublasLtMatmulPreference_t pref = nullptr;

@@ -6,6 +6,9 @@
 // the column-major k x m array A^T (ld k); B of layout "nn" (row-major k x n) is the column-major
 // n x k array B^T (ld n, no transpose); B of layout "tn" (row-major n x k, D = A B^T) is the
 // column-major k x n array B^T (ld k), so cuBLAS transposes it (CUBLAS_OP_T: its fastest "TN" case).
+// A stored k x m (layouts "tt" and "nt": D = A^T op(B)) is the column-major m x k array, which
+// cuBLAS transposes (second operand CUBLAS_OP_T, ld m). Layout names follow cuBLAS's call: the
+// first letter is its first operand's (our B's) transpose, the second its second's (our A's).
 #pragma once
 
 #include <cstdint>
@@ -28,7 +31,8 @@ enum class Quant {
 
 struct GemmShape {
   int64_t m = 0, n = 0, k = 0;
-  bool b_transposed = true;  // layout "tn": B stored n x k (D = A B^T); false: "nn", B stored k x n
+  bool b_transposed = true;   // layouts "tn", "tt": B stored n x k (op(B) = B^T); false: B stored k x n
+  bool a_transposed = false;  // layouts "tt", "nt": A stored k x m (op(A) = A^T); false: A stored m x k
   ElemType type = ElemType::BF16;  // A, B, C and D (the inputs only for quantized rows)
   bool bias_gelu = false;          // epilogue: D = gelu_tanh(A op(B) + bias[col])
   Quant quant = Quant::None;

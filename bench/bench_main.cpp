@@ -65,7 +65,8 @@ const char* kUsage =
     "  --dtype LIST      bf16,f16 (default both); quantized rows (layout tn only): fp8t (e4m3, per-tensor\n"
     "                    scales, bf16 out), fp8b (1x128 A / 128x128 B block scales, bf16 out), fp8q (fp8b\n"
     "                    with an e4m3 output and its 1x128 scales), i8 (int8, i32 out)\n"
-    "  --layout LIST     tn (row-major D = A B^T), nn (D = A B) (default both)\n"
+    "  --layout LIST     tn (row-major D = A B^T), nn (D = A B), tt (D = A^T B^T), nt (D = A^T B);\n"
+    "                    A^T: A stored k x m (default tn,nn)\n"
     "  --reps R          timed repetitions per contender, median reported (default 20)\n"
     "  --quick           5 repetitions of ~1 ms each\n"
     "  --runner-up       also time the planner's best candidate of another kernel family\n"
@@ -206,7 +207,8 @@ Options parse_options(int argc, char** argv) {
     if (d != "bf16" && d != "f16" && quant_of(d) == Quant::None)
       usage_error("--dtype: unknown type '" + d + "' (bf16, f16, fp8t, fp8b, fp8q, i8)");
   for (const std::string& l : o.layouts)
-    if (l != "tn" && l != "nn") usage_error("--layout: unknown layout '" + l + "' (tn, nn)");
+    if (l != "tn" && l != "nn" && l != "tt" && l != "nt")
+      usage_error("--layout: unknown layout '" + l + "' (tn, nn, tt, nt)");
   if ((o.m || o.n || o.k) && !(o.m && o.n && o.k)) usage_error("--m, --n and --k go together");
   if (o.dtypes.empty() || o.layouts.empty()) usage_error("empty --dtype or --layout");
   if (!o.render_file.empty() && o.html_file.empty()) usage_error("--render needs --html FILE");
@@ -315,7 +317,7 @@ void make_plan(dgemm_context_t ctx, const GemmShape& s, const char* force_family
     }
   }
   const bool scaled = s.quant != Quant::None && s.quant != Quant::Int8;
-  p.op_a = DGEMM_OP_N;
+  p.op_a = s.a_transposed ? DGEMM_OP_T : DGEMM_OP_N;
   p.op_b = s.b_transposed ? DGEMM_OP_T : DGEMM_OP_N;
   p.order = DGEMM_ORDER_ROW_MAJOR;
   dgemm_epilogue_t e;
@@ -597,7 +599,8 @@ void run_row(Bench& B, const Shape& shape, ElemType type, const std::string& dty
   gs.m = shape.m;
   gs.n = shape.n;
   gs.k = shape.k;
-  gs.b_transposed = layout == "tn";
+  gs.b_transposed = layout[0] == 't';  // tn, tt
+  gs.a_transposed = layout[1] == 't';  // tt, nt
   gs.type = type;
   gs.bias_gelu = shape.epilogue == EpilogueKind::BiasGelu;
   gs.quant = quant_of(dtype);
@@ -1050,7 +1053,8 @@ int profile_one(Bench& B, const Shape& shape, ElemType type, const std::string& 
   gs.m = shape.m;
   gs.n = shape.n;
   gs.k = shape.k;
-  gs.b_transposed = layout == "tn";
+  gs.b_transposed = layout[0] == 't';  // tn, tt
+  gs.a_transposed = layout[1] == 't';  // tt, nt
   gs.type = type;
   gs.bias_gelu = shape.epilogue == EpilogueKind::BiasGelu;
   Operands ops;

@@ -44,8 +44,10 @@ def plan_args(row):
                 ["--a-scale", "vec128", "--b-scale", "blk128"]
     else:
         return None  # fp8q: a block-scaled D, which deepgemm plan cannot describe
-    if row["layout"] == "tn":
+    if row["layout"][0] == "t":  # tn, tt: B stored n x k
         args.append("--trans-b")
+    if row["layout"][1:] == "t":  # tt, nt: A stored k x m
+        args.append("--trans-a")
     if row.get("epilogue") == "bias_gelu":
         args += ["--bias", "col", "--bias-dtype", dtype, "--act", "gelu_tanh"]
     return args
