@@ -16,7 +16,8 @@
 #   GPU_CHECK_BENCH_ARGS=...   deepgemm-bench arguments (default: --set all --quick --runner-up)
 #   GPU_CHECK_BENCH=0          skip the benchmark
 #   GPU_CHECK_WARM_SETS=a,b    first compile those sets' kernels on every core (GPU_CHECK_WARM_ARGS)
-#   GPU_CHECK_NCU=1            ncu metrics of our kernel on one shape (GPU_CHECK_NCU_SHAPE="M N K [FORCE]")
+#   GPU_CHECK_NCU=1            ncu metrics of our kernel on one shape (GPU_CHECK_NCU_SHAPE="M N K [FORCE]");
+#                              GPU_CHECK_NCU_VS_CUBLAS=1: cuBLAS's kernel on the same shape as well
 #   GPU_CHECK_SANITIZER=1      compute-sanitizer memcheck + racecheck of our kernel on small shapes
 #                              (GPU_CHECK_SANITIZER_SHAPES="M N K [FORCE],..." FORCE: a family or
 #                              configuration name for --force-kernel; GPU_CHECK_SANITIZER_TOOLS="memcheck racecheck")
@@ -149,12 +150,29 @@ if [[ -x $bench && ${GPU_CHECK_NCU:-0} != 0 ]]; then
   # whole command): speed of light (SM, tensor pipe, DRAM throughput), pipe utilisation, warp stall
   # reasons, launch statistics; plus the two shared-memory bank-conflict counters.
   metrics=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum
+  # L2 traffic (what separated our 128x64 main loop from cuBLAS's, RESULTS.md run X), each only
+  # where this ncu knows the metric.
+  known=$(ncu --query-metrics 2>/dev/null)
+  for x in lts__t_sectors_srcunit_tex_op_read.sum lts__t_requests_srcunit_tex_op_read.sum \
+           l1tex__m_xbar2l1tex_read_bytes.sum lts__t_sector_hit_rate.pct smsp__inst_executed.sum; do
+    grep -q "^${x%%.*} " <<< "$known" && metrics+=",$x"
+  done
+  sections=(--section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis
+            --section WarpStateStats --section LaunchStats)
   echo "===== ncu $m x $n x $k ${force:-}" >> "$OUT/profile.log"
-  timeout 180 ncu --clock-control none --profile-from-start off --section SpeedOfLight \
-    --section ComputeWorkloadAnalysis --section WarpStateStats --section LaunchStats --metrics "$metrics" \
+  timeout 180 ncu --clock-control none --profile-from-start off "${sections[@]}" --metrics "$metrics" \
     "$bench" --profile --m "$m" --n "$n" --k "$k" --dtype bf16 --layout tn ${force:+--force-kernel "$force"} \
     >> "$OUT/profile.log" 2>&1
   summary+=("ncu   $m x $n x $k ${force:-} rc=$? (profile.log)")
+  if [[ ${GPU_CHECK_NCU_VS_CUBLAS:-0} != 0 ]]; then
+    # cuBLAS's own kernel (nvjet / xmma / cutlass names on Hopper), one launch after the warm-ups,
+    # from a plain run of the row (separate launches: --no-graph).
+    echo "===== ncu cuBLAS $m x $n x $k" >> "$OUT/profile.log"
+    timeout 180 ncu --clock-control none --kernel-name regex:'nvjet|xmma|cutlass' --launch-skip 5 --launch-count 1 \
+      "${sections[@]}" --metrics "$metrics" "$bench" --m "$m" --n "$n" --k "$k" --dtype bf16 --layout tn \
+      --quick --reps 1 --no-graph >> "$OUT/profile.log" 2>&1
+    summary+=("ncu   cuBLAS $m x $n x $k rc=$? (profile.log)")
+  fi
   # The few numbers a reader wants first, from the last ncu report.
   while IFS= read -r line; do summary+=("ncu   ${line}"); done < <(grep -E \
     "bank_conflicts|Compute \(SM\) Throughput|DRAM Throughput|Duration|Registers Per Thread" "$OUT/profile.log" \
