@@ -418,9 +418,10 @@ class Sm90Family final : public FamilyModel {
           t.stages = int(std::min<long>(kMaxStages, (budget - fixed) / stage));
           if (t.stages < 3) continue;
           if (t.block_m * t.block_n / (t.block_m >= 128 ? 256 : 128) > 128) continue;  // accumulator budget
-          // Three or four CTAs per SM are for measuring (2026-12-02): a TMA streaming probe ran
-          // faster with more CTAs per SM at the same 8 KB weight boxes (bench/RESULTS.md run S);
-          // the model does not know that yet, and these kernels have not run on a GPU.
+          // Three or four CTAs per SM are for measuring: a TMA streaming probe ran faster with more
+          // CTAs per SM at the same 8 KB weight boxes (bench/RESULTS.md run S), but in the kernel
+          // (runs U, X: correct, GPU sweep by name) b3 ck2 won only at x28672x8192 (114 against
+          // 122 us) and lost 4-33 % at x14336x4096, x16384x16384 and x8192x8192.
           add(t, swap, ck > kMaxChosenClusterK || blocks > 2);
         }
       }
