@@ -70,6 +70,10 @@ constexpr Sm90Tile kMenu[] = {
     // Measuring only: 128x256 with three stages, whose free shared memory stages the whole tile for
     // the TMA-stored epilogue in one round (four stages: two rounds of half the tile).
     {128, 256, 3, 2, 1, 0.68, 1, true},
+    // Measuring only: 128x64 with fewer stages, to see whether the 128x64 main loop (65 % of the
+    // wgmma peak at 1024 x 1024 x 8192 against cuBLAS's ~95 % with the same tile) waits on data
+    // in flight (time rising as stages go) or on something per stage (flat).
+    {128, 64, 4, 1, 1, kEff128x64, 1, true}, {128, 64, 6, 1, 1, kEff128x64, 1, true},
     // Clusters of two tiles along N sharing A, the larger operand of these tiles: per K block a
     // 128x64 CTA pulls 16 + 8 KB through L2, 8 + 8 KB with A shared. Below a wave of tiles the
     // H200 runs these problems at the L2's rate (2026-12-01 probe: 1024^3 128x64 6.6 us, 1024 x

@@ -44,7 +44,7 @@ std::vector<std::string> split(const std::string& s, char sep) {
 }
 
 // Problems of a shapes file ("M N K [plain|bias_gelu]" per line, # comments), as deepgemm-bench
-// runs them: row-major, A op N, B op T ("tn") or N ("nn"), tight leading dimensions, for bias_gelu
+// runs them: row-major, B op T ("tn", "tt") or N ("nn", "nt"), A op N or T ("tt", "nt"), tight leading dimensions, for bias_gelu
 // a per-column bias of D's type and GELU (tanh).
 std::vector<GemmOptions> problems_from_file(const std::string& path, const std::vector<std::string>& dtypes,
                                             const std::vector<std::string>& layouts) {
@@ -64,7 +64,8 @@ std::vector<GemmOptions> problems_from_file(const std::string& path, const std::
     ls >> epilogue;
     for (const std::string& t : dtypes) {
       for (const std::string& lay : layouts) {
-        if (lay != "tn" && lay != "nn") throw std::invalid_argument("--layouts: '" + lay + "' is not tn or nn");
+        if (lay != "tn" && lay != "nn" && lay != "tt" && lay != "nt")
+          throw std::invalid_argument("--layouts: '" + lay + "' is not tn, nn, tt or nt");
         GemmOptions o;
         dgemm_problem_init(&o.problem);
         dgemm_epilogue_init(&o.epilogue);
@@ -72,7 +73,9 @@ std::vector<GemmOptions> problems_from_file(const std::string& path, const std::
         o.problem.n = n;
         o.problem.k = k;
         o.problem.a_type = o.problem.b_type = o.problem.c_type = o.problem.d_type = parse_dtype("dtypes", t);
-        o.problem.op_b = lay == "tn" ? DGEMM_OP_T : DGEMM_OP_N;
+        // As deepgemm-bench names them: the first letter is op(B), the second op(A) (A^T: A stored k x m).
+        o.problem.op_b = lay[0] == 't' ? DGEMM_OP_T : DGEMM_OP_N;
+        o.problem.op_a = lay[1] == 't' ? DGEMM_OP_T : DGEMM_OP_N;
         if (epilogue == "bias_gelu") {
           o.epilogue.bias_mode = DGEMM_VECTOR_PER_COLUMN;
           o.epilogue.bias_type = o.problem.d_type;
@@ -95,7 +98,7 @@ void print_help() {
       "Compiles the kernels that plans for the machine would use into the kernel cache\n"
       "($DEEPGEMM_CACHE_DIR, default ~/.cache/deepgemm), with NVRTC and without a GPU.\n"
       "  --shapes FILE   'M N K [plain|bias_gelu]' per line (bench/shapes/*.txt), crossed with\n"
-      "                  --dtypes (default bf16) and --layouts (default tn,nn); without it, the one\n"
+      "                  --dtypes (default bf16) and --layouts (tn nn tt nt; default tn,nn); without it, the one\n"
       "                  problem the flags below describe; bias_gelu = a per-column bias and GELU in\n"
       "                  its tanh form, as deepgemm-bench and cuBLASLt's GELU_BIAS run it\n"
       "  --runners-up N  also compile the best N other candidates (default 1), e.g. for autotuning\n"
