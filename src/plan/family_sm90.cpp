@@ -70,10 +70,12 @@ constexpr Sm90Tile kMenu[] = {
     // Measuring only: 128x256 with three stages, whose free shared memory stages the whole tile for
     // the TMA-stored epilogue in one round (four stages: two rounds of half the tile).
     {128, 256, 3, 2, 1, 0.68, 1, true},
-    // Measuring only: 128x64 with fewer stages, to see whether the 128x64 main loop (65 % of the
-    // wgmma peak at 1024 x 1024 x 8192 against cuBLAS's ~95 % with the same tile) waits on data
-    // in flight (time rising as stages go) or on something per stage (flat).
-    {128, 64, 4, 1, 1, kEff128x64, 1, true}, {128, 64, 6, 1, 1, kEff128x64, 1, true},
+    // Measuring only: 128x64 with six and seven stages. At 1024 x 1024 x 4096 and x 8192 they ran
+    // 9-12 % faster than eight (16.6 / 32.9 against 18.3 / 37.3 us; 2026-12-03 run 3), not in
+    // isolated launches under ncu (34.2 against 34.8 us) and not on the rows the planner gives
+    // 128x64 (an A/B of the whole menu entry at s7: geomean 0.998, 512x2112x7168 nn 6 % slower;
+    // run 4). Kept for the planner refit that would choose them where they win.
+    {128, 64, 6, 1, 1, kEff128x64, 1, true}, {128, 64, 7, 1, 1, kEff128x64, 1, true},
     // Clusters of two tiles along N sharing A, the larger operand of these tiles: per K block a
     // 128x64 CTA pulls 16 + 8 KB through L2, 8 + 8 KB with A shared. Below a wave of tiles the
     // H200 runs these problems at the L2's rate (2026-12-01 probe: 1024^3 128x64 6.6 us, 1024 x
