@@ -42,6 +42,7 @@ struct Sm90Tile {
   int blocks = 1;     // CTAs built to share an SM (one-warpgroup tiles with <= 64 accumulators: 2)
   bool measuring = false;  // offered for measuring only (force_kernel, bench --force-kernel)
   int cluster_n = 1;       // 2: a cluster of two horizontally adjacent tiles sharing (multicasting) A
+  int variant = 0;         // 1: ping-pong consumer warpgroups (each owns whole tiles; sm90_gemm.cuh kPingPong)
 };
 // Main-loop efficiency of a 128x64 tile (two consumer warpgroups of 64x64). 0.50 was a guess
 // between 128x128's 0.60 and the skinny tiles; on the H200 the 128x64 kernels ran ~20 % faster
@@ -76,6 +77,10 @@ constexpr Sm90Tile kMenu[] = {
     // 128x64 (an A/B of the whole menu entry at s7: geomean 0.998, 512x2112x7168 nn 6 % slower;
     // run 4). Kept for the planner refit that would choose them where they win.
     {128, 64, 6, 1, 1, kEff128x64, 1, true}, {128, 64, 7, 1, 1, kEff128x64, 1, true},
+    // Measuring only: ping-pong consumer warpgroups (`_v1`), each owning whole tiles in turn, so one
+    // warpgroup's epilogue runs during the other's main loop; cuBLAS runs 1024 x 1024 x 8192 with a
+    // non-cooperative 128x64 kernel at 1.4x our speed (2026-12-03 run 1). The register epilogue.
+    {128, 64, 8, 1, 1, kEff128x64, 1, true, 1, 1}, {128, 128, 6, 1, 1, 0.60, 1, true, 1, 1},
     // Clusters of two tiles along N sharing A, the larger operand of these tiles: per K block a
     // 128x64 CTA pulls 16 + 8 KB through L2, 8 + 8 KB with A shared. Below a wave of tiles the
     // H200 runs these problems at the L2's rate (2026-12-01 probe: 1024^3 128x64 6.6 us, 1024 x
@@ -273,6 +278,7 @@ class Sm90Family final : public FamilyModel {
       c.persistent = true;
       c.pack_a = pack_a;
       c.pack_b = pack_b;
+      c.variant = t.variant;
       return c;
     };
     auto add = [&](const Sm90Tile& t, bool swap, bool measuring_only, int b_readers = 0, double extra_us = 0) {
@@ -288,6 +294,9 @@ class Sm90Family final : public FamilyModel {
       if (tile_why.empty() && e.d_scale.active()) tile_why = out_scale_problem(c, v);
       if (tile_why.empty() && p.grouping.grouped() && (c.cluster_m > 1 || c.cluster_n > 1 || c.cluster_k > 1 || swap))
         tile_why = "grouped: one CTA per tile (a cluster's tiles could straddle two groups) and no swap-AB";
+      if (tile_why.empty() && t.variant == 1 &&
+          (eight_bit || p.grouping.grouped() || (e.d_scale.active() && dtype_is_fp8(p.d_type))))
+        tile_why = "ping-pong warpgroups: 16-bit operands, not grouped, not a block-scaled FP8 D";
       if (tile_why.empty() && !v.b_kmajor && t.block_n % 64 != 0)
         tile_why = "an N-major B tile is made of 64-column boxes (BLOCK_N " + std::to_string(t.block_n) + ")";
       // A cluster splits an N-major B tile into whole 64-column boxes, one set per CTA.

@@ -157,7 +157,7 @@ int sm90_store_chunks(const KernelConfig& c, const GemmProblem& problem, const E
                        e->scale_mode == VectorMode::None && epilogue_in_scale(v.a_scale) == 0 &&
                        epilogue_in_scale(v.b_scale) == 0;
   const int box_cols = 128 / int(dtype_size(p.d_type));  // a box row is 128 bytes
-  const int wg_rows = c.block_m >= 128 ? c.block_m / 2 : c.block_m;
+  const int wg_rows = c.block_m >= 128 && c.variant != 1 ? c.block_m / 2 : c.block_m;
   if (!(sixteen || eight || exact32) || v.out_transposed || p.grouping.grouped() || wg_rows != 64 ||
       c.block_n % box_cols != 0)
     return 0;
@@ -185,6 +185,12 @@ jit::CompileRequest sm90_compile_request(const GemmProblem& problem, const Epilo
   if (c.block_k != block_k) fail(Status::InternalError, "sm90 ", dtype_name(v.a_type), " kernels use BLOCK_K = ", block_k, ", ", c.name(), " has ", c.block_k);
   if (dtype_size(v.a_type) == 1 && !(v.a_kmajor && v.b_kmajor))
     fail(Status::NotSupported, "sm90 family: 8-bit operands must both be K-major");
+  // variant 1: ping-pong consumer warpgroups (sm90_gemm.cuh kPingPong).
+  if (c.variant == 1 && (c.block_m != 128 || cluster_size(c) > 1 || dtype_size(v.a_type) != 2 || p.grouping.grouped() ||
+                         dtype_is_fp8(p.d_type) || c.block_n > 128))
+    fail(Status::InternalError, "sm90: ", c.name(), ": ping-pong warpgroups take 16-bit operands, 128-row tiles of at most 128 columns, no cluster, "
+         "not grouped, not an FP8 D");
+  if (c.variant > 1) fail(Status::InternalError, "sm90: ", c.name(), ": unknown variant");
   if ((c.cluster_m > 1) + (c.cluster_n > 1) + (c.cluster_k > 1) > 1)
     fail(Status::InternalError, "sm90: ", c.name(), " asks for more than one kind of cluster");
   if (c.cluster_n > 2 || c.cluster_m > 2)
@@ -203,8 +209,9 @@ jit::CompileRequest sm90_compile_request(const GemmProblem& problem, const Epilo
       << std::max(1, c.cluster_m) << ", " << std::max(1, c.cluster_k) << ", DgEpilogue, " << std::max(1, c.blocks_per_sm)
       << ", " << kernel_scale_param(v.a_scale) << ", " << kernel_scale_param(v.b_scale) << ", "
       << int(p.grouping.layout) << ", " << sm90_store_chunks(c, p, &e)
-      // Written only when not 1, so that the sources (and the cache keys) of every other kernel stay as they were.
-      << (c.cluster_n > 1 ? ", " + std::to_string(c.cluster_n) : std::string()) << ">;\n"
+      // Written only when not 1 (0), so that the sources (and the cache keys) of every other kernel stay as they were.
+      << (c.cluster_n > 1 || c.variant == 1 ? ", " + std::to_string(std::max(1, c.cluster_n)) : std::string())
+      << (c.variant == 1 ? ", 1" : "") << ">;\n"
       << "DGEMM_SM90_DEFINE_KERNEL(" << kSm90Kernel << ", DgSm90Gemm)\n";
   if (c.pack_a || c.pack_b)
     src << "\n#include \"common/pack.cuh\"\nDGEMM_DEFINE_PACK_KERNEL(" << kSm90PackKernel << ")\n";

@@ -79,6 +79,11 @@ __device__ __forceinline__ void st_shared_u16(u32 addr, unsigned short v) {
 __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
 }
+// Arrives on a named barrier without waiting (the other side of a producer / consumer handoff
+// between warpgroups: they bar.sync on the same id with the same thread count).
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
 
 }  // namespace sm90
 }  // namespace dg

@@ -106,7 +106,7 @@ struct Work {
 
 template <int kBlockM, int kBlockN, int kStages, int kType, bool kAKMajor, bool kBKMajor, int kClusterM,
           int kClusterK, class Epi, int kMinBlocks = 1, int kAScale = kScaleNone, int kBScale = kScaleNone,
-          int kGrouped = kGroupNone, int kStoreChunks = 0, int kClusterN = 1>
+          int kGrouped = kGroupNone, int kStoreChunks = 0, int kClusterN = 1, int kPingPong = 0>
 struct Gemm {
   // Operands not K-major are MN-major: wgmma reads them with its transpose bit (16-bit only).
   static constexpr int kAMajorMN = kAKMajor ? 0 : 1;
@@ -122,7 +122,11 @@ struct Gemm {
   static constexpr int kMathWGs = kBlockM >= 128 ? 2 : 1;
   static constexpr int kThreads = 128 * (kMathWGs + 1);
   static constexpr int kConsumers = 128 * kMathWGs;
-  static constexpr int kWGRows = kBlockM / kMathWGs;
+  // kPingPong: each consumer warpgroup owns whole tiles (all BLOCK_M rows, every m64 atom) and the
+  // two take a CTA's tiles in turn. The stage ring is filled tile after tile, so their main loops
+  // run one after the other and one warpgroup's epilogue overlaps the other's main loop (what
+  // cuBLAS's non-cooperative 128x64 kernel and CUTLASS's ping-pong kernel do).
+  static constexpr int kWGRows = kPingPong ? kBlockM : kBlockM / kMathWGs;
   static constexpr int kMAtoms = kWGRows / 64;  // m64 instructions per consumer warpgroup
   static constexpr int kAcc = kBlockN / 2;      // accumulators per thread per m64 atom
   static constexpr int kClusterSize = kClusterM * kClusterN * kClusterK;
@@ -141,7 +145,9 @@ struct Gemm {
   // warpgroups on 128-256 columns (1536^3 128x192 14.7 -> 16.9 us, 8192^3 +1.7 %), with two CTAs
   // per SM (64x128 b2 +1.3 %) and for 128x64 split over a cluster (ck2 +2-6 %).
   static constexpr bool kMmaLag =
-      !kPromote && ((kMathWGs == 1 && kMinBlocks == 1) || (kBlockN <= 64 && kClusterK == 1));
+      !kPromote && ((kMathWGs == 1 && kMinBlocks == 1) || (kBlockN <= 64 && kClusterK == 1) || kPingPong);
+  // Warpgroups that consume (and release) each stage.
+  static constexpr int kStageConsumerWGs = kPingPong ? 1 : kMathWGs;
   // A tile's columns straddle two 128 x 128 scale blocks of KB (BLOCK_N does not divide 128).
   static constexpr bool kBSpan2 = kBMode == kScaleBlk128 && 128 % kBlockN != 0;
   // The K-row scale rows kept per tile: KA's, then KB's one or two.
@@ -218,6 +224,10 @@ struct Gemm {
                      (kBoxCols == 64 || EpilogueOp<Epi>::kOutBlock != 0 || (kIntAcc && EpilogueOp<Epi>::kExactInt))),
                 "TMA-stored epilogue: 64 rows per warpgroup, whole boxes, not grouped; a 16-bit, block-scaled FP8 "
                 "or exact i32 D");
+  static_assert(!kPingPong || (kMathWGs == 2 && kClusterSize == 1 && !kPromote && !k8Bit && kStoreChunks == 0 &&
+                               kGrouped == kGroupNone && kMAtoms * kAcc <= 128),
+                "ping-pong: two 16-bit consumer warpgroups each holding a whole tile, no cluster, the register epilogue");
+  static_assert(!kPingPong || EpilogueOp<Epi>::kOutBlock == 0, "ping-pong: not with a block-scaled D");
   static_assert(kGrouped == kGroupNone || (kClusterSize == 1 && !kPromote),
                 "grouped: one CTA per tile (a cluster's tiles could straddle groups), no block scales");
 
@@ -304,7 +314,7 @@ struct Gemm {
         if (args.store_d) tma_prefetch_map(&args.tma_d);
       for (int s = 0; s < kStages; ++s) {
         mbar_init(full_bar(s), 1);                                // the local producer's arrive.expect_tx
-        mbar_init(empty_bar(s), kClusterMN * kMathWGs * 4);       // every consumer warp sharing the stage
+        mbar_init(empty_bar(s), kClusterMN * kStageConsumerWGs * 4);  // every consumer warp sharing the stage
       }
       if constexpr (kClusterK > 1) {
         mbar_init(reduce_full_bar, (kClusterK - 1) * kConsumers / 32);  // every non-leader consumer warp
@@ -374,7 +384,24 @@ struct Gemm {
       Acc part2[kPipePromote ? kMAtoms : 1][kPipePromote ? kAcc : 1];
       PipelineState<kStages> ps;
       u32 reduce_phase = 0;
+      int turn = 0;  // kPingPong: the CTA's tiles so far (even ones are warpgroup 0's)
+      // The warpgroup's first row of the tile (and of A's stage): ping-pong warpgroups hold them all.
+      const int wg_part = kPingPong ? 0 : math_wg;
       for_each_work(args, rank_m, rank_n, rank_k, [&](const Work& w, int kb_begin, int kb_end) {
+        if constexpr (kPingPong) {
+          // The other warpgroup's tile: its stages go by (that warpgroup waits for and releases them).
+          if ((turn & 1) != math_wg) {
+            ++turn;
+            for (int kb = kb_begin; kb < kb_end; ++kb) ps.advance();
+            return;
+          }
+          // Main loops in tile order: wait until the other warpgroup has waited for every stage of
+          // the tile before this one (named barrier 5 + this warpgroup). Without it this
+          // warpgroup's stage parities could run more than one ring ahead of the barriers' phases
+          // (a hang at 512 x 4096 x 4096, 64 K blocks on 8 stages; 2026-12-03 run 8).
+          if (turn > 0) named_barrier_sync(5 + math_wg, 256);
+          ++turn;
+        }
         const int m0 = int(w.row0), n0 = w.n_block * kBlockN;
         // kBSpan2: the 8-column groups of the tile in KB's first scale block (128 - n0 % 128 is a
         // multiple of gcd(BLOCK_N, 128) >= 8, so no group straddles the boundary).
@@ -408,7 +435,7 @@ struct Gemm {
           // One MMA covers 32 bytes of K: K-major steps 32 bytes inside the swizzled row;
           // MN-major (16-bit) steps 16 K rows. Chunk ma is the warpgroup's ma-th 64-row slice of A.
           const u64 desc_b0 = make_desc_sw128(smem_b(st.stage), kBMajorMN ? 8192 : 16, 1024);
-          const u64 desc_a0 = make_desc_sw128(smem_a(st.stage) + math_wg * kMAtoms * 8192, kAMajorMN ? 8192 : 16, 1024);
+          const u64 desc_a0 = make_desc_sw128(smem_a(st.stage) + wg_part * kMAtoms * 8192, kAMajorMN ? 8192 : 16, 1024);
 #pragma unroll
           for (int k = 0; k < 4; ++k) {
             const u64 desc_b = desc_b0 + u64((kBMajorMN ? k * 2048 : k * 32) >> 4);
@@ -509,6 +536,9 @@ struct Gemm {
           }
         }
 
+        // Ping-pong: the other warpgroup may start its main loop (this one waited for all of its stages).
+        if constexpr (kPingPong) named_barrier_arrive(5 + (1 - math_wg), 256);
+
         if constexpr (kClusterK > 1) {
           // Split-K inside the cluster: partial tiles meet in the leader's registers.
           const u32 park = base + kReduceOffset;
@@ -575,11 +605,15 @@ struct Gemm {
             epilogue(args, w, math_wg, warp_in_wg, lane, acc);
           }
         } else {
-          epilogue(args, w, math_wg, warp_in_wg, lane, acc);
+          epilogue(args, w, wg_part, warp_in_wg, lane, acc);
         }
         (void)m0;
         (void)n0;
       });
+      // Ping-pong: the warpgroup that did not own the CTA's last tile takes that tile's arrival,
+      // so that every named-barrier arrive has its sync.
+      if constexpr (kPingPong)
+        if (turn > 0 && ((turn - 1) & 1) != math_wg) named_barrier_sync(5 + math_wg, 256);
       // The last tile's stores must have read the staging buffer (and finished) before the CTA's
       // shared memory goes away.
       if constexpr (kStoreChunks > 0)
