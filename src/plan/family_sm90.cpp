@@ -294,9 +294,8 @@ class Sm90Family final : public FamilyModel {
       if (tile_why.empty() && e.d_scale.active()) tile_why = out_scale_problem(c, v);
       if (tile_why.empty() && p.grouping.grouped() && (c.cluster_m > 1 || c.cluster_n > 1 || c.cluster_k > 1 || swap))
         tile_why = "grouped: one CTA per tile (a cluster's tiles could straddle two groups) and no swap-AB";
-      if (tile_why.empty() && t.variant == 1 &&
-          (eight_bit || p.grouping.grouped() || (e.d_scale.active() && dtype_is_fp8(p.d_type))))
-        tile_why = "ping-pong warpgroups: 16-bit operands, not grouped, not a block-scaled FP8 D";
+      if (tile_why.empty() && t.variant == 1 && (eight_bit || p.grouping.grouped() || e.d_scale.active()))
+        tile_why = "ping-pong warpgroups: 16-bit operands, not grouped, not a block-scaled D";
       if (tile_why.empty() && !v.b_kmajor && t.block_n % 64 != 0)
         tile_why = "an N-major B tile is made of 64-column boxes (BLOCK_N " + std::to_string(t.block_n) + ")";
       // A cluster splits an N-major B tile into whole 64-column boxes, one set per CTA.

@@ -387,89 +387,59 @@ std::vector<Case> sweep() {
         }
       }
   }
-  // Clusters sharing A (cluster_n = 2), every such configuration by name: N-block counts odd and
-  // even (a pair's second tile wholly past N computes and stores nothing), M, N and K tails, every
-  // transpose and both orders, the register and staged epilogues with C, row / column bias and
-  // GELU, f32 and 16-bit outputs, batches.
-  {
+  // Configurations run by name on three problems and a batch: the first problem in every transpose
+  // and both orders with C, a column bias and GELU; the second (both orders) with an f32 output, C,
+  // a row bias and GELU; the third (both orders) plain; the batch f16 with padded strides.
+  auto by_name = [&](std::initializer_list<std::tuple<int64_t, int64_t, int64_t>> shapes,
+                     std::tuple<int64_t, int64_t, int64_t> batch, auto&& wanted) {
     const HardwareDesc hw = apply_arch_file(HardwareDesc{}, "h200");
-    int n_cases = 0;
-    for (auto [m, n, k] : {std::tuple{300, 150, 1000}, std::tuple{129, 100, 520}, std::tuple{520, 1000, 777}})
+    int index = 0;
+    for (auto [m, n, k] : shapes) {
+      const int role = index++;
       for (Op oa : ops)
         for (Op ob : ops)
           for (Order o : orders) {
-            if ((oa != Op::N || ob != Op::T) && m != 300) continue;  // all transposes on one shape
-            Case base = make_case(m, n, k, DType::BF16, m == 129 ? DType::F32 : DType::BF16, oa, ob, o, "");
-            if (m != 520) {
+            if ((oa != Op::N || ob != Op::T) && role != 0) continue;  // all transposes on one shape
+            Case base = make_case(m, n, k, DType::BF16, role == 1 ? DType::F32 : DType::BF16, oa, ob, o, "");
+            if (role != 2) {
               base.e.alpha = 0.75f;
               base.e.beta = 0.5f;
-              base.e.bias_mode = m == 300 ? VectorMode::PerColumn : VectorMode::PerRow;
+              base.e.bias_mode = role == 0 ? VectorMode::PerColumn : VectorMode::PerRow;
               base.e.bias_type = DType::F32;
               base.e.activation = Activation::GeluTanh;
             }
             for (const Candidate& cand : sm90_family_model().enumerate(base.p, base.e, hw)) {
-              if (!cand.feasible || cand.config.cluster_n <= 1) continue;
+              if (!cand.feasible || !wanted(cand.config)) continue;
               Case c = base;
               c.tag = "config:" + cand.config.name();
               cases.push_back(c);
-              ++n_cases;
             }
           }
-    Case b = make_case(200, 330, 300, DType::F16, DType::F16, Op::N, Op::T, Order::RowMajor, "");
+    }
+    auto [bm, bn, bk] = batch;
+    Case b = make_case(bm, bn, bk, DType::F16, DType::F16, Op::N, Op::T, Order::RowMajor, "");
     GemmProblem& p = b.p;
     p.batch_count = 3;
     p.stride_a = int64_t(span(p, p.a_rows(), p.a_cols(), p.lda, 0)) + 64;
     p.stride_b = int64_t(span(p, p.b_rows(), p.b_cols(), p.ldb, 0)) + 8;
     p.stride_d = (int64_t(span(p, p.m, p.n, p.ldd, 0)) + 7) / 8 * 8 + 8;
     for (const Candidate& cand : sm90_family_model().enumerate(b.p, b.e, hw)) {
-      if (!cand.feasible || cand.config.cluster_n <= 1) continue;
-      Case c = b;
-      c.tag = "config:" + cand.config.name();
-      cases.push_back(c);
-      ++n_cases;
-    }
-    (void)n_cases;  // sm90_sweep_vs_oracle checks that these cases exist
-  }
-  // Ping-pong consumer warpgroups (variant 1), every such configuration by name: CTAs with one
-  // tile (only warpgroup 0 works) and with two or three (both, in turn; 1100 x 2000 x 1100: 18 K
-  // blocks, more than a ring of stages, where a warpgroup skipping the other's tile once ran
-  // ahead of the barriers' phases and hung), M, N and K tails, every
-  // transpose and both orders, C, row / column bias and GELU, f32 and 16-bit outputs, batches.
-  {
-    const HardwareDesc hw = apply_arch_file(HardwareDesc{}, "h200");
-    for (auto [m, n, k] : {std::tuple{300, 150, 1000}, std::tuple{1100, 2000, 1100}, std::tuple{2100, 1500, 200}})
-      for (Op oa : ops)
-        for (Op ob : ops)
-          for (Order o : orders) {
-            if ((oa != Op::N || ob != Op::T) && m != 300) continue;  // all transposes on one shape
-            Case base = make_case(m, n, k, DType::BF16, m == 1100 ? DType::F32 : DType::BF16, oa, ob, o, "");
-            if (m != 2100) {
-              base.e.alpha = 0.75f;
-              base.e.beta = 0.5f;
-              base.e.bias_mode = m == 300 ? VectorMode::PerColumn : VectorMode::PerRow;
-              base.e.bias_type = DType::F32;
-              base.e.activation = Activation::GeluTanh;
-            }
-            for (const Candidate& cand : sm90_family_model().enumerate(base.p, base.e, hw)) {
-              if (!cand.feasible || cand.config.variant != 1) continue;
-              Case c = base;
-              c.tag = "config:" + cand.config.name();
-              cases.push_back(c);
-            }
-          }
-    Case b = make_case(700, 1030, 300, DType::F16, DType::F16, Op::N, Op::T, Order::RowMajor, "");
-    GemmProblem& p = b.p;
-    p.batch_count = 3;
-    p.stride_a = int64_t(span(p, p.a_rows(), p.a_cols(), p.lda, 0)) + 64;
-    p.stride_b = int64_t(span(p, p.b_rows(), p.b_cols(), p.ldb, 0)) + 8;
-    p.stride_d = (int64_t(span(p, p.m, p.n, p.ldd, 0)) + 7) / 8 * 8 + 8;
-    for (const Candidate& cand : sm90_family_model().enumerate(b.p, b.e, hw)) {
-      if (!cand.feasible || cand.config.variant != 1) continue;
+      if (!cand.feasible || !wanted(cand.config)) continue;
       Case c = b;
       c.tag = "config:" + cand.config.name();
       cases.push_back(c);
     }
-  }
+  };
+  // Clusters sharing A (cluster_n = 2): N-block counts odd and even (a pair's second tile wholly
+  // past N computes and stores nothing), M, N and K tails, the register and staged epilogues
+  // (sm90_sweep_vs_oracle checks that these cases exist).
+  by_name({{300, 150, 1000}, {129, 100, 520}, {520, 1000, 777}}, {200, 330, 300},
+          [](const KernelConfig& c) { return c.cluster_n > 1; });
+  // Ping-pong consumer warpgroups (variant 1): CTAs with one tile (only warpgroup 0 works) and with
+  // two or three (both, in turn; 1100 x 2000 x 1100: 18 K blocks, more than a ring of stages, where
+  // a warpgroup skipping the other's tile once ran ahead of the barriers' phases and hung).
+  by_name({{300, 150, 1000}, {1100, 2000, 1100}, {2100, 1500, 200}}, {700, 1030, 300},
+          [](const KernelConfig& c) { return c.variant == 1; });
   // Big shapes against cuBLAS: every tile of the menu gets used somewhere here.
   for (auto [m, n, k] : {std::tuple{4096, 4096, 4096}, std::tuple{1024, 1024, 4096}, std::tuple{4095, 4097, 4088},
                          std::tuple{4096, 2112, 7168}})
@@ -533,11 +503,10 @@ BOOST_AUTO_TEST_CASE(sm90_sweep_vs_oracle) {
   const auto shares_a = std::count_if(cases.begin(), cases.end(),
                                       [](const Case& c) { return c.tag.find("_cn2_") != std::string::npos; });
   BOOST_CHECK_GE(shares_a, 30);
-  // The ping-pong warpgroups run by name (two configurations on 3 + 2 + 8 + 1 problems; the tails shape
-  // in every transpose and order).
+  // The ping-pong warpgroups run by name (two configurations on 8 + 2 + 2 + 1 problems).
   const auto ping_pong = std::count_if(cases.begin(), cases.end(),
-                                       [](const Case& c) { return c.tag.size() > 3 && c.tag.compare(c.tag.size() - 3, 3, "_v1") == 0 &&
-                                                                  c.tag.rfind("config:sm90_", 0) == 0; });
+                                       [](const Case& c) { return c.tag.find("sm90_") != std::string::npos &&
+                                                                  c.tag.find("_p_v1") != std::string::npos; });
   BOOST_CHECK_GE(ping_pong, 20);
   // Plans first, from all cores at once (the distinct kernels compile in parallel or come from
   // the carried cache); the cases then run one by one.

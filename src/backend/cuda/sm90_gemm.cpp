@@ -187,9 +187,9 @@ jit::CompileRequest sm90_compile_request(const GemmProblem& problem, const Epilo
     fail(Status::NotSupported, "sm90 family: 8-bit operands must both be K-major");
   // variant 1: ping-pong consumer warpgroups (sm90_gemm.cuh kPingPong).
   if (c.variant == 1 && (c.block_m != 128 || cluster_size(c) > 1 || dtype_size(v.a_type) != 2 || p.grouping.grouped() ||
-                         dtype_is_fp8(p.d_type) || c.block_n > 128))
+                         e.d_scale.active() || c.block_n > 128))
     fail(Status::InternalError, "sm90: ", c.name(), ": ping-pong warpgroups take 16-bit operands, 128-row tiles of at most 128 columns, no cluster, "
-         "not grouped, not an FP8 D");
+         "not grouped, not a block-scaled D");
   if (c.variant > 1) fail(Status::InternalError, "sm90: ", c.name(), ": unknown variant");
   if ((c.cluster_m > 1) + (c.cluster_n > 1) + (c.cluster_k > 1) > 1)
     fail(Status::InternalError, "sm90: ", c.name(), " asks for more than one kind of cluster");
