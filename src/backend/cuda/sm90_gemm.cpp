@@ -157,12 +157,18 @@ int sm90_store_chunks(const KernelConfig& c, const GemmProblem& problem, const E
                        e->scale_mode == VectorMode::None && epilogue_in_scale(v.a_scale) == 0 &&
                        epilogue_in_scale(v.b_scale) == 0;
   const int box_cols = 128 / int(dtype_size(p.d_type));  // a box row is 128 bytes
+  // Rows per consumer warpgroup: 64 (the cooperative tiles' halves); ping-pong warpgroups hold
+  // whole 128-row tiles and stage a 16-bit D 64 rows at a time.
   const int wg_rows = c.block_m >= 128 && c.variant != 1 ? c.block_m / 2 : c.block_m;
-  if (!(sixteen || eight || exact32) || v.out_transposed || p.grouping.grouped() || wg_rows != 64 ||
+  const bool staged_rows = wg_rows == 64 || (c.variant == 1 && sixteen && wg_rows == 128);
+  if (!(sixteen || eight || exact32) || v.out_transposed || p.grouping.grouped() || !staged_rows ||
       c.block_n % box_cols != 0)
     return 0;
   // Hopper: 227 KB per block after opt-in, 228 KB per SM (n CTAs: 1/n each, less 1 KB reserved).
   const int limit = c.blocks_per_sm > 1 ? 233472 / c.blocks_per_sm - 1024 : 232448;
+  // Ping-pong: one box at a time. The warpgroup's epilogue runs during the other's main loop, so
+  // waiting for each box's read costs little, and two slots spilled 24 bytes at 128x128 (ptxas).
+  if (c.variant == 1) return smem_bytes(c, p, 1) <= limit ? 1 : 0;
   for (int chunks = c.block_n / box_cols; chunks > 0; --chunks)
     if ((c.block_n / box_cols) % chunks == 0 && smem_bytes(c, p, chunks) <= limit) return chunks;
   return 0;

@@ -219,14 +219,15 @@ struct Gemm {
   // A staging box is 64 rows of 128 bytes: 64 columns of a 16-bit D, 128 of an FP8 one.
   static constexpr int kBoxCols = 128 / int(sizeof(typename EpilogueOp<Epi>::DType));
   static_assert(kStoreChunks == 0 ||
-                    (kMAtoms == 1 && kBlockN % kBoxCols == 0 && (kBlockN / kBoxCols) % kStoreChunks == 0 &&
+                    ((kMAtoms == 1 || (kPingPong && kBoxCols == 64)) && kBlockN % kBoxCols == 0 &&
+                     (kBlockN / kBoxCols) % kStoreChunks == 0 &&
                      kGrouped == kGroupNone &&
                      (kBoxCols == 64 || EpilogueOp<Epi>::kOutBlock != 0 || (kIntAcc && EpilogueOp<Epi>::kExactInt))),
-                "TMA-stored epilogue: 64 rows per warpgroup, whole boxes, not grouped; a 16-bit, block-scaled FP8 "
-                "or exact i32 D");
-  static_assert(!kPingPong || (kMathWGs == 2 && kClusterSize == 1 && !kPromote && !k8Bit && kStoreChunks == 0 &&
+                "TMA-stored epilogue: 64 rows per warpgroup (ping-pong: 16-bit D, 64 at a time), whole boxes, not "
+                "grouped; a 16-bit, block-scaled FP8 or exact i32 D");
+  static_assert(!kPingPong || (kMathWGs == 2 && kClusterSize == 1 && !kPromote && !k8Bit &&
                                kGrouped == kGroupNone && kMAtoms * kAcc <= 128),
-                "ping-pong: two 16-bit consumer warpgroups each holding a whole tile, no cluster, the register epilogue");
+                "ping-pong: two 16-bit consumer warpgroups each holding a whole tile, no cluster");
   static_assert(!kPingPong || EpilogueOp<Epi>::kOutBlock == 0, "ping-pong: not with a block-scaled D");
   static_assert(kGrouped == kGroupNone || (kClusterSize == 1 && !kPromote),
                 "grouped: one CTA per tile (a cluster's tiles could straddle groups), no block scales");
@@ -602,7 +603,7 @@ struct Gemm {
             else
               epilogue_tma<false>(args, w, math_wg, warp_in_wg, lane, acc, buf);
           } else {
-            epilogue(args, w, math_wg, warp_in_wg, lane, acc);
+            epilogue(args, w, wg_part, warp_in_wg, lane, acc);  // the register path: rows by wg_part
           }
         } else {
           epilogue(args, w, wg_part, warp_in_wg, lane, acc);
@@ -824,7 +825,7 @@ struct Gemm {
     if (issuer) bulk_wait_read<0>();
     named_barrier_sync(bar_id, 128);
   }
-  __device__ __forceinline__ static void staging_flush(const GemmArgs& args, const Work& w, int math_wg, bool issuer,
+  __device__ __forceinline__ static void staging_flush(const GemmArgs& args, const Work& w, int box_row, bool issuer,
                                                        int bar_id, u32 buf, int first_box) {
     fence_proxy_async_shared();
     named_barrier_sync(bar_id, 128);
@@ -832,7 +833,7 @@ struct Gemm {
 #pragma unroll
       for (int b = 0; b < kSlots; ++b)
         tma_store_3d(&args.tma_d, buf + b * kStoreBox, w.n_block * kBlockN + (first_box + b) * kBoxCols,
-                     int(w.row0) + math_wg * kWGRows, w.batch);
+                     int(w.row0) + box_row, w.batch);
       bulk_commit();
     }
   }
@@ -937,7 +938,7 @@ struct Gemm {
             }
           }
         }
-      if (staged && cc == kSlots - 1) staging_flush(args, w, math_wg, issuer, bar_id, buf, blk + 1 - kSlots);
+      if (staged && cc == kSlots - 1) staging_flush(args, w, math_wg * kWGRows, issuer, bar_id, buf, blk + 1 - kSlots);
     }
   }
 
@@ -968,7 +969,7 @@ struct Gemm {
                            u32(acc[0][i * 4 + h * 2]), u32(acc[0][i * 4 + h * 2 + 1]));
         }
       }
-      if (cc == kSlots - 1) staging_flush(args, w, math_wg, issuer, bar_id, buf, box + 1 - kSlots);
+      if (cc == kSlots - 1) staging_flush(args, w, math_wg * kWGRows, issuer, bar_id, buf, box + 1 - kSlots);
     }
   }
 
@@ -997,20 +998,15 @@ struct Gemm {
     static_assert(sizeof(typename Op::DType) == 2 && !Op::kTrans, "TMA-stored epilogue: 16-bit, row-major X");
     constexpr int kChunks = kBlockN / 64;
     const long long m = w.row_end, n = args.p.n;
-    const int r_local = warp_in_wg * 16 + lane / 4;  // this thread's first row in the warpgroup's 64
-    const long long row_base = w.row0 + math_wg * kWGRows + r_local;
+    const int r_local = warp_in_wg * 16 + lane / 4;  // this thread's first row in each 64-row atom
+    // The warpgroup's rows of the tile: its half (cooperative) or all of them (ping-pong, whose
+    // warpgroups still stage into their own buffers and barriers, by math_wg).
+    const int wg_row = kPingPong ? 0 : math_wg * kWGRows;
     const long long col_base = (long long)w.n_block * kBlockN + (lane % 4) * 2;
     const int bar_id = 2 + math_wg;  // 0: __syncthreads, 1: load_blk_scales, 4: the promotion skew
     const bool issuer = warp_in_wg == 0 && lane == 0;
     Op epi;
     epi.init(args.p, w.batch);
-    bool row_in[2];
-    float rbias[2];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      row_in[h] = kFull || row_base + h * 8 < m;
-      rbias[h] = row_in[h] ? epi.row_bias(row_base + h * 8) : 0.0f;
-    }
     // Column biases a half box (32 columns) ahead of the columns being written: the stores to
     // shared memory do not order them, and their latency would otherwise be paid per 8 columns.
     constexpr int kHalf = 4;  // 8-column groups per bias load batch
@@ -1023,41 +1019,52 @@ struct Gemm {
         out[j][1] = kFull || col + 1 < n ? epi.col_bias(col + 1) : 0.0f;
       }
     };
-    load_cbias(0, cbias);
 #pragma unroll
-    for (int chunk = 0; chunk < kChunks; ++chunk) {
-      const int cc = chunk % kSlots;  // the box's slot in the staging buffer
-      if (cc == 0) staging_acquire(issuer, bar_id);
+    for (int ma = 0; ma < kMAtoms; ++ma) {
+      const long long row_base = w.row0 + wg_row + ma * 64 + r_local;
+      bool row_in[2];
+      float rbias[2];
 #pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int group = chunk * 2 + half;
-        if (group + 1 < kChunks * 2) load_cbias(group + 1, next_cbias);
+      for (int h = 0; h < 2; ++h) {
+        row_in[h] = kFull || row_base + h * 8 < m;
+        rbias[h] = row_in[h] ? epi.row_bias(row_base + h * 8) : 0.0f;
+      }
+      load_cbias(0, cbias);
 #pragma unroll
-        for (int jj = 0; jj < kHalf; ++jj) {
-          const int j = half * kHalf + jj;  // the 8-column group within the box
-          const int i = chunk * 8 + j;      // the accumulators' 8-column group
-          const long long col = col_base + i * 8;
-          const bool in0 = kFull || col < n, in1 = kFull || col + 1 < n;
+      for (int chunk = 0; chunk < kChunks; ++chunk) {
+        const int cc = chunk % kSlots;  // the box's slot in the staging buffer (kChunks % kSlots == 0)
+        if (cc == 0) staging_acquire(issuer, bar_id);
 #pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const int r = r_local + h * 8;
-            // 128B swizzle: the 16-byte chunk j of row r sits at chunk j ^ (r % 8) (r % 8 = lane / 4),
-            // so a warp's 32 stores hit 32 different banks.
-            st_shared_u32(buf + cc * kStoreBox + r * 128 + ((j ^ (r & 7)) << 4) + (lane % 4) * 4,
-                          pair_bits(epi, row_base + h * 8, col, float(acc[0][i * 4 + h * 2]),
-                                    float(acc[0][i * 4 + h * 2 + 1]), row_in[h] && in0, row_in[h] && in1, rbias[h],
-                                    cbias[jj][0], cbias[jj][1]));
-          }
-        }
-        if (group + 1 < kChunks * 2) {
+        for (int half = 0; half < 2; ++half) {
+          const int group = chunk * 2 + half;
+          if (group + 1 < kChunks * 2) load_cbias(group + 1, next_cbias);
 #pragma unroll
           for (int jj = 0; jj < kHalf; ++jj) {
-            cbias[jj][0] = next_cbias[jj][0];
-            cbias[jj][1] = next_cbias[jj][1];
+            const int j = half * kHalf + jj;  // the 8-column group within the box
+            const int i = chunk * 8 + j;      // the accumulators' 8-column group
+            const long long col = col_base + i * 8;
+            const bool in0 = kFull || col < n, in1 = kFull || col + 1 < n;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const int r = r_local + h * 8;
+              // 128B swizzle: the 16-byte chunk j of row r sits at chunk j ^ (r % 8) (r % 8 = lane / 4),
+              // so a warp's 32 stores hit 32 different banks.
+              st_shared_u32(buf + cc * kStoreBox + r * 128 + ((j ^ (r & 7)) << 4) + (lane % 4) * 4,
+                            pair_bits(epi, row_base + h * 8, col, float(acc[ma][i * 4 + h * 2]),
+                                      float(acc[ma][i * 4 + h * 2 + 1]), row_in[h] && in0, row_in[h] && in1, rbias[h],
+                                      cbias[jj][0], cbias[jj][1]));
+            }
+          }
+          if (group + 1 < kChunks * 2) {
+#pragma unroll
+            for (int jj = 0; jj < kHalf; ++jj) {
+              cbias[jj][0] = next_cbias[jj][0];
+              cbias[jj][1] = next_cbias[jj][1];
+            }
           }
         }
+        if (cc == kSlots - 1) staging_flush(args, w, wg_row + ma * 64, issuer, bar_id, buf, chunk + 1 - kSlots);
       }
-      if (cc == kSlots - 1) staging_flush(args, w, math_wg, issuer, bar_id, buf, chunk + 1 - kSlots);
     }
   }
 
