@@ -79,7 +79,9 @@ constexpr Sm90Tile kMenu[] = {
     {128, 64, 6, 1, 1, kEff128x64, 1, true}, {128, 64, 7, 1, 1, kEff128x64, 1, true},
     // Measuring only: ping-pong consumer warpgroups (`_v1`), each owning whole tiles in turn, so one
     // warpgroup's epilogue runs during the other's main loop; cuBLAS runs 1024 x 1024 x 8192 with a
-    // non-cooperative 128x64 kernel at 1.4x our speed (2026-12-03 run 1). The register epilogue.
+    // non-cooperative 128x64 kernel at 1.4x our speed (2026-12-03 run 1). The TMA-stored epilogue,
+    // one box at a time (kernels/sm90/NOTES.md: 4096^3 128x128 at 89.8 % tensor-active under ncu,
+    // still ~2 % behind the cooperative 128x256 in graph replays).
     {128, 64, 8, 1, 1, kEff128x64, 1, true, 1, 1}, {128, 128, 6, 1, 1, 0.60, 1, true, 1, 1},
     // Clusters of two tiles along N sharing A, the larger operand of these tiles: per K block a
     // 128x64 CTA pulls 16 + 8 KB through L2, 8 + 8 KB with A shared. Below a wave of tiles the
