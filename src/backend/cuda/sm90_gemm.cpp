@@ -168,8 +168,8 @@ int sm90_store_chunks(const KernelConfig& c, const GemmProblem& problem, const E
   const int limit = c.blocks_per_sm > 1 ? 233472 / c.blocks_per_sm - 1024 : 232448;
   // Ping-pong: one box at a time. The warpgroup's epilogue runs during the other's main loop, so
   // waiting for each box's read costs little, and two slots spilled 24 bytes at 128x128 (ptxas).
-  if (c.variant == 1) return smem_bytes(c, p, 1) <= limit ? 1 : 0;
-  for (int chunks = c.block_n / box_cols; chunks > 0; --chunks)
+  const int most = c.variant == 1 ? 1 : c.block_n / box_cols;
+  for (int chunks = most; chunks > 0; --chunks)
     if ((c.block_n / box_cols) % chunks == 0 && smem_bytes(c, p, chunks) <= limit) return chunks;
   return 0;
 }
