@@ -465,6 +465,27 @@ std::vector<Case> cases() {
       out.push_back(f);
     }
   }
+  // Ping-pong consumer warpgroups (`_v1`: each owns whole 128-row tiles in turn), by name, on
+  // several tiles per CTA (1100 rows: 9 tile rows, the last partial): the exact i32 D staged over
+  // both m64 atoms (N a multiple of 32) and from registers (N = 2050: rows not 16-byte aligned),
+  // alpha 0.5 through float, fp8 with per-tensor scales into bf16, and with outer-vector scales,
+  // a column bias and GELU (tanh).
+  {
+    const char* pp = "sm90_128x128x128_s6_t384_p_v1";
+    for (auto [m, n, k] : {std::tuple{1100, 2080, 1024}, std::tuple{1056, 1024, 2048}, std::tuple{1100, 2050, 1024}})
+      out.push_back({m, n, k, DType::I8, DType::I8, DType::I32, {}, {}, DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_NONE,
+                     DGEMM_ACT_NONE, pp, "i8-pingpong"});
+    Case half{1100, 2080, 1024, DType::I8, DType::I8, DType::I32, {}, {}, DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_NONE,
+              DGEMM_ACT_NONE, pp, "i8-pingpong-alpha"};
+    half.alpha = 0.5f;
+    out.push_back(half);
+    out.push_back({1100, 1000, 1008, DType::I8, DType::I8, DType::BF16, {DGEMM_SCALE_OUTER_VEC}, {DGEMM_SCALE_OUTER_VEC},
+                   DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_PER_COLUMN, DGEMM_ACT_NONE, pp, "i8-pingpong-dequant"});
+    out.push_back({1100, 1024, 1024, e4, e4, DType::BF16, {DGEMM_SCALE_PER_TENSOR}, {DGEMM_SCALE_PER_TENSOR},
+                   DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_NONE, DGEMM_ACT_NONE, pp, "fp8-pingpong-tensor"});
+    out.push_back({1100, 1000, 1008, e4, e5, DType::BF16, {DGEMM_SCALE_OUTER_VEC}, {DGEMM_SCALE_OUTER_VEC},
+                   DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_PER_COLUMN, DGEMM_ACT_GELU_TANH, pp, "fp8-pingpong-outer"});
+  }
   // Every feasible sm90 configuration of two block-scaled problems, by name.
   const HardwareDesc hw = apply_arch_file(HardwareDesc{}, "h200");
   for (auto [m, n, k] : {std::tuple{9, 700, 2048}, std::tuple{200, 300, 3072}}) {

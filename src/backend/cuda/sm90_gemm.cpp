@@ -160,15 +160,16 @@ int sm90_store_chunks(const KernelConfig& c, const GemmProblem& problem, const E
   // Rows per consumer warpgroup: 64 (the cooperative tiles' halves); ping-pong warpgroups hold
   // whole 128-row tiles and stage a 16-bit D 64 rows at a time.
   const int wg_rows = c.block_m >= 128 && c.variant != 1 ? c.block_m / 2 : c.block_m;
-  const bool staged_rows = wg_rows == 64 || (c.variant == 1 && sixteen && wg_rows == 128);
+  const bool staged_rows = wg_rows == 64 || (c.variant == 1 && (sixteen || exact32) && wg_rows == 128);
   if (!(sixteen || eight || exact32) || v.out_transposed || p.grouping.grouped() || !staged_rows ||
       c.block_n % box_cols != 0)
     return 0;
   // Hopper: 227 KB per block after opt-in, 228 KB per SM (n CTAs: 1/n each, less 1 KB reserved).
   const int limit = c.blocks_per_sm > 1 ? 233472 / c.blocks_per_sm - 1024 : 232448;
-  // Ping-pong: one box at a time. The warpgroup's epilogue runs during the other's main loop, so
-  // waiting for each box's read costs little, and two slots spilled 24 bytes at 128x128 (ptxas).
-  const int most = c.variant == 1 ? 1 : c.block_n / box_cols;
+  // Ping-pong, 16-bit D: one box at a time. The warpgroup's epilogue runs during the other's main
+  // loop, so waiting for each box's read costs little, and two slots spilled 24 bytes at 128x128
+  // (ptxas). An exact i32 D holds no converted values and takes as many as fit (128x128 i8: 2).
+  const int most = c.variant == 1 && sixteen ? 1 : c.block_n / box_cols;
   for (int chunks = most; chunks > 0; --chunks)
     if ((c.block_n / box_cols) % chunks == 0 && smem_bytes(c, p, chunks) <= limit) return chunks;
   return 0;
@@ -192,10 +193,11 @@ jit::CompileRequest sm90_compile_request(const GemmProblem& problem, const Epilo
   if (dtype_size(v.a_type) == 1 && !(v.a_kmajor && v.b_kmajor))
     fail(Status::NotSupported, "sm90 family: 8-bit operands must both be K-major");
   // variant 1: ping-pong consumer warpgroups (sm90_gemm.cuh kPingPong).
-  if (c.variant == 1 && (c.block_m != 128 || cluster_size(c) > 1 || dtype_size(v.a_type) != 2 || p.grouping.grouped() ||
-                         e.d_scale.active() || c.block_n > 128))
-    fail(Status::InternalError, "sm90: ", c.name(), ": ping-pong warpgroups take 16-bit operands, 128-row tiles of at most 128 columns, no cluster, "
-         "not grouped, not a block-scaled D");
+  if (c.variant == 1 && (c.block_m != 128 || cluster_size(c) > 1 || sm90_mainloop_scale(v.a_scale) != 0 ||
+                         sm90_mainloop_scale(v.b_scale) != 0 || p.grouping.grouped() || e.d_scale.active() ||
+                         c.block_n > 128))
+    fail(Status::InternalError, "sm90: ", c.name(), ": ping-pong warpgroups take 128-row tiles of at most 128 columns, no cluster, "
+         "no block-scaled inputs (promoted in the main loop), not grouped, not a block-scaled D");
   if (c.variant > 1) fail(Status::InternalError, "sm90: ", c.name(), ": unknown variant");
   if ((c.cluster_m > 1) + (c.cluster_n > 1) + (c.cluster_k > 1) > 1)
     fail(Status::InternalError, "sm90: ", c.name(), " asks for more than one kind of cluster");

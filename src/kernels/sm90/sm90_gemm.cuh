@@ -219,15 +219,19 @@ struct Gemm {
   // A staging box is 64 rows of 128 bytes: 64 columns of a 16-bit D, 128 of an FP8 one.
   static constexpr int kBoxCols = 128 / int(sizeof(typename EpilogueOp<Epi>::DType));
   static_assert(kStoreChunks == 0 ||
-                    ((kMAtoms == 1 || (kPingPong && kBoxCols == 64)) && kBlockN % kBoxCols == 0 &&
+                    ((kMAtoms == 1 || (kPingPong && (kBoxCols == 64 || (kIntAcc && EpilogueOp<Epi>::kExactInt)))) &&
+                     kBlockN % kBoxCols == 0 &&
                      (kBlockN / kBoxCols) % kStoreChunks == 0 &&
                      kGrouped == kGroupNone &&
                      (kBoxCols == 64 || EpilogueOp<Epi>::kOutBlock != 0 || (kIntAcc && EpilogueOp<Epi>::kExactInt))),
-                "TMA-stored epilogue: 64 rows per warpgroup (ping-pong: 16-bit D, 64 at a time), whole boxes, not "
-                "grouped; a 16-bit, block-scaled FP8 or exact i32 D");
-  static_assert(!kPingPong || (kMathWGs == 2 && kClusterSize == 1 && !kPromote && !k8Bit &&
-                               kGrouped == kGroupNone && kMAtoms * kAcc <= 128),
-                "ping-pong: two 16-bit consumer warpgroups each holding a whole tile, no cluster");
+                "TMA-stored epilogue: 64 rows per warpgroup (ping-pong: a 16-bit or exact i32 D, 64 at a time), "
+                "whole boxes, not grouped; a 16-bit, block-scaled FP8 or exact i32 D");
+  // No clusters: ping-pong 128x128 in clusters of two along M or N (multicast, as cuBLAS's INT8
+  // kernel) ran correctly but no faster for i8 and fp8 (2026-12-04 call 2, kernels/sm90/NOTES.md),
+  // and spilled 8 bytes with 16-bit operands.
+  static_assert(!kPingPong || (kMathWGs == 2 && kClusterSize == 1 && !kPromote && kGrouped == kGroupNone &&
+                               kMAtoms * kAcc <= 128),
+                "ping-pong: two consumer warpgroups each holding a whole tile, no cluster, no promoted block scales");
   static_assert(!kPingPong || EpilogueOp<Epi>::kOutBlock == 0, "ping-pong: not with a block-scaled D");
   static_assert(kGrouped == kGroupNone || (kClusterSize == 1 && !kPromote),
                 "grouped: one CTA per tile (a cluster's tiles could straddle groups), no block scales");
@@ -409,6 +413,7 @@ struct Gemm {
         const int b_split = kBSpan2 ? (128 - n0 % 128) / 8 : 0;
         if constexpr (kAMode == kScaleBlk128 || kBMode == kScaleBlk128)
           load_blk_scales(args, blk_scales, blk_stride, m0, n0, kb_begin, kb_end, ctid);
+        [[maybe_unused]] bool handed_over = false;  // kPingPong: the next tile's warpgroup was let go (named barrier)
         if (kPromote || kb_begin == kb_end) {
           // Promotion adds into a zeroed sum; a CTA with no K blocks contributes zero.
 #pragma unroll
@@ -508,6 +513,14 @@ struct Gemm {
               release(held);
               held = ps.stage;
             }
+            // Ping-pong: every stage of the tile is waited for and its MMAs issued, so the other
+            // warpgroup may start its main loop now, while these MMAs drain (handing over after
+            // the wait below left the tensor pipe idle at each tile's end, as CUTLASS's ping-pong
+            // kernel avoids by arriving before its MMA tail).
+            if constexpr (kPingPong) {
+              named_barrier_arrive(5 + (1 - math_wg), 256);
+              handed_over = true;
+            }
             wgmma_wait<0>();
 #pragma unroll
             for (int ma = 0; ma < kMAtoms; ++ma) fence_regs(acc[ma]);
@@ -537,8 +550,10 @@ struct Gemm {
           }
         }
 
-        // Ping-pong: the other warpgroup may start its main loop (this one waited for all of its stages).
-        if constexpr (kPingPong) named_barrier_arrive(5 + (1 - math_wg), 256);
+        // Ping-pong: the other warpgroup may start its main loop (this one waited for all of its
+        // stages), unless the main loop handed over already.
+        if constexpr (kPingPong)
+          if (!handed_over) named_barrier_arrive(5 + (1 - math_wg), 256);
 
         if constexpr (kClusterK > 1) {
           // Split-K inside the cluster: partial tiles meet in the leader's registers.
@@ -585,13 +600,15 @@ struct Gemm {
           // The sums themselves only when alpha is 1 (it may come with the call, or from device
           // memory): otherwise through float as any epilogue, as the oracle computes it.
           const float alpha = args.p.alpha_ptr ? *args.p.alpha_ptr : args.p.alpha;
+          // The register paths address rows by wg_part (ping-pong: the whole tile); the staged one
+          // stages into the warpgroup's own buffer and barrier (math_wg).
           if (alpha != 1.0f)
-            epilogue(args, w, math_wg, warp_in_wg, lane, acc);
+            epilogue(args, w, wg_part, warp_in_wg, lane, acc);
           else if (kStoreChunks > 0 && args.store_d)
             epilogue_tma_exact(args, w, math_wg, lane, warp_in_wg, acc,
                                base + kStoreOffset + math_wg * kStoreChunks * kStoreBox);
           else
-            epilogue_exact(args, w, math_wg, warp_in_wg, lane, acc);
+            epilogue_exact(args, w, wg_part, warp_in_wg, lane, acc);
         } else if constexpr (EpilogueOp<Epi>::kOutBlock != 0) {
           epilogue_block_scaled(args, w, math_wg, warp_in_wg, lane, acc,
                                 base + kStoreOffset + math_wg * kStoreChunks * kStoreBox);
@@ -955,22 +972,26 @@ struct Gemm {
     const int r_local = warp_in_wg * 16 + lane / 4;
     const int bar_id = 2 + math_wg;  // as epilogue_tma
     const bool issuer = warp_in_wg == 0 && lane == 0;
+    // The warpgroup's rows of the tile, one m64 atom at a time (ping-pong: both atoms, from row 0).
+    const int wg_row = kPingPong ? 0 : math_wg * kWGRows;
 #pragma unroll
-    for (int box = 0; box < kBoxes; ++box) {
-      const int cc = box % kSlots;  // the box's staging slot
-      if (cc == 0) staging_acquire(issuer, bar_id);
+    for (int ma = 0; ma < kMAtoms; ++ma)
 #pragma unroll
-      for (int ii = 0; ii < 4; ++ii) {
-        const int i = box * 4 + ii;  // the accumulators' 8-column group
+      for (int box = 0; box < kBoxes; ++box) {
+        const int cc = box % kSlots;  // the box's staging slot
+        if (cc == 0) staging_acquire(issuer, bar_id);
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int r = r_local + h * 8;
-          st_shared_v2_u32(buf + cc * kStoreBox + r * 128 + (((2 * ii + (lane % 4) / 2) ^ (r & 7)) << 4) + (lane % 2) * 8,
-                           u32(acc[0][i * 4 + h * 2]), u32(acc[0][i * 4 + h * 2 + 1]));
+        for (int ii = 0; ii < 4; ++ii) {
+          const int i = box * 4 + ii;  // the accumulators' 8-column group
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int r = r_local + h * 8;
+            st_shared_v2_u32(buf + cc * kStoreBox + r * 128 + (((2 * ii + (lane % 4) / 2) ^ (r & 7)) << 4) + (lane % 2) * 8,
+                             u32(acc[ma][i * 4 + h * 2]), u32(acc[ma][i * 4 + h * 2 + 1]));
+          }
         }
+        if (cc == kSlots - 1) staging_flush(args, w, wg_row + ma * 64, issuer, bar_id, buf, box + 1 - kSlots);
       }
-      if (cc == kSlots - 1) staging_flush(args, w, math_wg * kWGRows, issuer, bar_id, buf, box + 1 - kSlots);
-    }
   }
 
   // X(row, col) and X(row, col + 1) of a 16-bit output as one 32-bit word (the first in the low
