@@ -307,7 +307,7 @@ CostEstimate estimate_cost(const GemmProblem& p, const Epilogue& e, const Hardwa
   // The busiest SM's share of the operand bytes that come from HBM, at what one SM can pull.
   const double sm_hbm_us = operand_hbm * double(busiest_tiles) / double(std::max(1L, est.tiles)) / kSmHbmBytesPerUs;
   est.hbm_us = std::max(est.hbm_us, sm_hbm_us);
-  est.l2_us = l2_bw > 0 ? est.l2_bytes / l2_bw : 0.0;
+  est.l2_us = l2_bw > 0 ? est.l2_bytes / (l2_bw * (in.l2_rate_factor > 0 ? in.l2_rate_factor : 1.0)) : 0.0;
 
   // A cluster's K split ends with the partial tiles crossing distributed shared memory into the
   // leader (a few hundred ns per tile plus the fp32 partials at kDsmemReduceBytesPerClock) and a

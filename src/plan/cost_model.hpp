@@ -60,6 +60,8 @@ struct CostInput {
                                     // the cluster's multicast); see family_sm90.cpp's twin rule
   int64_t b_copies = 0;             // distinct B matrices read (grouped problems costed as one
                                     // batch whose row groups each have their own B); 0 = batch_count
+  double l2_rate_factor = 1.0;      // this kernel's measured L2 -> SM rate over the description's
+                                    // (fitted on the cooperative kernels); see family_sm90.cpp
 };
 
 // Every term of the estimate, kept so that a plan can say why it was chosen.

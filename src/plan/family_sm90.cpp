@@ -53,6 +53,11 @@ struct Sm90Tile {
 // detected device's peak; 0.61 moves two fp8 rows back to a slower K split, 0.67 moves rows to
 // unmeasured tiles.
 constexpr double kEff128x64 = 0.63;
+// Main-loop efficiency of the ping-pong 128x128 for i8 sums stored exactly (Sm90Family::
+// enumerate: where it is chosen): above 128x256's 0.68, so that it wins from a wave of tiles up
+// as measured (4096^3 i8: 95.9 us against 103.9 for 128x256).
+constexpr double kEffPingPongI8 = 0.71;
+constexpr double kL2RatePingPongI8 = 1.35;
 
 // The square menu: 128x256 for big problems, 256x128 for tall ones, 128x192 where N = 256 would
 // leave a partial wave or a mostly empty last column of tiles (e.g. N = 2112), 128x128 and 128x64
@@ -283,7 +288,8 @@ class Sm90Family final : public FamilyModel {
       c.variant = t.variant;
       return c;
     };
-    auto add = [&](const Sm90Tile& t, bool swap, bool measuring_only, int b_readers = 0, double extra_us = 0) {
+    auto add = [&](const Sm90Tile& t, bool swap, bool measuring_only, int b_readers = 0, double extra_us = 0,
+                   double l2_rate_factor = 1.0) {
       const KernelConfig c = config_of(t, swap);
       std::string tile_why = why;
       const KernelView v = kernel_view(kp, swap);
@@ -296,8 +302,10 @@ class Sm90Family final : public FamilyModel {
       if (tile_why.empty() && e.d_scale.active()) tile_why = out_scale_problem(c, v);
       if (tile_why.empty() && p.grouping.grouped() && (c.cluster_m > 1 || c.cluster_n > 1 || c.cluster_k > 1 || swap))
         tile_why = "grouped: one CTA per tile (a cluster's tiles could straddle two groups) and no swap-AB";
-      if (tile_why.empty() && t.variant == 1 && (eight_bit || p.grouping.grouped() || e.d_scale.active()))
-        tile_why = "ping-pong warpgroups: 16-bit operands, not grouped, not a block-scaled D";
+      if (tile_why.empty() && t.variant == 1 &&
+          (v.a_scale.blocked() || v.b_scale.blocked() || p.grouping.grouped() || e.d_scale.active()))
+        tile_why = "ping-pong warpgroups: no block-scaled inputs (promoted in the main loop), not grouped, not a "
+                   "block-scaled D";
       if (tile_why.empty() && !v.b_kmajor && t.block_n % 64 != 0)
         tile_why = "an N-major B tile is made of 64-column boxes (BLOCK_N " + std::to_string(t.block_n) + ")";
       // A cluster splits an N-major B tile into whole 64-column boxes, one set per CTA.
@@ -328,6 +336,7 @@ class Sm90Family final : public FamilyModel {
       in.math_efficiency = t.efficiency;
       in.b_readers = b_readers;
       in.extra_fixed_us = extra_us;
+      in.l2_rate_factor = l2_rate_factor;
       GemmProblem view = p;  // tile counts follow the kernel's (row-major) view
       view.m = v.rows;
       view.n = v.cols;
@@ -399,10 +408,26 @@ class Sm90Family final : public FamilyModel {
       const bool shares_b = staged_out && tiles < sms && t.cluster_m == 1 && t.cluster_n == 1 && t.cluster_k == 1 &&
                             !t.measuring &&
                             has_twin && (plain.rows + t.block_m - 1) / t.block_m >= 2;
-      add(t, false,
-          t.measuring || cluster_measuring || (t.cluster_k > 1 && tiles >= sms) || t.cluster_k > kMaxChosenClusterK ||
-              promotion_exposed,
-          shares_b ? 2 : 0);
+      // i8 sums stored as they are (an i32 D, nothing applied: the kernel's exact epilogue) from a
+      // wave of tiles up: the ping-pong 128x128 (one warpgroup's epilogue under the other's main
+      // loop, as cuBLAS's INT8 kernel) is chosen, costed a little above 128x256's main loop. H200,
+      // 2026-12-04 (bench/RESULTS.md, calls 1-2, separate processes alternated): 1.6-8.4 % faster
+      // than the cooperative 128x256 at 4096^3, 4096x14336x4096, 4096x4096x2048, 2048x2048x4096,
+      // equal at 8192^3 (ncu: tensor pipe 91.6 % of elapsed cycles against 87.8 %); its clusters
+      // (c2, cn2) were not faster. Other outputs and fp8 operands (0.96-1.01x) are not measured
+      // faster: measuring only there. The model's L2 rate (fitted on the cooperative kernels)
+      // would cost it as L2-bound at 130.7 us for 4096^3 (1074 MB at 8.2 TB/s); it moved that in
+      // 95.9 us (11.2 TB/s), so its L2 term is charged at kL2RatePingPongI8 times the rate.
+      const bool exact_i32 = p.a_type == DType::I8 && p.d_type == DType::I32 && e.is_identity() &&
+                             !e.d_scale.active() && !e.amax_d && !p.a_scale.active() && !p.b_scale.active();
+      const bool ping_pong_chosen =
+          t.variant == 1 && t.block_n == 128 && t.cluster_m == 1 && t.cluster_n == 1 && exact_i32 && tiles >= sms;
+      Sm90Tile chosen_t = t;
+      if (ping_pong_chosen) chosen_t.efficiency = kEffPingPongI8;
+      add(chosen_t, false,
+          (t.measuring && !ping_pong_chosen) || cluster_measuring || (t.cluster_k > 1 && tiles >= sms) ||
+              t.cluster_k > kMaxChosenClusterK || promotion_exposed,
+          shares_b ? 2 : 0, 0, ping_pong_chosen ? kL2RatePingPongI8 : 1.0);
     }
     // Skinny tiles for whichever view has few columns (swap-AB turns a small M into the columns).
     for (bool swap : {false, true}) {

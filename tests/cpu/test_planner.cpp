@@ -584,3 +584,42 @@ BOOST_AUTO_TEST_CASE(sm90_sub_wave_16bit_output_chooses_the_tile_without_the_clu
     c2_choosable |= cand.config.name() == "sm90_128x128x128_s6_t384_c2_p" && cand.feasible && !cand.measuring_only;
   BOOST_TEST(c2_choosable);
 }
+
+// Ping-pong warpgroups (`_v1`) are chosen only for i8 sums stored exactly, from a wave of tiles up
+// (2026-12-04 calls 1-3, bench/RESULTS.md: 4096^3 103.9 -> 95.9 us against the cooperative
+// 128x256); any other epilogue or operand type keeps them for measuring only.
+BOOST_AUTO_TEST_CASE(sm90_ping_pong_is_chosen_for_exact_int8_only) {
+  const HardwareDesc hw = arch("h200");
+  PlanRequest r;
+  r.use_cache = false;
+  auto i8_problem = [](int64_t mnk, DType d) {
+    GemmProblem p;
+    p.m = p.n = p.k = mnk;
+    p.a_type = p.b_type = DType::I8;
+    p.c_type = p.d_type = d;
+    p.compute_type = DType::I32;
+    p.op_b = Op::T;
+    p.resolve_and_validate();
+    return p;
+  };
+  const char* pp = "sm90_128x128x128_s6_t384_p_v1";
+  for (int64_t mnk : {4096, 8192})
+    BOOST_TEST(choose_kernel(i8_problem(mnk, DType::I32), Epilogue{}, hw, r).chosen.config.name() == pp, mnk);
+  // alpha != 1 is not the sums themselves; a bf16 (dequantized) output; below a wave (64 tiles).
+  Epilogue half;
+  half.alpha = 0.5f;
+  BOOST_TEST(choose_kernel(i8_problem(4096, DType::I32), half, hw, r).chosen.config.variant == 0);
+  BOOST_TEST(choose_kernel(i8_problem(4096, DType::BF16), Epilogue{}, hw, r).chosen.config.variant == 0);
+  BOOST_TEST(choose_kernel(i8_problem(1024, DType::I32), Epilogue{}, hw, r).chosen.config.variant == 0);
+  // fp8 and bf16 operands: measurable, not chosen.
+  for (DType t : {DType::F8E4M3, DType::BF16}) {
+    GemmProblem p = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 4096, 4096, 4096);
+    p.a_type = p.b_type = t;
+    p.resolve_and_validate();
+    BOOST_TEST(choose_kernel(p, Epilogue{}, hw, r).chosen.config.variant == 0, dtype_name(t));
+    bool measurable = false;
+    for (const Candidate& cand : sm90_family_model().enumerate(p, Epilogue{}, hw))
+      measurable |= cand.config.variant == 1 && cand.config.block_n == 128 && cand.feasible && cand.measuring_only;
+    BOOST_TEST(measurable, dtype_name(t));
+  }
+}
