@@ -168,6 +168,15 @@ BOOST_AUTO_TEST_CASE(sm90_default_menu_compiles_for_sm90a_with_hgmma_and_no_spil
   full.bias_mode = VectorMode::PerColumn;
   full.activation = Activation::GeluTanh;
   jobs.push_back({problem(DType::BF16, Op::N, Op::T, Order::ColMajor), full, menu[1].config});
+  // Two CTAs per SM hold 128 registers a thread: 64x128 b2 with the full epilogue (its register
+  // path once spilled 180 bytes on the column biases loaded ahead).
+  int b2 = 0;
+  for (const Candidate& c : menu)
+    if (c.feasible && c.config.blocks_per_sm == 2 && c.config.block_n == 128 && c.config.cluster_k == 1) {
+      jobs.push_back({tn, full, c.config});
+      ++b2;
+    }
+  BOOST_CHECK_EQUAL(b2, 1);
   // Skinny tiles: each BLOCK_N bucket of a decode-sized M (swap-AB), both BLOCK_M, every K split
   // on one bucket, an MN-major activation operand, and the full epilogue stored transposed.
   int skinny = 0;

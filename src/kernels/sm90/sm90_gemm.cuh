@@ -175,9 +175,15 @@ struct Gemm {
   static constexpr u32 kSmemBytes = kBlkOffset + 1024;
   static constexpr int kProducerRegs = 40;
   static constexpr int kConsumerRegs = 232;
-  // Column biases are loaded kGroup column pairs ahead of the stores that use them.
+  // Column biases are loaded kGroup column pairs ahead of the stores that use them. Two CTAs per
+  // SM (128 registers a thread) with 64 accumulators take 2: the 64x128 b2 register epilogue with
+  // a bias and GELU spilled 180 bytes at 8 (ptxas; 0 at 2, 28 at 4).
   static constexpr int kPairs = kAcc / 4;  // 8-column groups per thread per atom
-  static constexpr int kGroup = kPairs % 8 == 0 ? 8 : kPairs % 4 == 0 ? 4 : kPairs % 2 == 0 ? 2 : 1;
+  static constexpr int kGroup = kMinBlocks > 1 && kAcc >= 64 ? 2
+                                : kPairs % 8 == 0             ? 8
+                                : kPairs % 4 == 0             ? 4
+                                : kPairs % 2 == 0             ? 2
+                                                              : 1;
 
   static_assert(kBlockM == 64 || kBlockM == 128 || kBlockM == 256, "BLOCK_M is 64, 128 or 256");
   static_assert(kBlockN % 8 == 0 && kBlockN >= 8 && kBlockN <= 256, "BLOCK_N is a multiple of 8 up to 256");
