@@ -73,6 +73,11 @@ constexpr Sm90Tile kMenu[] = {
     // One consumer warpgroup, two CTAs per SM (one's prologue and epilogue overlap the other's
     // main loop), for mid-size problems; and 64x256 at one CTA per SM.
     {64, 128, 4, 1, 1, 0.50, 2}, {64, 128, 4, 1, 2, 0.50, 2}, {64, 256, 4, 1, 1, 0.55, 1},
+    // 64x128 at one CTA per SM, for a block-scaled FP8 D from 8-bit operands at small M
+    // (Sm90Family::enumerate: offered only there, chosen by a measured rule): such a D is written from the unswapped view, its promoted block-scaled inputs
+    // need two or three accumulator sets (not two CTAs per SM), and the 128-row tiles it had
+    // computed half-empty rows at M = 64 (64x7168x16384: 49.3 us against 36.7 with a bf16 D).
+    {64, 128, 8, 1, 1, 0.50, 1, true}, {64, 128, 7, 1, 2, 0.50, 1, true},
     // Measuring only: 128x256 with three stages, whose free shared memory stages the whole tile for
     // the TMA-stored epilogue in one round (four stages: two rounds of half the tile).
     {128, 256, 3, 2, 1, 0.68, 1, true},
@@ -422,6 +427,9 @@ class Sm90Family final : public FamilyModel {
                              !e.d_scale.active() && !e.amax_d && !p.a_scale.active() && !p.b_scale.active();
       const bool ping_pong_chosen =
           t.variant == 1 && t.block_n == 128 && t.cluster_m == 1 && t.cluster_n == 1 && exact_i32 && tiles >= sms;
+      // The 64x128 one-CTA tiles: only for a block-scaled D (above; the rule at the end chooses them).
+      const bool block_d_tile = t.block_m == 64 && t.block_n == 128 && t.blocks == 1;
+      if (block_d_tile && !(e.d_scale.active() && eight_bit)) continue;
       Sm90Tile chosen_t = t;
       if (ping_pong_chosen) chosen_t.efficiency = kEffPingPongI8;
       add(chosen_t, false,
@@ -488,6 +496,24 @@ class Sm90Family final : public FamilyModel {
       const std::string name = config_of(t, true).name();
       if (std::none_of(out.begin(), out.end(), [&](const Candidate& c) { return c.config.name() == name; }))
         add(t, true, false, 0, transposed_epilogue_us);
+    }
+    // A block-scaled FP8 D at M <= 128: the 64-row one-CTA tiles, by a measured rule (H200,
+    // 2026-12-04 call 6, bench/RESULTS.md; the model preferred 128x128 with a K split, computing
+    // half-empty rows at M = 64). Below half a wave of 64x128 tiles the K split over 2
+    // (64x4096x7168 20.3 -> 14.7 us, 128x2112x7168 18.9 -> 15.0, 64x7168x16384 49.7 -> 37.5),
+    // else at M <= 64 the whole K (64x24576x1536 20.6 -> 17.7); from 65 rows and half a wave up
+    // the model's choice stays (128x7168x16384: 41.0 us either way, 128x24576x1536 19.8 against
+    // 21.8). Every other candidate is then kept for measuring.
+    if (e.d_scale.active() && eight_bit && plain.rows <= 128) {
+      const long tiles64 = long((plain.rows + 63) / 64) * long((plain.cols + 127) / 128);
+      const int want_ck = 2 * tiles64 < sms ? 2 : plain.rows <= 64 ? 1 : 0;
+      auto preferred = [&](const Candidate& c) {
+        return c.feasible && c.config.block_m == 64 && c.config.block_n == 128 && c.config.blocks_per_sm == 1 &&
+               !c.config.swap_ab && c.config.cluster_k == want_ck;
+      };
+      if (want_ck > 0 && std::any_of(out.begin(), out.end(), preferred))
+        for (Candidate& c : out)
+          if (c.feasible) c.measuring_only = !preferred(c);
     }
     return out;
   }

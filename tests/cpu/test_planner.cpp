@@ -623,3 +623,41 @@ BOOST_AUTO_TEST_CASE(sm90_ping_pong_is_chosen_for_exact_int8_only) {
     BOOST_TEST(measurable, dtype_name(t));
   }
 }
+
+// A block-scaled FP8 D at M <= 128 (DeepSeek's next-layer input at decode) is written from the
+// unswapped view: the 64-row one-CTA tiles are offered there (and never for other problems) and
+// chosen by the measured rule (2026-12-04 call 6): the K split over 2 below half a wave of them,
+// the whole K at M <= 64 above it, the model's choice from 65 rows and half a wave up.
+BOOST_AUTO_TEST_CASE(sm90_block_scaled_d_at_small_m_takes_a_64_row_tile) {
+  const HardwareDesc hw = arch("h200");
+  PlanRequest r;
+  r.use_cache = false;
+  struct Row {
+    int64_t m, n, k;
+    const char* chosen;  // nullptr: not a 64-row tile
+  };
+  for (const Row& row : {Row{64, 7168, 16384, "sm90_64x128x128_s7_t256_ck2_p"}, Row{64, 4096, 7168, "sm90_64x128x128_s7_t256_ck2_p"},
+                         Row{64, 24576, 1536, "sm90_64x128x128_s8_t256_p"}, Row{128, 2112, 7168, "sm90_64x128x128_s7_t256_ck2_p"},
+                         Row{128, 7168, 16384, nullptr}, Row{128, 24576, 1536, nullptr}}) {
+    GemmProblem p = problem(DType::F8E4M3, Op::N, Op::T, Order::RowMajor, row.m, row.n, row.k);
+    p.d_type = p.c_type = DType::F8E4M3;
+    p.compute_type = DType::F32;
+    p.a_scale.mode = ScaleMode::Vec128;
+    p.a_scale.layout = ScaleLayout::MnMajor;
+    p.a_scale.ld = (row.m + 3) / 4 * 4;
+    p.b_scale.mode = ScaleMode::Blk128x128;
+    p.b_scale.layout = ScaleLayout::KMajor;
+    p.b_scale.ld = (row.k + 127) / 128;
+    p.resolve_and_validate();
+    Epilogue block_d;
+    block_d.d_scale.mode = ScaleMode::Vec128;
+    block_d.d_scale.ld = row.m;
+    const std::string name = choose_kernel(p, block_d, hw, r).chosen.config.name();
+    if (row.chosen) BOOST_TEST(name == row.chosen, row.m << "x" << row.n << "x" << row.k << " chose " << name);
+    else BOOST_TEST(name.find("sm90_64x128x128") == std::string::npos, row.m << "x" << row.n << "x" << row.k << " chose " << name);
+    p.d_type = p.c_type = DType::BF16;
+    for (const Candidate& c : sm90_family_model().enumerate(p, Epilogue{}, hw))
+      BOOST_TEST(!(c.config.block_m == 64 && c.config.block_n == 128 && c.config.blocks_per_sm == 1 && !c.config.swap_ab),
+                 c.config.name() << " offered without a block-scaled D");
+  }
+}

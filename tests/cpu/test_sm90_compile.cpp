@@ -349,6 +349,22 @@ BOOST_AUTO_TEST_CASE(sm90_8bit_and_block_scaled_variants_compile) {
     add_best(fp8(4096, 4096, 4096, DType::F8E4M3, DType::F8E4M3, DType::F8E4M3), q, 1);
     add_best(fp8(4096, 4096, 4096, DType::BF16, DType::BF16, DType::F8E4M3), q, 1);
   }
+  // The 64-row one-CTA tiles offered for a block-scaled D at small M (measuring only), with
+  // DeepSeek's block-scaled inputs: promoted (three accumulator sets) and quantized in one tile.
+  {
+    Epilogue q;
+    q.d_scale.mode = ScaleMode::Vec128;
+    q.d_scale.ld = 64;
+    const GemmProblem p = deepseek(fp8(64, 7168, 16384, DType::F8E4M3, DType::F8E4M3, DType::F8E4M3));
+    int n64 = 0;
+    for (const Candidate& c : sm90_family_model().enumerate(p, q, hw))
+      if (c.feasible && c.config.block_m == 64 && c.config.block_n == 128 && c.config.blocks_per_sm == 1 &&
+          !c.config.swap_ab) {
+        jobs.push_back({p, q, c.config});
+        ++n64;
+      }
+    BOOST_TEST(n64 == 2);
+  }
   BOOST_TEST(added == 23);
   compile_all(jobs);
 }

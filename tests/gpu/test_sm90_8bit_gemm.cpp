@@ -486,6 +486,16 @@ std::vector<Case> cases() {
     out.push_back({1100, 1000, 1008, e4, e5, DType::BF16, {DGEMM_SCALE_OUTER_VEC}, {DGEMM_SCALE_OUTER_VEC},
                    DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_PER_COLUMN, DGEMM_ACT_GELU_TANH, pp, "fp8-pingpong-outer"});
   }
+  // The 64-row one-CTA tiles a block-scaled D is offered at small M (measuring only), by name:
+  // DeepSeek's block-scaled inputs, M = 64 and 65 (a second, one-row tile), N not a multiple of
+  // 128 (the staged boxes clipped at N; 1000: unstaged, D's rows not 16-byte aligned).
+  for (const char* name : {"sm90_64x128x128_s8_t256_p", "sm90_64x128x128_s7_t256_ck2_p"})
+    for (auto [m, n] : {std::pair{64, 640}, std::pair{65, 1000}, std::pair{64, 2112}}) {
+      Case f{m, n, 2048, e4, e4, e4, vec128_mn(m), blk128_k(), DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_NONE,
+             DGEMM_ACT_NONE, name, "fp8-out-blocks-64"};
+      f.sd = {DGEMM_SCALE_VEC128, DGEMM_SCALE_MN_MAJOR, 0, DGEMM_SCALE_TYPE_F32};
+      out.push_back(f);
+    }
   // Every feasible sm90 configuration of two block-scaled problems, by name.
   const HardwareDesc hw = apply_arch_file(HardwareDesc{}, "h200");
   for (auto [m, n, k] : {std::tuple{9, 700, 2048}, std::tuple{200, 300, 3072}}) {
