@@ -638,10 +638,12 @@ struct Gemm {
       // so that every named-barrier arrive has its sync.
       if constexpr (kPingPong)
         if (turn > 0 && ((turn - 1) & 1) != math_wg) named_barrier_sync(5 + math_wg, 256);
-      // The last tile's stores must have read the staging buffer (and finished) before the CTA's
-      // shared memory goes away.
+      // The last tile's stores must have read the staging buffer before the CTA's shared memory
+      // goes away; their writes need not have landed (the grid completes only once they have, and
+      // a dependent grid's griddepcontrol.wait waits for that), so the CTA exits without waiting
+      // out the write latency (as CUTLASS's epilogues end with a read wait).
       if constexpr (kStoreChunks > 0)
-        if (args.store_d && ctid % 128 == 0) bulk_wait<0>();
+        if (args.store_d && ctid % 128 == 0) bulk_wait_read<0>();
     }
     // A clustered CTA must outlive its peers' remote arrivals on (and multicasts into, and reads
     // of) its shared memory.
