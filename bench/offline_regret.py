@@ -38,12 +38,15 @@ def plan_args(row):
         args += ["--dtype", dtype]
     elif dtype == "i8":
         args += ["--dtype", "i8"]
-    elif dtype in ("fp8t", "fp8b"):
-        args += ["--dtype", "e4m3", "--out-dtype", "bf16"]
+    elif dtype in ("fp8t", "fp8b", "fp8q"):
+        args += ["--dtype", "e4m3"]
         args += ["--a-scale", "tensor", "--b-scale", "tensor"] if dtype == "fp8t" else \
                 ["--a-scale", "vec128", "--b-scale", "blk128"]
+        # fp8q: fp8b with an e4m3 D quantized in 1 x 128 blocks (its C type stays bf16)
+        args += ["--out-dtype", "e4m3", "--c-dtype", "bf16", "--d-scale", "vec128"] if dtype == "fp8q" else \
+                ["--out-dtype", "bf16"]
     else:
-        return None  # fp8q: a block-scaled D, which deepgemm plan cannot describe
+        return None
     if row["layout"][0] == "t":  # tn, tt: B stored n x k
         args.append("--trans-b")
     if row["layout"][1:] == "t":  # tt, nt: A stored k x m

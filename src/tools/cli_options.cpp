@@ -1,6 +1,7 @@
 // Flag parsing and the problem/epilogue flags shared by the tool's subcommands.
 #include "tools/cli_options.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -259,6 +260,60 @@ const char* gemm_options_help() {
          "  --bias none|row|col          bias vector per row (m) or per column (n); --bias-dtype T\n"
          "  --act none|relu|gelu|gelu_tanh|silu  (gelu = gelu_erf, torch's default)\n"
          "  --scale none|tensor|row|col  output scale; --zero-point (i8 out); --no-saturate (fp8 out)\n";
+}
+
+namespace {
+dgemm_scale_mode_t parse_scale_mode(const Flags& f, const char* flag, bool output) {
+  const std::string v = output ? f.get_choice(flag, "none", {"none", "vec128"})
+                               : f.get_choice(flag, "none", {"none", "tensor", "outer", "vec128", "blk128"});
+  return v == "tensor"   ? DGEMM_SCALE_PER_TENSOR
+         : v == "outer"  ? DGEMM_SCALE_OUTER_VEC
+         : v == "vec128" ? DGEMM_SCALE_VEC128
+         : v == "blk128" ? DGEMM_SCALE_BLK128x128
+                         : DGEMM_SCALE_NONE;
+}
+}  // namespace
+
+ScalingOptions parse_scaling_options(const Flags& f) {
+  ScalingOptions o;
+  dgemm_scaling_init(&o.scaling);
+  dgemm_scaling_t& s = o.scaling;
+  s.a_scale.mode = parse_scale_mode(f, "a-scale", false);
+  s.b_scale.mode = parse_scale_mode(f, "b-scale", false);
+  s.d_scale.mode = parse_scale_mode(f, "d-scale", true);
+  // DeepGEMM's B layout: each 128 x 128 block's K blocks contiguous.
+  for (dgemm_scale_desc_t* d : {&s.a_scale, &s.b_scale})
+    if (d->mode == DGEMM_SCALE_BLK128x128) d->layout = DGEMM_SCALE_K_MAJOR;
+  o.active = s.a_scale.mode != DGEMM_SCALE_NONE || s.b_scale.mode != DGEMM_SCALE_NONE ||
+             s.d_scale.mode != DGEMM_SCALE_NONE;
+  return o;
+}
+
+dgemm_scaling_t ScalingOptions::for_problem(const dgemm_problem_t& p) const {
+  dgemm_scaling_t s = scaling;
+  // 1 x 128 scales in DeepGEMM's "MN-major TMA-aligned" layout (deepgemm-bench's): the rows
+  // padded to a multiple of 4, as the sm90 kernels read them with TMA.
+  auto tma_aligned = [](int64_t rows) { return (rows + 3) / 4 * 4; };
+  if (s.a_scale.mode == DGEMM_SCALE_VEC128) s.a_scale.ld = tma_aligned(p.m);
+  if (s.b_scale.mode == DGEMM_SCALE_VEC128) s.b_scale.ld = tma_aligned(p.n);
+  if (s.d_scale.mode == DGEMM_SCALE_VEC128) {
+    s.d_scale.ld = tma_aligned(p.m);
+    // Written tensors cannot be shared: one after the other.
+    if (p.batch_count > 1) s.d_scale.stride = std::max<int64_t>(s.d_scale.ld, 1) * ((p.n + 127) / 128);
+  }
+  return s;
+}
+
+const char* scaling_options_help() {
+  return "  --a-scale/--b-scale none|tensor|outer|vec128|blk128  f32 input scales of A / B (DGEMM_1.1),\n"
+         "                               shared by every batch: tensor, outer (per row of op(A) / column\n"
+         "                               of op(B)), vec128 (1 x 128: MN-major, ld = m / n rounded up to a\n"
+         "                               multiple of 4, DeepGEMM's TMA-aligned layout), blk128 (128 x 128:\n"
+         "                               K-major, packed); deepgemm-bench's fp8t (tensor, tensor) and fp8b\n"
+         "                               (vec128, blk128) rows\n"
+         "  --d-scale none|vec128        an e4m3/e5m2 D quantized per 1 x 128 block of a row, with f32 scales\n"
+         "                               the epilogue computes (laid out as a vec128 A scale, one tensor per\n"
+         "                               batch): deepgemm-bench's fp8q rows\n";
 }
 
 }  // namespace dgemm::tools

@@ -52,6 +52,21 @@ struct GemmOptions {
 GemmOptions parse_gemm_options(const Flags& flags);
 const char* gemm_options_help();
 
+// DGEMM_1.1 scaling from the flags; the same flags mean the same for plan, run and warm:
+//   --a-scale/--b-scale none|tensor|outer|vec128|blk128  f32 scales of A / B, shared by every
+//       batch; vec128 MN-major with ld = m / n rounded up to a multiple of 4 (DeepGEMM's
+//       TMA-aligned layout), blk128 K-major and packed (deepgemm-bench's fp8t and fp8b rows)
+//   --d-scale none|vec128  f32 1 x 128 block scales of an FP8 D, computed by the epilogue
+//       (DeepGEMM's output quantization), laid out as a vec128 A scale, one tensor per batch
+struct ScalingOptions {
+  dgemm_scaling_t scaling;  // the modes and layouts; for_problem sets ld and stride
+  bool active = false;      // any mode other than none: plans need the extension
+  // The scaling for `problem`: the leading dimensions above, and D's batch stride.
+  dgemm_scaling_t for_problem(const dgemm_problem_t& problem) const;
+};
+ScalingOptions parse_scaling_options(const Flags& flags);
+const char* scaling_options_help();
+
 // --device: "auto", "cpu", "cuda" or "cuda:N"; throws std::invalid_argument naming the value.
 void parse_device(const std::string& value, dgemm_device_kind_t* kind, int* index);
 

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "api/convert.hpp"
+#include "api/scaling.hpp"
 #include "core/error.hpp"
-#include "core/scaling.hpp"
 #include "plan/arch_file.hpp"
 #include "plan/families.hpp"
 #include "plan/planner.hpp"
@@ -30,24 +30,8 @@ void print_help() {
       "  --all     list every candidate, not only the best few\n"
       "  --force   only this family may be chosen (cpu, sm80, sm90, small_m)\n"
       "  --show-arch  print the machine's description as YAML (a start for a file) and stop\n"
-      "  --a-scale/--b-scale none|tensor|outer|vec128|blk128  f32 input scales of A / B (DGEMM_1.1),\n"
-      "            as deepgemm-bench's fp8t (tensor) and fp8b (A vec128 MN-major, B blk128 K-major) rows\n"
-      "%s",
-      names.c_str(), gemm_options_help());
-}
-
-// An input scale as the planner sees it (it weighs the mode, not the values): f32, the layouts
-// deepgemm-bench gives its block-scaled rows (vec128 MN-major, blk128 K-major), packed ld.
-ScaleDesc parse_input_scale(const Flags& f, const char* flag) {
-  const std::string v = f.get_choice(flag, "none", {"none", "tensor", "outer", "vec128", "blk128"});
-  ScaleDesc s;
-  s.mode = v == "tensor"   ? ScaleMode::PerTensor
-           : v == "outer"  ? ScaleMode::OuterVec
-           : v == "vec128" ? ScaleMode::Vec128
-           : v == "blk128" ? ScaleMode::Blk128x128
-                           : ScaleMode::None;
-  if (s.mode == ScaleMode::Blk128x128) s.layout = ScaleLayout::KMajor;
-  return s;
+      "%s%s",
+      names.c_str(), gemm_options_help(), scaling_options_help());
 }
 
 const char* bound_of(const Candidate& c) { return c.has_cost ? c.cost.bound : "-"; }
@@ -94,13 +78,13 @@ int cmd_plan(int argc, char** argv) {
     request.force = fam;
   }
   GemmOptions opt = parse_gemm_options(f);
-  const ScaleDesc a_scale = parse_input_scale(f, "a-scale"), b_scale = parse_input_scale(f, "b-scale");
+  // The planner weighs the scale modes, not their values.
+  const ScalingOptions scaling = parse_scaling_options(f);
   f.check_all_used();
   GemmProblem p = api::convert_problem(&opt.problem);
   Epilogue e = api::convert_epilogue(&opt.epilogue, p);
-  p.a_scale = a_scale;
-  p.b_scale = b_scale;
-  resolve_and_validate_scaling(p, e);
+  const dgemm_scaling_t s = scaling.for_problem(opt.problem);
+  api::apply_scaling(scaling.active ? &s.header : nullptr, p, e);
 
   std::string note;
   HardwareDesc hw = resolve_arch(arch, &note);

@@ -1,8 +1,9 @@
 // `deepgemm run`: plans and executes one GEMM through the public C API (on the GPU when there is
-// one, else on the CPU backend), then prints a short summary (device, kernel, time, TFLOP/s, the
-// relative error against the CPU oracle, PASS/FAIL), the plan's JSON first with --explain, or one
-// JSON object with all of it with --json. The oracle is a second plan on a CPU context; large
-// problems are checked on a random sample of rows, gathered into a smaller problem of the same kind.
+// one, else on the CPU backend; DGEMM_1.1 scales through the *_ext calls), then prints a short
+// summary (device, kernel, time, TFLOP/s, the relative error against the CPU oracle, PASS/FAIL),
+// the plan's JSON first with --explain, or one JSON object with all of it with --json. The oracle
+// is a second plan on a CPU context; large problems are checked on a random sample of rows,
+// gathered into a smaller problem of the same kind.
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -16,8 +17,10 @@
 #include <vector>
 
 #include "api/convert.hpp"
+#include "api/scaling.hpp"
 #include "core/error.hpp"
 #include "core/float_convert.hpp"
+#include "core/scaling.hpp"
 #include "deepgemm/deepgemm.h"
 #include "tools/cli_options.hpp"
 #include "tools/commands.hpp"
@@ -74,20 +77,41 @@ void fill_random(HostBuffer& b, std::mt19937_64& rng) {
   for (int64_t i = 0; i < b.count; ++i) b.set(i, b.type == DType::I8 || b.type == DType::I32 ? ints(rng) : uni(rng));
 }
 
+// Random scales in [0.5, 2): exact in f32, and they keep the result's magnitude.
+void fill_scales(HostBuffer& b, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> pos(0.5, 2.0);
+  for (int64_t i = 0; i < b.count; ++i) b.set(i, pos(rng));
+}
+
 struct Operands {
   HostBuffer a, b, c, d, bias, scale;
   std::vector<int32_t> zero_point;
+  HostBuffer a_scale, b_scale, d_scale;  // DGEMM_1.1 (f32); d_scale is written by the epilogue
 };
 
-// Relative Frobenius error of D (rows `rows` of every batch) against the oracle's D.
-double relative_error(const GemmProblem& p, const HostBuffer& d, const std::vector<int64_t>& rows,
-                      const GemmProblem& ref_p, const HostBuffer& ref) {
+// D as stored, or for a block-scaled D its value: D(i, j) times the scale of its 1 x 128 block.
+struct OutputView {
+  const GemmProblem& p;
+  const HostBuffer& d;
+  const ScaleDesc& d_scale_desc;
+  const HostBuffer& d_scale;
+  double get(int64_t batch, int64_t i, int64_t j) const {
+    const double v = d.get(batch * p.stride_d + p.offset(i, j, p.ldd));
+    if (!d_scale_desc.active()) return v;
+    return v * d_scale.get(batch * d_scale_desc.stride + d_scale_desc.index(i, j));
+  }
+};
+
+// Relative Frobenius error of D (rows `rows` of every batch) against the oracle's D (whose rows
+// are those rows in order).
+double relative_error(const OutputView& d, const std::vector<int64_t>& rows, const OutputView& ref) {
+  const GemmProblem& p = d.p;
   double num = 0, den = 0;
   for (int64_t b = 0; b < p.batch_count; ++b) {
     for (std::size_t s = 0; s < rows.size(); ++s) {
       for (int64_t j = 0; j < p.n; ++j) {
-        double got = d.get(b * p.stride_d + p.offset(rows[s], j, p.ldd));
-        double want = ref.get(b * ref_p.stride_d + ref_p.offset(int64_t(s), j, ref_p.ldd));
+        double got = d.get(b, rows[s], j);
+        double want = ref.get(b, int64_t(s), j);
         if (std::isnan(got) != std::isnan(want)) return INFINITY;
         if (std::isnan(want)) continue;
         num += (got - want) * (got - want);
@@ -102,7 +126,11 @@ double relative_error(const GemmProblem& p, const HostBuffer& d, const std::vect
 // the same type (fp8 and integer outputs, where both sides round the same exact value).
 double threshold_for(const GemmProblem& p) {
   switch (p.d_type) {
-    case DType::F32: return p.a_type == DType::F32 ? 1e-6 : 1e-5;
+    // FP8 operands: the tensor cores sum a 128-K block's products narrower than f32 (the 1e-3 of
+    // tests/gpu/test_sm90_8bit_gemm.cpp).
+    case DType::F32:
+      if (p.a_type == DType::F8E4M3 || p.a_type == DType::F8E5M2) return 1e-3;
+      return p.a_type == DType::F32 ? 1e-6 : 1e-5;
     case DType::F16: return 2e-3;
     case DType::BF16: return 1e-2;
     case DType::F8E4M3: return 5e-2;
@@ -119,6 +147,7 @@ struct RunReport {
   double plan_ms = 0, median_us = 0, tflops = 0;
   int samples = 0;
   bool checked = false;
+  bool dequantized = false;  // a block-scaled D, compared as D times its scales
   double error = 0, threshold = 0;
   int64_t rows_checked = 0, rows = 0;
   bool passed() const { return !checked || error <= threshold; }
@@ -140,8 +169,9 @@ void print_summary(const RunReport& r) {
               field(j, "family").c_str(), predicted.c_str(), r.plan_ms);
   std::printf("time      %.2f us (median of %d)  %.2f TFLOP/s\n", r.median_us, r.samples, r.tflops);
   if (r.checked) {
-    std::printf("error     %.2e relative Frobenius vs the CPU oracle, %lld of %lld rows (threshold %.1e)\n", r.error,
-                static_cast<long long>(r.rows_checked), static_cast<long long>(r.rows), r.threshold);
+    std::printf("error     %.2e relative Frobenius vs the CPU oracle, %lld of %lld rows%s (threshold %.1e)\n", r.error,
+                static_cast<long long>(r.rows_checked), static_cast<long long>(r.rows),
+                r.dequantized ? ", D dequantized with its block scales" : "", r.threshold);
     std::printf("result    %s\n", r.passed() ? "PASS" : "FAIL");
   } else {
     std::printf("result    not checked (--check none or an empty output)\n");
@@ -179,11 +209,15 @@ int cmd_run(int argc, char** argv) {
                 "  --autotune                   time the planner's best few candidates, keep the fastest\n"
                 "  --explain                    print the plan's JSON (the choice, runners-up, rejections) first\n"
                 "  --json                       print one JSON object (plan, time, check) instead of the summary\n"
+                "%s"
+                "  (run fills A's and B's scales with random values in [0.5, 2); a block-scaled D is checked\n"
+                "  dequantized: each value times its block's scale, against the oracle's)\n"
                 "%s",
-                gemm_options_help(), exit_codes_help());
+                gemm_options_help(), scaling_options_help(), exit_codes_help());
     return 0;
   }
   GemmOptions opt = parse_gemm_options(f);
+  const ScalingOptions scaling_opt = parse_scaling_options(f);
   const std::string device = f.get("device", "auto");
   const int reps = int(f.get_int("reps", 20, 1, INT_MAX));
   const int warmup = int(f.get_int("warmup", 3, 0, INT_MAX));
@@ -212,8 +246,10 @@ int cmd_run(int argc, char** argv) {
   if (!force.empty()) popt.force_kernel = force.c_str();
   if (autotune) popt.flags |= DGEMM_PLAN_AUTOTUNE;
   dgemm_plan_t plan = nullptr;
+  const dgemm_scaling_t scaling = scaling_opt.for_problem(opt.problem);
+  const dgemm_ext_header_t* plan_ext = scaling_opt.active ? &scaling.header : nullptr;
   auto t0 = std::chrono::steady_clock::now();
-  check(dgemm_create_plan(ctx, &opt.problem, &opt.epilogue, &popt, &plan), "dgemm_create_plan");
+  check(dgemm_create_plan_ext(ctx, &opt.problem, &opt.epilogue, &popt, plan_ext, &plan), "dgemm_create_plan");
   const Owned<dgemm_plan> plan_owner(plan, dgemm_destroy_plan);
   double plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   size_t desc_size = 0;
@@ -226,6 +262,7 @@ int cmd_run(int argc, char** argv) {
   // The same validation the library did, to size the buffers from resolved leading dimensions.
   GemmProblem p = api::convert_problem(&opt.problem);
   Epilogue e = api::convert_epilogue(&opt.epilogue, p);
+  api::apply_scaling(plan_ext, p, e);
 
   std::mt19937_64 rng(seed);
   Operands h;
@@ -245,17 +282,31 @@ int cmd_run(int argc, char** argv) {
   if (e.scale_mode != VectorMode::None) {
     int64_t len = e.scale_mode == VectorMode::PerTensor ? 1 : e.scale_mode == VectorMode::PerRow ? p.m : p.n;
     h.scale = HostBuffer(DType::F32, len);
-    std::uniform_real_distribution<double> pos(0.5, 2.0);
-    for (int64_t i = 0; i < len; ++i) h.scale.set(i, pos(rng));
+    fill_scales(h.scale, rng);
     if (e.zero_point) {
       h.zero_point.resize(std::size_t(len));
       for (auto& z : h.zero_point) z = int32_t(rng() % 9) - 4;
     }
   }
+  // The scale tensors as the plan sized them (none: 0 elements, a null pointer).
+  auto scale_elements = [&](dgemm_scale_tensor_t which) {
+    int64_t elements = 0;
+    check(dgemm_plan_scale_shape(plan, which, nullptr, nullptr, nullptr, &elements), "dgemm_plan_scale_shape");
+    return elements;
+  };
+  h.a_scale = HostBuffer(DType::F32, scale_elements(DGEMM_SCALE_TENSOR_A));
+  h.b_scale = HostBuffer(DType::F32, scale_elements(DGEMM_SCALE_TENSOR_B));
+  h.d_scale = HostBuffer(DType::F32, scale_elements(DGEMM_SCALE_TENSOR_D));
+  fill_scales(h.a_scale, rng);
+  fill_scales(h.b_scale, rng);
   std::memset(h.d.data(), 0xFF, h.d.bytes.size());  // poison: unwritten elements show up as NaN / -1
+  std::memset(h.d_scale.data(), 0xFF, h.d_scale.bytes.size());
 
   dgemm_args_t args;
   dgemm_args_init(&args);
+  dgemm_scale_args_t scale_args;
+  dgemm_scale_args_init(&scale_args);
+  const dgemm_ext_header_t* exec_ext = scaling_opt.active ? &scale_args.header : nullptr;
   size_t ws_size = 0;
   check(dgemm_plan_workspace_size(plan, &ws_size), "dgemm_plan_workspace_size");
   std::vector<double> times_us;
@@ -271,7 +322,8 @@ int cmd_run(int argc, char** argv) {
       return dptr;
     };
     void *da = upload(h.a), *db = upload(h.b), *dc = upload(h.c), *dd = upload(h.d), *dbias = upload(h.bias),
-         *dscale = upload(h.scale), *dzp = nullptr, *dws = nullptr;
+         *dscale = upload(h.scale), *dzp = nullptr, *dws = nullptr, *da_scale = upload(h.a_scale),
+         *db_scale = upload(h.b_scale), *dd_scale = upload(h.d_scale);
     if (!h.zero_point.empty()) {
       cuda_check(cudaMalloc(&dzp, h.zero_point.size() * 4), "cudaMalloc");
       cuda_check(cudaMemcpy(dzp, h.zero_point.data(), h.zero_point.size() * 4, cudaMemcpyHostToDevice), "cudaMemcpy");
@@ -280,6 +332,9 @@ int cmd_run(int argc, char** argv) {
     args.bias = dbias;
     args.scale = static_cast<const float*>(dscale);
     args.zero_point = static_cast<const int32_t*>(dzp);
+    scale_args.a_scale = da_scale;
+    scale_args.b_scale = db_scale;
+    scale_args.d_scale = dd_scale;
     cudaStream_t stream;
     cuda_check(cudaStreamCreate(&stream), "cudaStreamCreate");
     cudaEvent_t start, stop;
@@ -287,7 +342,7 @@ int cmd_run(int argc, char** argv) {
     cuda_check(cudaEventCreate(&stop), "cudaEventCreate");
     for (int i = 0; i < warmup + reps; ++i) {
       cuda_check(cudaEventRecord(start, stream), "cudaEventRecord");
-      check(dgemm_execute(plan, da, db, dc, dd, &args, dws, ws_size, stream), "dgemm_execute");
+      check(dgemm_execute_ext(plan, da, db, dc, dd, &args, exec_ext, dws, ws_size, stream), "dgemm_execute");
       cuda_check(cudaEventRecord(stop, stream), "cudaEventRecord");
       cuda_check(cudaEventSynchronize(stop), "cudaEventSynchronize");
       float ms = 0;
@@ -296,7 +351,10 @@ int cmd_run(int argc, char** argv) {
     }
     cuda_check(cudaGetLastError(), "kernel");
     cuda_check(cudaMemcpy(h.d.data(), dd, h.d.bytes.size(), cudaMemcpyDeviceToHost), "cudaMemcpy(D)");
-    for (void* ptr : {da, db, dc, dd, dbias, dscale, dzp, dws}) cudaFree(ptr);
+    if (dd_scale)
+      cuda_check(cudaMemcpy(h.d_scale.data(), dd_scale, h.d_scale.bytes.size(), cudaMemcpyDeviceToHost),
+                 "cudaMemcpy(D scales)");
+    for (void* ptr : {da, db, dc, dd, dbias, dscale, dzp, dws, da_scale, db_scale, dd_scale}) cudaFree(ptr);
     cudaEventDestroy(start);
     cudaEventDestroy(stop);
     cudaStreamDestroy(stream);
@@ -305,11 +363,15 @@ int cmd_run(int argc, char** argv) {
     args.bias = h.bias.data();
     args.scale = static_cast<const float*>(h.scale.data());
     args.zero_point = h.zero_point.empty() ? nullptr : h.zero_point.data();
+    scale_args.a_scale = h.a_scale.data();
+    scale_args.b_scale = h.b_scale.data();
+    scale_args.d_scale = h.d_scale.data();
     std::vector<unsigned char> ws(ws_size);
     int cpu_reps = p.flops() > 1e10 ? 1 : reps;  // the reference backend is slow on big problems
     for (int i = 0; i < (p.flops() > 1e10 ? 0 : warmup) + cpu_reps; ++i) {
       auto s = std::chrono::steady_clock::now();
-      check(dgemm_execute(plan, h.a.data(), h.b.data(), h.c.data(), h.d.data(), &args, ws.data(), ws_size, nullptr),
+      check(dgemm_execute_ext(plan, h.a.data(), h.b.data(), h.c.data(), h.d.data(), &args, exec_ext, ws.data(), ws_size,
+                              nullptr),
             "dgemm_execute");
       double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - s).count();
       if (i >= (p.flops() > 1e10 ? 0 : warmup)) times_us.push_back(us);
@@ -390,26 +452,51 @@ int cmd_run(int argc, char** argv) {
       }
       if (h.zero_point.empty()) rzp.clear();
     }
+    // Input scales of the chosen rows: B's and a per-tensor A scale as they are; A's per-row
+    // ones gathered, a 128 x 128 block's as a 1 x 128 scale per row (the same factor per K block).
+    dgemm_scaling_t ref_scaling = scaling_opt.for_problem(rp);
+    HostBuffer ra_scale = h.a_scale;
+    if (p.a_scale.active() && p.a_scale.mode != ScaleMode::PerTensor) {
+      const bool outer = p.a_scale.mode == ScaleMode::OuterVec;
+      ref_scaling.a_scale.mode = outer ? DGEMM_SCALE_OUTER_VEC : DGEMM_SCALE_VEC128;
+      ref_scaling.a_scale.layout = DGEMM_SCALE_MN_MAJOR;
+      ref_scaling.a_scale.ld = 0;
+      const int64_t k_blocks = p.a_scale.cols(p.k), n_rows = int64_t(rows.size());
+      ra_scale = HostBuffer(DType::F32, n_rows * k_blocks);  // packed MN-major, shared by the batches as A's
+      for (int64_t c = 0; c < k_blocks; ++c)
+        for (int64_t s = 0; s < n_rows; ++s)
+          ra_scale.set(s + c * n_rows, h.a_scale.get(p.a_scale.index(rows[std::size_t(s)], c * kScaleBlock)));
+    }
+    Epilogue ref_e = e;  // with the oracle's D scale tensor, resolved
+    api::apply_scaling(plan_ext ? &ref_scaling.header : nullptr, rq, ref_e);
     HostBuffer rd(rq.d_type, span(rq, rq.m, rq.n, rq.ldd, rq.stride_d));
+    HostBuffer rd_scale(DType::F32, ref_e.d_scale.extent(rq.m, rq.n, rq.batch_count));
     dgemm_context_t cpu = nullptr;
     check(dgemm_context_create(DGEMM_DEVICE_CPU, 0, &cpu), "dgemm_context_create(cpu)");
     const Owned<dgemm_context> cpu_owner(cpu, dgemm_context_destroy);
     dgemm_plan_t ref_plan = nullptr;
-    check(dgemm_create_plan(cpu, &rp, &opt.epilogue, nullptr, &ref_plan), "dgemm_create_plan(oracle)");
+    check(dgemm_create_plan_ext(cpu, &rp, &opt.epilogue, nullptr, plan_ext ? &ref_scaling.header : nullptr, &ref_plan),
+          "dgemm_create_plan(oracle)");
     const Owned<dgemm_plan> ref_plan_owner(ref_plan, dgemm_destroy_plan);
     dgemm_args_t rargs;
     dgemm_args_init(&rargs);
     rargs.bias = rbias.data();
     rargs.scale = static_cast<const float*>(rscale.data());
     rargs.zero_point = rzp.empty() ? nullptr : rzp.data();
+    dgemm_scale_args_t ref_scale_args;
+    dgemm_scale_args_init(&ref_scale_args);
+    ref_scale_args.a_scale = ra_scale.data();
+    ref_scale_args.b_scale = h.b_scale.data();
+    ref_scale_args.d_scale = rd_scale.data();
     size_t ref_ws_size = 0;
     check(dgemm_plan_workspace_size(ref_plan, &ref_ws_size), "dgemm_plan_workspace_size(oracle)");
     std::vector<unsigned char> ref_ws(ref_ws_size);
-    check(dgemm_execute(ref_plan, ra.data(), h.b.data(), rc_buf.data(), rd.data(), &rargs, ref_ws.data(), ref_ws_size,
-                        nullptr),
+    check(dgemm_execute_ext(ref_plan, ra.data(), h.b.data(), rc_buf.data(), rd.data(), &rargs,
+                            exec_ext ? &ref_scale_args.header : nullptr, ref_ws.data(), ref_ws_size, nullptr),
           "dgemm_execute(oracle)");
     report.checked = true;
-    report.error = relative_error(p, h.d, rows, rq, rd);
+    report.dequantized = e.d_scale.active();
+    report.error = relative_error({p, h.d, e.d_scale, h.d_scale}, rows, {rq, rd, ref_e.d_scale, rd_scale});
     report.threshold = threshold_for(p);
     report.rows_checked = int64_t(rows.size());
     report.rows = p.m;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "api/convert.hpp"
+#include "api/scaling.hpp"
 #include "core/files.hpp"
 #include "plan/planner.hpp"
 #include "tools/arch_option.hpp"
@@ -109,8 +110,10 @@ void print_help() {
       "  --json          print one JSON object (counts, seconds, the cache folder, each kernel) instead\n"
       "                  of the summary line\n"
       "  --quiet         no progress on stderr\n"
-      "%s%s",
-      gemm_options_help(), exit_codes_help());
+      "%s%s"
+      "  (the scale flags apply to every problem, those of --shapes too)\n"
+      "%s",
+      gemm_options_help(), scaling_options_help(), exit_codes_help());
 }
 
 }  // namespace
@@ -138,12 +141,14 @@ int cmd_warm(int argc, char** argv) {
   } else {
     problems = problems_from_file(shapes, dtypes, layouts);
   }
+  const ScalingOptions scaling = parse_scaling_options(f);
   f.check_all_used();
 
 #ifndef DGEMM_WITH_CUDA
   (void)arch_spec;
   (void)as_json;
   (void)quiet;
+  (void)scaling;
   std::fprintf(stderr, "deepgemm warm: this build has no CUDA support: there are no kernels to compile\n");
   return kExitUnsupported;
 #else
@@ -183,8 +188,10 @@ int cmd_warm(int argc, char** argv) {
   int plans = 0, unplannable = 0;
   for (const GemmOptions& o : problems) {
     try {
-      const GemmProblem p = api::convert_problem(&o.problem);
-      const Epilogue e = api::convert_epilogue(&o.epilogue, p);
+      GemmProblem p = api::convert_problem(&o.problem);
+      Epilogue e = api::convert_epilogue(&o.epilogue, p);
+      const dgemm_scaling_t s = scaling.for_problem(o.problem);
+      api::apply_scaling(scaling.active ? &s.header : nullptr, p, e);
       const PlanDecision d = choose_kernel(p, e, hw, request);
       std::vector<KernelConfig> configs{d.chosen.config};
       for (int i = 0; i < runners_up && i < int(d.runners_up.size()); ++i) configs.push_back(d.runners_up[i].config);

@@ -1,15 +1,18 @@
 // The `deepgemm run` command line that reproduces a test's problem: every field of the problem and
-// epilogue that the tool's flags can express (src/tools/cli_options.cpp has the grammar), then a
-// shell comment naming what they cannot ("# not expressible: misalign=1"), so that the line still
-// runs when pasted and a reader knows what it leaves out. The GPU tests print it with every failure
-// ("repro: deepgemm run ..."). Plain C++ over the core types (no CUDA, no Boost), so CPU tests use
-// it too; tests/cpu/test_run_command.cpp parses lines back with the tool's own parser and checks
-// that they give the same problem and epilogue, field by field.
+// epilogue that the tool's flags can express (src/tools/cli_options.cpp has the grammar; DGEMM_1.1
+// f32 scales in the layouts its --a-scale/--b-scale/--d-scale make), then a shell comment naming what
+// they cannot ("# not expressible: misalign=1"), so that the line still runs when pasted and a
+// reader knows what it leaves out. The GPU tests print it with every failure ("repro: deepgemm
+// run ..."). Plain C++ over the core types (no CUDA, no Boost), so CPU tests use it too;
+// tests/cpu/test_run_command.cpp parses lines back with the tool's own parser and checks that they
+// give the same problem and epilogue, field by field.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/problem.hpp"
@@ -45,6 +48,27 @@ inline const char* vector_flag(dgemm::VectorMode m, bool allow_tensor) {
   return "";
 }
 
+// The tool's name of a scale mode (--a-scale, --b-scale, --d-scale) when the description is what
+// its flag makes (src/tools/cli_options.cpp, ScalingOptions::for_problem): f32; vec128 MN-major
+// with ld = rows rounded up to a multiple of 4, blk128 K-major, the others MN-major, all three
+// packed; `stride` between batches. "" otherwise.
+inline const char* scale_flag(const dgemm::ScaleDesc& s, int64_t outer, int64_t inner, int64_t stride) {
+  using namespace dgemm;
+  const ScaleLayout layout = s.mode == ScaleMode::Blk128x128 ? ScaleLayout::KMajor : ScaleLayout::MnMajor;
+  const int64_t packed = std::max<int64_t>(1, layout == ScaleLayout::MnMajor ? s.rows(outer) : s.cols(inner));
+  const int64_t tool_ld = s.mode == ScaleMode::Vec128 ? std::max<int64_t>(1, (outer + 3) / 4 * 4) : packed;
+  const int64_t ld = s.ld == 0 ? packed : s.ld;
+  if (s.type != ScaleType::F32 || s.layout != layout || ld != tool_ld || s.stride != stride) return "";
+  switch (s.mode) {
+    case ScaleMode::None: return "none";
+    case ScaleMode::PerTensor: return "tensor";
+    case ScaleMode::OuterVec: return "outer";
+    case ScaleMode::Vec128: return "vec128";
+    case ScaleMode::Blk128x128: return "blk128";
+  }
+  return "";
+}
+
 }  // namespace run_command_detail
 
 // "deepgemm run --device cuda --m .. --n .. --k .. --dtype .. --out-dtype .. [flags that differ
@@ -54,6 +78,7 @@ inline const char* vector_flag(dgemm::VectorMode m, bool allow_tensor) {
 inline std::string run_command(const dgemm::GemmProblem& p, const dgemm::Epilogue& e, const RunExtras& x = {}) {
   using namespace dgemm;
   using run_command_detail::float_text;
+  using run_command_detail::scale_flag;
   using run_command_detail::vector_flag;
   std::string cmd = "deepgemm run";
   std::vector<std::string> notes;
@@ -110,8 +135,13 @@ inline std::string run_command(const dgemm::GemmProblem& p, const dgemm::Epilogu
     }
   }
   if (p.grouping.grouped()) notes.push_back(p.grouping.to_string().substr(1));  // " grouped=..."
-  if (p.a_scale.active()) notes.push_back("a_scale=" + p.a_scale.to_string());
-  if (p.b_scale.active()) notes.push_back("b_scale=" + p.b_scale.to_string());
+  // Input scales: shared by the batches (stride 0) as the tool makes them.
+  for (auto [name, desc, outer] : {std::tuple{"a-scale", &p.a_scale, p.m}, std::tuple{"b-scale", &p.b_scale, p.n}}) {
+    if (!desc->active()) continue;
+    const char* mode = scale_flag(*desc, outer, p.k, 0);
+    if (*mode) flag(name, mode);
+    else notes.push_back(std::string(name[0] == 'a' ? "a_scale=" : "b_scale=") + desc->to_string());
+  }
 
   // Epilogue.
   if (e.alpha != 1.0f) flag("alpha", float_text(e.alpha));  // NaN too
@@ -126,7 +156,13 @@ inline std::string run_command(const dgemm::GemmProblem& p, const dgemm::Epilogu
   if (e.scale_mode != VectorMode::None) flag("scale", vector_flag(e.scale_mode, true));
   if (e.zero_point) flag("zero-point", "");
   if (!e.saturate) flag("no-saturate", "");
-  if (e.d_scale.active()) notes.push_back("d_scale=" + e.d_scale.to_string());
+  if (e.d_scale.active()) {
+    // The tool's D scales: laid out as a vec128 A scale, one tensor after the other.
+    const int64_t stride = p.batch_count > 1 ? std::max<int64_t>(1, (p.m + 3) / 4 * 4) * ((p.n + 127) / 128) : 0;
+    const char* mode = e.d_scale.mode == ScaleMode::Vec128 ? scale_flag(e.d_scale, p.m, p.n, stride) : "";
+    if (*mode) flag("d-scale", mode);
+    else notes.push_back("d_scale=" + e.d_scale.to_string());
+  }
   if (e.amax_d) notes.push_back("amax_d");
 
   if (!x.force.empty()) flag("force-kernel", x.force);

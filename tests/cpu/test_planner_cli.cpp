@@ -66,6 +66,36 @@ BOOST_AUTO_TEST_CASE(plan_prints_the_decision_for_a_described_machine) {
   BOOST_TEST(has(r.out, "82 KB smem/block"), r.out);
 }
 
+// The scale flags describe deepgemm-bench's quantized rows to the planner (bench/offline_regret.py
+// maps them so): fp8t, fp8b and fp8q (a block-scaled e4m3 D) are planned for the H200, m = 1 too
+// (its 1 x 128 scales' ld padded to 4, as the sm90 kernels read them); --help lists the flags.
+BOOST_AUTO_TEST_CASE(plan_takes_the_scale_flags) {
+  const std::string base = tool() + " plan --arch h200 --trans-b --dtype e4m3 ";
+  struct Case {
+    const char* flags;
+    const char* printed;
+  };
+  const Case cases[] = {
+      {"--m 4096 --n 4096 --k 4096 --out-dtype bf16 --a-scale tensor --b-scale tensor",
+       "a_scale=per_tensor(f32,mn,ld=1,stride=0) b_scale=per_tensor(f32,mn,ld=1,stride=0)"},
+      {"--m 1 --n 4096 --k 4096 --out-dtype bf16 --a-scale vec128 --b-scale blk128",
+       "a_scale=vec128(f32,mn,ld=4,stride=0) b_scale=blk128x128(f32,k,ld=32,stride=0)"},
+      {"--m 64 --n 2112 --k 7168 --out-dtype e4m3 --c-dtype bf16 --a-scale vec128 --b-scale blk128 --d-scale vec128",
+       "d_scale=vec128(f32,mn,ld=64,stride=0)"},
+  };
+  for (const Case& c : cases) {
+    const Result r = sh(base + c.flags);
+    BOOST_TEST_CONTEXT(c.flags << "\n" << r.out) {
+      BOOST_TEST(r.rc == 0);
+      BOOST_TEST(has(r.out, c.printed));
+      BOOST_TEST(has(r.out, "chosen    sm90_"));
+    }
+  }
+  const std::string help = sh(tool() + " plan --help").out + sh(tool() + " warm --help").out;
+  BOOST_TEST(has(help, "--a-scale/--b-scale none|tensor|outer|vec128|blk128"), help);
+  BOOST_TEST(has(help, "--d-scale none|vec128"), help);
+}
+
 BOOST_AUTO_TEST_CASE(plan_refuses_clearly) {
   Result r = sh(tool() + " plan --arch mi300x --m 4096 --n 4096 --k 4096");
   BOOST_TEST(r.rc == 1, r.out);
@@ -191,6 +221,14 @@ BOOST_AUTO_TEST_CASE(warm_fills_the_kernel_cache_without_a_gpu) {
     BOOST_TEST((entry.last_write_time() <= newest), entry.path().string() << " was rewritten by the second run");
   }
   BOOST_TEST(again == files);
+  // The scale flags apply to every problem of a shapes file: deepgemm-bench's fp8q rows.
+  const std::string fp8 = (dir.path / "fp8.txt").string();
+  std::ofstream(fp8) << "1 4096 4096\n64 2112 7168\n";
+  r = sh("DEEPGEMM_CACHE_DIR=" + cache + " " + tool() + " warm --arch h200 --runners-up 0 --shapes " + fp8 +
+         " --layouts tn --dtypes e4m3 --a-scale vec128 --b-scale blk128 --d-scale vec128");
+  BOOST_TEST(r.rc == 0, r.out);
+  BOOST_TEST(has(r.out, "from 2 plans"), r.out);
+  BOOST_TEST(!has(r.out, "not plannable"), r.out);
   r = sh(tool() + " warm --arch h200 --shapes " + shapes + " --layouts tx");
   BOOST_TEST(r.rc != 0);
   BOOST_TEST(has(r.out, "'tx' is not tn, nn, tt or nt"), r.out);
@@ -248,6 +286,13 @@ BOOST_AUTO_TEST_CASE(bad_values_name_the_flag_and_the_value) {
       {"run --trans-a maybe", 2, {"--trans-a", "maybe"}},
       {"run --frobnicate 1", 2, {"unknown flag --frobnicate"}},
       {"warm --threads 0", 2, {"--threads", "'0'"}},
+      // The DGEMM_1.1 scale flags, the same in plan, run and warm.
+      {"plan --a-scale blk64", 2, {"--a-scale", "'blk64'", "none, tensor, outer, vec128, blk128"}},
+      {"run --b-scale per_tensor", 2, {"--b-scale", "'per_tensor'", "none, tensor, outer, vec128, blk128"}},
+      {"warm --a-scale vec", 2, {"--a-scale", "'vec'"}},
+      {"plan --d-scale tensor", 2, {"--d-scale", "'tensor'", "none, vec128"}},
+      {"run --d-scale ue8m0", 2, {"--d-scale", "'ue8m0'", "none, vec128"}},
+      {"warm --d-scale blk128", 2, {"--d-scale", "'blk128'", "none, vec128"}},
       {"warm --runners-up -1", 2, {"--runners-up", "-1"}},
       // 2e6 x 2e6 outputs: 8 TB of D, a plan the library accepts and a machine cannot hold.
       {"run --device cpu --m 2000000 --n 2000000 --k 1 --check none", 4, {"out of host memory"}},  // was "std::bad_alloc"

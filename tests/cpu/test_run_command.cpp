@@ -2,7 +2,8 @@
 // cover every field the tool can express (every type incl. e4m3/e5m2/i8, transposes, column order,
 // padded leading dimensions, packed, gapped and broadcast batches, bias per row/column in every
 // bias type, every activation, every scale mode, zero point, no-saturate, alpha/beta values that
-// decimal text must carry exactly), the line's flags go through the tool's own parser
+// decimal text must carry exactly, every DGEMM_1.1 input scale mode and a block-scaled D in the
+// layouts --a-scale/--b-scale/--d-scale make, batched too), the line's flags go through the tool's own parser
 // (src/tools/cli_options.cpp, compiled into this test) and the C boundary's conversion, as
 // `deepgemm run` does, and must give back the same GemmProblem and Epilogue field by field. What
 // the tool cannot express must be named in the line's trailing comment, and the rest still
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "api/convert.hpp"
+#include "api/scaling.hpp"
 #include "common/run_command.hpp"
 #include "core/error.hpp"
 #include "core/problem.hpp"
@@ -57,11 +59,14 @@ Parsed parse_line(const std::string& line) {
   for (std::size_t i = 2; i < words.size(); ++i) argv.push_back(words[i].data());
   tools::Flags flags(int(argv.size()), argv.data());
   tools::GemmOptions opt = tools::parse_gemm_options(flags);
+  const tools::ScalingOptions scaling = tools::parse_scaling_options(flags);
   out.device = flags.get("device", "auto");
   out.force = flags.get("force-kernel", "");
-  flags.check_all_used();  // nothing on the line but problem flags, --device and --force-kernel
+  flags.check_all_used();  // nothing on the line but problem and scale flags, --device and --force-kernel
   out.p = api::convert_problem(&opt.problem);
   out.e = api::convert_epilogue(&opt.epilogue, out.p);
+  const dgemm_scaling_t s = scaling.for_problem(opt.problem);
+  api::apply_scaling(scaling.active ? &s.header : nullptr, out.p, out.e);
   return out;
 }
 
@@ -148,6 +153,7 @@ std::vector<Sample> samples() {
   auto add = [&](GemmProblem p, Epilogue e, const std::string& what, RunExtras x = {}) {
     p.resolve_and_validate();
     e.validate(p);
+    resolve_and_validate_scaling(p, e);
     out.push_back({p, e, x, what});
   };
   const Op ops[] = {Op::N, Op::T};
@@ -265,6 +271,38 @@ std::vector<Sample> samples() {
     e.beta = beta;
     add(problem(64, 64, 64, DType::F16, DType::F16), e, "scalars");
   }
+  // DGEMM_1.1 scales as the tool's flags make them: every input mode on A and on B (vec128 with
+  // m / n not a multiple of 4: the TMA-aligned ld), and an FP8 D with 1 x 128 scales, batched too.
+  for (ScaleMode mode : {ScaleMode::PerTensor, ScaleMode::OuterVec, ScaleMode::Vec128, ScaleMode::Blk128x128})
+    for (bool on_a : {true, false}) {
+      GemmProblem p = problem(257, 130, 1008, e4, DType::BF16, Op::N, Op::T);
+      ScaleDesc& s = on_a ? p.a_scale : p.b_scale;
+      s.mode = mode;
+      if (mode == ScaleMode::Blk128x128) s.layout = ScaleLayout::KMajor;
+      if (mode == ScaleMode::Vec128) s.ld = on_a ? 260 : 132;
+      add(p, Epilogue{}, "input scale");
+    }
+  for (int64_t batch : {1, 3}) {
+    // deepgemm-bench's fp8q row: A 1 x 128, B 128 x 128 K-major, e4m3 D with 1 x 128 scales.
+    GemmProblem p = problem(257, 384, 1008, e4, e4, Op::N, Op::T);
+    p.c_type = DType::BF16;
+    p.a_scale.mode = ScaleMode::Vec128;
+    p.a_scale.ld = 260;
+    p.b_scale.mode = ScaleMode::Blk128x128;
+    p.b_scale.layout = ScaleLayout::KMajor;
+    if (batch > 1) {
+      p.resolve_and_validate();
+      p.batch_count = batch;
+      p.stride_a = 257 * 1008;
+      p.stride_b = 384 * 1008;
+      p.stride_c = p.stride_d = 257 * 384;
+    }
+    Epilogue e;
+    e.d_scale.mode = ScaleMode::Vec128;
+    e.d_scale.ld = 260;
+    e.d_scale.stride = batch > 1 ? 260 * 3 : 0;
+    add(p, e, batch > 1 ? "block-scaled D batched" : "block-scaled D");
+  }
   // Forced families and configuration names, other devices.
   for (const char* force : {"sm90", "sm80", "small_m", "cpu", "sm90_128x64x64_s6_t384_ck2_p", "sm80_128x128x32_s4_t128_v1"}) {
     RunExtras x;
@@ -329,12 +367,13 @@ BOOST_AUTO_TEST_CASE(what_the_tool_cannot_express_is_named_and_the_rest_round_tr
     odd.push_back(o);
   }
   {
-    // The 8-bit test's block-scaled problems: A 1 x 128 MN-major, B 128 x 128 K-major.
-    Odd o{problem(257, 384, 1008, DType::F8E4M3, DType::BF16, Op::N, Op::T), {}, {}, {}};
+    // Scales in layouts and types the tool's flags do not make: UE8M0 A scales, an MN-major
+    // 128 x 128 B, a packed (not TMA-aligned) D scale tensor, and amax of D.
+    Odd o{problem(257, 384, 1008, DType::F8E4M3, DType::F8E4M3, Op::N, Op::T), {}, {}, {}};
     o.p.a_scale.mode = ScaleMode::Vec128;
+    o.p.a_scale.type = ScaleType::UE8M0;
     o.p.a_scale.ld = 260;
     o.p.b_scale.mode = ScaleMode::Blk128x128;
-    o.p.b_scale.layout = ScaleLayout::KMajor;
     o.p.b_scale.ld = 8;
     o.notes = {"a_scale=" + o.p.a_scale.to_string(), "b_scale=" + o.p.b_scale.to_string()};
     o.e.d_scale.mode = ScaleMode::Vec128;

@@ -1,8 +1,9 @@
 // The `deepgemm run` output as a user reads it: run's short summary (device,
 // kernel, time, TFLOP/s, error against the oracle, PASS), the plan's JSON with --explain, one JSON
 // object with --json, the documented exit codes (usage 2, unsupported 3), "gelu" meaning the erf
-// form as everywhere else, explicit batch strides and the GPU tests' repro lines run as pasted
-// (warm, which needs NVRTC: test_tool_warm.cpp).
+// form as everywhere else, explicit batch strides, the DGEMM_1.1 scale flags (input scales and a
+// block-scaled FP8 D, checked dequantized) and the GPU tests' repro lines run as pasted (warm,
+// which needs NVRTC: test_tool_warm.cpp; plan's scale flags: test_planner_cli.cpp).
 #include <boost/test/unit_test.hpp>
 
 #include <cstdlib>
@@ -92,6 +93,54 @@ BOOST_AUTO_TEST_CASE(run_takes_explicit_batch_strides) {
   BOOST_TEST(has(sh(tool() + " run --help").out, "--stride-a S --stride-b S"));
 }
 
+// --a-scale/--b-scale (every mode) and --d-scale vec128 on the CPU backend: the run creates the
+// scale tensors, passes them through dgemm_execute_ext and checks against the oracle, a
+// block-scaled D dequantized; bad values are usage errors naming the flag and the value.
+BOOST_AUTO_TEST_CASE(run_takes_the_scale_flags) {
+  const std::string base = tool() + " run --device cpu --reps 1 --warmup 0 --trans-b --dtype e4m3 ";
+  struct Case {
+    const char* flags;
+    const char* problem;  // in the printed problem / epilogue lines
+  };
+  const Case cases[] = {
+      {"--m 1100 --n 2048 --k 512 --out-dtype bf16 --a-scale tensor --b-scale tensor",
+       "a_scale=per_tensor(f32,mn,ld=1,stride=0) b_scale=per_tensor(f32,mn,ld=1,stride=0)"},
+      {"--m 130 --n 200 --k 300 --out-dtype f32 --a-scale outer --b-scale vec128",
+       "a_scale=outer_vec(f32,mn,ld=130,stride=0) b_scale=vec128(f32,mn,ld=200,stride=0)"},
+      {"--m 130 --n 200 --k 300 --out-dtype bf16 --a-scale blk128 --b-scale outer --check sample --trans-a",
+       "a_scale=blk128x128(f32,k,ld=3,stride=0) b_scale=outer_vec(f32,mn,ld=200,stride=0)"},
+      // deepgemm-bench's fp8q row: m not a multiple of 4 gives the TMA-aligned ld 260.
+      {"--m 257 --n 300 --k 260 --out-dtype e4m3 --c-dtype bf16 --a-scale vec128 --b-scale blk128 --d-scale vec128",
+       "d_scale=vec128(f32,mn,ld=260,stride=0)"},
+      {"--m 70 --n 130 --k 140 --out-dtype e5m2 --batch 2 --beta 0.5 --bias row --act relu --d-scale vec128 --check sample",
+       "d_scale=vec128(f32,mn,ld=72,stride=144)"},
+  };
+  for (const Case& c : cases) {
+    const Result r = sh(base + c.flags);
+    BOOST_TEST_CONTEXT(c.flags << "\n" << r.out) {
+      BOOST_TEST(r.rc == 0);
+      BOOST_TEST(has(r.out, c.problem));
+      BOOST_TEST(has(r.out, "result    PASS"));
+      BOOST_TEST(has(r.out, "D dequantized with its block scales") == has(c.flags, "--d-scale vec128"));
+    }
+  }
+  for (auto [flags, message] :
+       {std::pair{"--a-scale vec64", "--a-scale = 'vec64': expected one of none, tensor, outer, vec128, blk128"},
+        std::pair{"--b-scale", "--b-scale = '': expected one of none, tensor, outer, vec128, blk128"},
+        std::pair{"--d-scale blk128", "--d-scale = 'blk128': expected one of none, vec128"}}) {
+    const Result r = sh(base + "--m 8 --n 8 --k 8 " + flags);
+    BOOST_TEST(r.rc == 2, flags << ": " << r.out);
+    BOOST_TEST(has(r.out, message), flags << ": " << r.out);
+  }
+  // A block-scaled D must be FP8: the library's NOT_SUPPORTED, with its reason.
+  const Result r = sh(base + "--m 8 --n 8 --k 8 --out-dtype bf16 --d-scale vec128");
+  BOOST_TEST(r.rc == 3, r.out);
+  BOOST_TEST(has(r.out, "a block-scaled output is e4m3 or e5m2"), r.out);
+  const std::string help = sh(tool() + " run --help").out;
+  BOOST_TEST(has(help, "--a-scale/--b-scale none|tensor|outer|vec128|blk128"), help);
+  BOOST_TEST(has(help, "--d-scale none|vec128"), help);
+}
+
 // The GPU tests' repro lines (tests/common/run_command.hpp) run as pasted, with the "# not
 // expressible" note as a shell comment: the tool runs the same problem (its printed problem line)
 // and passes. test_run_command.cpp checks every field of such lines through the parser.
@@ -102,7 +151,7 @@ BOOST_AUTO_TEST_CASE(gpu_test_repro_lines_run) {
     Epilogue e;
     dgemm_test::RunExtras x;
   };
-  std::vector<Line> lines(3);
+  std::vector<Line> lines(4);
   for (Line& l : lines) l.x.device = "cpu";
   {
     GemmProblem& p = lines[0].p;  // f32 NT column-major, padded lda; gapped A, shared B, gapped C and D
@@ -145,8 +194,22 @@ BOOST_AUTO_TEST_CASE(gpu_test_repro_lines_run) {
     lines[2].e.scale_mode = VectorMode::PerTensor;
     lines[2].e.activation = Activation::GeluTanh;
   }
+  {
+    GemmProblem& p = lines[3].p;  // the 8-bit test's block-scaled problem with an e4m3 D (sm90_8bit)
+    p.m = 130, p.n = 200, p.k = 300;
+    p.a_type = p.b_type = p.c_type = p.d_type = DType::F8E4M3;
+    p.op_b = Op::T;
+    p.a_scale.mode = ScaleMode::Vec128;
+    p.a_scale.ld = 132;
+    p.b_scale.mode = ScaleMode::Blk128x128;
+    p.b_scale.layout = ScaleLayout::KMajor;
+    lines[3].e.d_scale.mode = ScaleMode::Vec128;
+    lines[3].e.d_scale.ld = 132;
+    lines[3].x.force = "cpu";
+  }
   for (Line& l : lines) {
     l.p.resolve_and_validate();
+    resolve_and_validate_scaling(l.p, l.e);
     const std::string line = dgemm_test::run_command(l.p, l.e, l.x);
     const std::string prefix = "deepgemm run ";
     BOOST_TEST_REQUIRE(line.rfind(prefix, 0) == 0, line);

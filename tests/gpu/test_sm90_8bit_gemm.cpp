@@ -95,8 +95,8 @@ std::string repro(const Case& c) {
   return os.str();
 }
 
-// The case's `deepgemm run` line, printed last in every failure message. The tool has no flags
-// for input scales, so a scaled case's line names them in its "# not expressible" note.
+// The case's `deepgemm run` line, printed last in every failure message. Scales in the layouts the
+// tool's --a-scale/--b-scale/--d-scale make are flags; others are named in its "# not expressible" note.
 std::string repro_command(const Case& c) {
   GemmProblem p;
   p.m = c.m;
@@ -120,6 +120,10 @@ std::string repro_command(const Case& c) {
   e.bias_type = DType::F32;
   e.activation = Activation(c.act);
   e.alpha = c.alpha;
+  e.d_scale.mode = ScaleMode(c.sd.mode);
+  e.d_scale.layout = ScaleLayout(c.sd.layout);
+  e.d_scale.ld = c.sd.ld;
+  e.d_scale.type = ScaleType(c.sd.type);
   dgemm_test::RunExtras x;
   x.force = c.force;
   return "\n    repro: " + dgemm_test::run_command(p, e, x);
