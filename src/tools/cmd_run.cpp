@@ -300,7 +300,7 @@ int cmd_run(int argc, char** argv) {
   fill_scales(h.a_scale, rng);
   fill_scales(h.b_scale, rng);
   std::memset(h.d.data(), 0xFF, h.d.bytes.size());  // poison: unwritten elements show up as NaN / -1
-  std::memset(h.d_scale.data(), 0xFF, h.d_scale.bytes.size());
+  if (!h.d_scale.bytes.empty()) std::memset(h.d_scale.data(), 0xFF, h.d_scale.bytes.size());  // no D scales: no buffer
 
   dgemm_args_t args;
   dgemm_args_init(&args);
