@@ -74,9 +74,10 @@ constexpr Sm90Tile kMenu[] = {
     // main loop), for mid-size problems; and 64x256 at one CTA per SM.
     {64, 128, 4, 1, 1, 0.50, 2}, {64, 128, 4, 1, 2, 0.50, 2}, {64, 256, 4, 1, 1, 0.55, 1},
     // 64x128 at one CTA per SM, for a block-scaled FP8 D from 8-bit operands at small M
-    // (Sm90Family::enumerate: offered only there, chosen by a measured rule): such a D is written from the unswapped view, its promoted block-scaled inputs
-    // need two or three accumulator sets (not two CTAs per SM), and the 128-row tiles it had
-    // computed half-empty rows at M = 64 (64x7168x16384: 49.3 us against 36.7 with a bf16 D).
+    // (Sm90Family::enumerate: offered only there, chosen by a measured rule): such a D is written
+    // from the unswapped view, its promoted block-scaled inputs need two or three accumulator sets
+    // (not two CTAs per SM), and the 128-row tiles it had computed half-empty rows at M = 64
+    // (64x7168x16384: 49.3 us against 36.7 with a bf16 D).
     {64, 128, 8, 1, 1, 0.50, 1, true}, {64, 128, 7, 1, 2, 0.50, 1, true},
     // Measuring only: 128x256 with three stages, whose free shared memory stages the whole tile for
     // the TMA-stored epilogue in one round (four stages: two rounds of half the tile).
@@ -362,6 +363,9 @@ class Sm90Family final : public FamilyModel {
 
     const KernelView plain = kernel_view(kp, false);
     const long sms = std::max(1, hw.sm_count);
+    // i8 sums stored as they are: an i32 D with nothing applied (the kernel's exact epilogue).
+    const bool exact_i32 = p.a_type == DType::I8 && p.d_type == DType::I32 && e.is_identity() && !e.d_scale.active() &&
+                           !e.amax_d && !p.a_scale.active() && !p.b_scale.active();
     for (const Sm90Tile& t : kMenu) {
       // K splits are for problems with fewer output tiles than SMs; elsewhere they stay measurable.
       const long tiles = long((plain.rows + t.block_m - 1) / t.block_m) * long((plain.cols + t.block_n - 1) / t.block_n) *
@@ -423,8 +427,6 @@ class Sm90Family final : public FamilyModel {
       // faster: measuring only there. The model's L2 rate (fitted on the cooperative kernels)
       // would cost it as L2-bound at 130.7 us for 4096^3 (1074 MB at 8.2 TB/s); it moved that in
       // 95.9 us (11.2 TB/s), so its L2 term is charged at kL2RatePingPongI8 times the rate.
-      const bool exact_i32 = p.a_type == DType::I8 && p.d_type == DType::I32 && e.is_identity() &&
-                             !e.d_scale.active() && !e.amax_d && !p.a_scale.active() && !p.b_scale.active();
       const bool ping_pong_chosen =
           t.variant == 1 && t.block_n == 128 && t.cluster_m == 1 && t.cluster_n == 1 && exact_i32 && tiles >= sms;
       // The 64x128 one-CTA tiles: only for a block-scaled D (above; the rule at the end chooses them).
