@@ -286,7 +286,8 @@ DGEMM_API dgemm_status_t dgemm_create_plan(dgemm_context_t ctx, const dgemm_prob
 DGEMM_API dgemm_status_t dgemm_destroy_plan(dgemm_plan_t plan);
 
 /*! dgemm_plan_workspace_size() :
- *  @param bytes  receives the workspace dgemm_execute needs: often 0 on a GPU; on the CPU backend
+ *  @param bytes  receives the workspace dgemm_execute needs: often 0 on a GPU (a kernel splitting
+ *                K over CTAs keeps its partial tiles there); on the CPU backend
  *                its scratch (packed panels per OpenMP thread, sized to the problem and to the
  *                thread count at plan time), since execute allocates nothing on any backend.
  *  @return SUCCESS; INVALID_ARGUMENT (NULL plan or bytes). */
@@ -347,7 +348,10 @@ DGEMM_API dgemm_status_t dgemm_args_init(dgemm_args_t *a);
  *                         a run-time beta of 0 (host or device) leaves C unread, as in BLAS.
  *  @param D               output; must be non-NULL when m, n > 0.
  *  @param args            NULL for the plan's alpha/beta and no vectors.
- *  @param workspace       at least dgemm_plan_workspace_size bytes (NULL if that is 0).
+ *  @param workspace       at least dgemm_plan_workspace_size bytes (NULL if that is 0); its contents
+ *                         need no initialisation, but two executes that may run at the same time
+ *                         (other streams, other threads) need separate workspaces: GPU kernels
+ *                         keep partial tiles and their flags there (split-K, stream-K).
  *  @param workspace_size  bytes available.
  *  @param stream          a cudaStream_t for CUDA plans (NULL = the default stream); ignored on CPU.
  *  @return SUCCESS; INVALID_ARGUMENT (NULL plan/pointer, a vector the plan needs missing, bad args

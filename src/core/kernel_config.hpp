@@ -38,7 +38,8 @@ struct KernelConfig {
   int raster_group = 0;     // M blocks per grouped-rasterization group; 0 = row order (N fastest)
   bool persistent = false;  // a grid of resident CTAs walks the tiles
   bool pack_a = false, pack_b = false;  // copy the operand to an aligned workspace first
-  int variant = 0;          // sm80: 1 = fragment-pipelined main loop
+  int variant = 0;          // sm80: 1 = fragment-pipelined main loop; sm90: 1 = ping-pong consumer warpgroups
+  bool stream_k = false;    // sm90: the tiles of a partial last wave shared out by K blocks (core/stream_k.hpp)
 
   // Compact name, e.g. "sm80_128x128x32_s3_t256"; `force_kernel` accepts it.
   std::string name() const;

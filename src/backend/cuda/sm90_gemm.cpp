@@ -21,6 +21,8 @@
 #include <cuda.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -32,6 +34,7 @@
 #include "backend/cuda/launcher.hpp"
 #include "core/error.hpp"
 #include "core/kernel_view.hpp"
+#include "core/stream_k.hpp"
 #include "core/tma_rules.hpp"
 #include "kernels/common/gemm_params.cuh"
 
@@ -57,6 +60,10 @@ struct alignas(64) Sm90GemmArgsHost {
   GroupArgs groups;
   void* d_scale;
   long long ds_row, ds_col, ds_batch;
+  int sk_tiles, sk_ctas, sk_iters, sk_split;
+  unsigned long long sk_token;
+  unsigned long long* sk_flags;
+  float* sk_partials;
 };
 static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes");
 static_assert(offsetof(Sm90GemmArgsHost, p) == 640, "DgemmParams follows the five tensor maps");
@@ -199,6 +206,8 @@ jit::CompileRequest sm90_compile_request(const GemmProblem& problem, const Epilo
     fail(Status::InternalError, "sm90: ", c.name(), ": ping-pong warpgroups take 128-row tiles of at most 128 columns, no cluster, "
          "no block-scaled inputs (promoted in the main loop), not grouped, not a block-scaled D");
   if (c.variant > 1) fail(Status::InternalError, "sm90: ", c.name(), ": unknown variant");
+  if (c.stream_k && (cluster_size(c) > 1 || p.grouping.grouped()))
+    fail(Status::InternalError, "sm90: ", c.name(), ": stream-K takes one CTA per work unit and no grouped problem");
   if ((c.cluster_m > 1) + (c.cluster_n > 1) + (c.cluster_k > 1) > 1)
     fail(Status::InternalError, "sm90: ", c.name(), " asks for more than one kind of cluster");
   if (c.cluster_n > 2 || c.cluster_m > 2)
@@ -218,8 +227,9 @@ jit::CompileRequest sm90_compile_request(const GemmProblem& problem, const Epilo
       << ", " << kernel_scale_param(v.a_scale) << ", " << kernel_scale_param(v.b_scale) << ", "
       << int(p.grouping.layout) << ", " << sm90_store_chunks(c, p, &e)
       // Written only when not 1 (0), so that the sources (and the cache keys) of every other kernel stay as they were.
-      << (c.cluster_n > 1 || c.variant == 1 ? ", " + std::to_string(std::max(1, c.cluster_n)) : std::string())
-      << (c.variant == 1 ? ", 1" : "") << ">;\n"
+      << (c.cluster_n > 1 || c.variant == 1 || c.stream_k ? ", " + std::to_string(std::max(1, c.cluster_n)) : std::string())
+      << (c.variant == 1 || c.stream_k ? ", " + std::to_string(c.variant) : std::string())
+      << (c.stream_k ? ", 1" : "") << ">;\n"
       << "DGEMM_SM90_DEFINE_KERNEL(" << kSm90Kernel << ", DgSm90Gemm)\n";
   if (c.pack_a || c.pack_b)
     src << "\n#include \"common/pack.cuh\"\nDGEMM_DEFINE_PACK_KERNEL(" << kSm90PackKernel << ")\n";
@@ -326,6 +336,25 @@ class Sm90Executable final : public Executable {
     if (max_units <= 0) fail(Status::NotSupported, "the sm90 kernel ", c.name(), " cannot be resident on this device");
     grid_ = unsigned(std::min<long long>(units, max_units) * csize);
     if (grid_ == 0) grid_ = unsigned(csize);
+    if (c.stream_k) {
+      // Every resident CTA takes a share (core/stream_k.hpp); the workspace holds one flag per
+      // consumer warp and one partial tile per CTA that can leave one.
+      sk_ = stream_k_split(long(units), long(max_units), long(num_k_blocks_));
+      grid_ = unsigned(sk_.sk_tiles > 0 ? max_units : std::min<long long>(units, max_units));
+      if (grid_ == 0) grid_ = 1;
+      if (sk_.sk_tiles > 0) {
+        sk_flags_offset_ = workspace_;
+        workspace_ += (std::size_t(sk_.sk_ctas) * 8 * sizeof(unsigned long long) + kWorkspaceAlign - 1) /
+                      kWorkspaceAlign * kWorkspaceAlign;
+        sk_partials_offset_ = workspace_;
+        workspace_ += std::size_t(sk_.sk_ctas) * std::size_t(c.block_m) * std::size_t(c.block_n) * 4;
+        workspace_ += kWorkspaceAlign;  // the caller's pointer is aligned up inside
+      }
+      // Flags are compared with a token of this executable and call, never with a fixed value: a
+      // workspace not yet used by this plan may hold anything.
+      sk_seed_ = reinterpret_cast<std::uintptr_t>(this) ^
+                 std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()) * 0x9e3779b97f4a7c15ull;
+    }
   }
 
   std::size_t workspace_size() const override { return workspace_; }
@@ -376,6 +405,20 @@ class Sm90Executable final : public Executable {
     args.p.workspace_size = 0;
     args.tiles = tiles_;
     args.num_k_blocks = num_k_blocks_;
+    if (config_.stream_k && sk_.sk_tiles > 0) {
+      const std::uintptr_t ws = (reinterpret_cast<std::uintptr_t>(x.workspace) + kWorkspaceAlign - 1) & ~(kWorkspaceAlign - 1);
+      args.sk_tiles = int(sk_.sk_tiles);
+      args.sk_ctas = int(sk_.sk_ctas);
+      args.sk_iters = int(sk_.sk_iters);
+      args.sk_split = sk_.split;
+      args.sk_flags = reinterpret_cast<unsigned long long*>(ws + sk_flags_offset_);
+      args.sk_partials = reinterpret_cast<float*>(ws + sk_partials_offset_);
+      // splitmix64 of the seed and a per-call count; never 0 (the cleared value).
+      std::uint64_t z = sk_seed_ + 0x9e3779b97f4a7c15ull * (sk_calls_.fetch_add(1, std::memory_order_relaxed) + 1);
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      args.sk_token = (z ^ (z >> 31)) | 1ull;
+    }
     if (grouping_.grouped()) {
       args.groups.rows = grouping_.contiguous() ? x.group_offsets : x.group_counts;
       args.groups.status = x.group_status;
@@ -556,6 +599,12 @@ class Sm90Executable final : public Executable {
   };
   PackOperand pack_[2];
   std::size_t workspace_ = 0;
+  // Stream-K: the split, where its flags and partials sit in the workspace, the token's seed and
+  // the calls made so far (execute may run concurrently on one plan).
+  StreamKSplit sk_;
+  std::size_t sk_flags_offset_ = 0, sk_partials_offset_ = 0;
+  std::uint64_t sk_seed_ = 0;
+  mutable std::atomic<std::uint64_t> sk_calls_{0};
   cudaKernel_t pack_kernel_ = nullptr;
   unsigned pack_grid_ = 1;
 };

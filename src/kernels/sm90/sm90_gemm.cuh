@@ -95,6 +95,16 @@ struct GemmArgs {
   // b at d_scale[b * ds_batch + r * ds_row + cb * ds_col] (f32 or UE8M0 bytes).
   void* d_scale;
   long long ds_row, ds_col, ds_batch;
+  // kStreamK (core/stream_k.hpp): the last sk_tiles work units are shared out by K blocks, ranges of
+  // sk_iters over the first sk_ctas CTAs. A CTA whose range starts inside a tile leaves its partial
+  // tile in slot blockIdx.x of sk_partials (BLOCK_M x BLOCK_N f32 or s32) and sets its warps' flags
+  // to sk_token; the CTA holding the tile's first K block waits for them, adds the partials and
+  // clears the flags (so that a replay of the same launch finds them cleared).
+  int sk_tiles, sk_ctas, sk_iters;
+  int sk_split;  // > 0: each shared tile is cut into sk_split even pieces (CTA c: tile c / sk_split)
+  unsigned long long sk_token;
+  unsigned long long* sk_flags;  // [slot][consumer warpgroup part][warp]
+  float* sk_partials;            // [slot][BLOCK_M x BLOCK_N]
 };
 
 // One work unit as the loops see it: the tile's first row of X and the end of the rows it may
@@ -102,11 +112,14 @@ struct GemmArgs {
 struct Work {
   long long row0, row_end;
   int n_block, batch, group;
+  // kStreamK: 0 = a whole tile; -1 = a piece whose partial tile goes to this CTA's workspace slot;
+  // p > 0 = the first piece of a tile, which adds the partials of slots blockIdx.x + 1 .. p - 1.
+  int sk;
 };
 
 template <int kBlockM, int kBlockN, int kStages, int kType, bool kAKMajor, bool kBKMajor, int kClusterM,
           int kClusterK, class Epi, int kMinBlocks = 1, int kAScale = kScaleNone, int kBScale = kScaleNone,
-          int kGrouped = kGroupNone, int kStoreChunks = 0, int kClusterN = 1, int kPingPong = 0>
+          int kGrouped = kGroupNone, int kStoreChunks = 0, int kClusterN = 1, int kPingPong = 0, int kStreamK = 0>
 struct Gemm {
   // Operands not K-major are MN-major: wgmma reads them with its transpose bit (16-bit only).
   static constexpr int kAMajorMN = kAKMajor ? 0 : 1;
@@ -177,13 +190,15 @@ struct Gemm {
   static constexpr int kConsumerRegs = 232;
   // Column biases are loaded kGroup column pairs ahead of the stores that use them. Two CTAs per
   // SM (128 registers a thread) with 64 accumulators take 2: the 64x128 b2 register epilogue with
-  // a bias and GELU spilled 180 bytes at 8 (ptxas; 0 at 2, 28 at 4).
+  // a bias and GELU spilled 180 bytes at 8 (ptxas; 0 at 2, 28 at 4). So do stream-K tiles with
+  // 128 accumulators a thread (128x256 with a column bias spilled 58 bytes at 8).
   static constexpr int kPairs = kAcc / 4;  // 8-column groups per thread per atom
-  static constexpr int kGroup = kMinBlocks > 1 && kAcc >= 64 ? 2
-                                : kPairs % 8 == 0             ? 8
-                                : kPairs % 4 == 0             ? 4
-                                : kPairs % 2 == 0             ? 2
-                                                              : 1;
+  static constexpr int kGroup = kMinBlocks > 1 && kAcc >= 64       ? 2
+                                : kStreamK && kMAtoms * kAcc >= 128 ? 2
+                                : kPairs % 8 == 0                   ? 8
+                                : kPairs % 4 == 0                   ? 4
+                                : kPairs % 2 == 0                   ? 2
+                                                                    : 1;
 
   static_assert(kBlockM == 64 || kBlockM == 128 || kBlockM == 256, "BLOCK_M is 64, 128 or 256");
   static_assert(kBlockN % 8 == 0 && kBlockN >= 8 && kBlockN <= 256, "BLOCK_N is a multiple of 8 up to 256");
@@ -241,6 +256,8 @@ struct Gemm {
   static_assert(!kPingPong || EpilogueOp<Epi>::kOutBlock == 0, "ping-pong: not with a block-scaled D");
   static_assert(kGrouped == kGroupNone || (kClusterSize == 1 && !kPromote),
                 "grouped: one CTA per tile (a cluster's tiles could straddle groups), no block scales");
+  static_assert(!kStreamK || (kClusterSize == 1 && kGrouped == kGroupNone),
+                "stream-K: one CTA per work unit, not grouped");
 
   // The work unit `unit`, or false past the last one. Grouped walks scan the group rows (each
   // walker keeps its own cursor; units only increase).
@@ -262,6 +279,7 @@ struct Gemm {
       w.batch = t.batch;
       w.group = 0;
     }
+    if constexpr (kStreamK) w.sk = 0;
     return true;
   }
 
@@ -276,11 +294,55 @@ struct Gemm {
     GroupWalk<kGrouped, kBlockM> walk;
     if constexpr (kGrouped != kGroupNone) walk.start(args.groups, args.p.m, args.tiles.num_n_blocks);
     Work w;
-    for (int unit = blockIdx.x / kClusterSize; next_work(args, sched, num_units, walk, unit, rank_m, rank_n, w);
-         unit += num_clusters) {
-      int kb_begin, kb_end;
-      TileScheduler::k_range(args.num_k_blocks, kClusterK, int(rank_k), kb_begin, kb_end);
-      body(w, kb_begin, kb_end);
+    if constexpr (kStreamK) {
+      // Whole tiles first (full waves), then this CTA's range of the shared K blocks: at most two
+      // pieces, the end of one tile (a partial, left in the workspace) and the start of the next
+      // (finished here, with the partials of the CTAs after this one that hold the rest of it).
+      // One loop and one call of body (inlined once), and one counter live across it: `it` walks
+      // the whole tiles (it < 0: -it - 1 of them left) and then this CTA's shared K blocks; every
+      // other value is recomputed from the arguments (parameter space, no registers held).
+      // sk_tiles x K blocks fits an int: there are fewer shared tiles than CTAs.
+      const int cta = int(blockIdx.x);
+      // This CTA's whole tiles: cta, cta + grid, ... below num_units - sk_tiles.
+      auto whole = [&] { return (num_units - args.sk_tiles - cta + int(gridDim.x) - 1) / int(gridDim.x); };
+      int it = -whole() - 1;
+      while (true) {
+        const int kb = args.num_k_blocks;
+        int kb0 = 0, kb1 = kb;
+        if (it < -1) {
+          next_work(args, sched, num_units, walk, cta + (it + whole() + 1) * int(gridDim.x), 0, 0, w);
+          ++it;
+        } else if (args.sk_split > 0) {
+          // Even pieces of each shared tile, one per CTA; piece 0 finishes the tile.
+          if (it == 0 || cta >= args.sk_ctas) break;
+          it = 0;
+          const int r = cta / args.sk_split, j = cta - r * args.sk_split;
+          TileScheduler::k_range(kb, args.sk_split, j, kb0, kb1);
+          next_work(args, sched, num_units, walk, num_units - args.sk_tiles + r, 0, 0, w);
+          w.sk = j != 0 ? -1 : cta + args.sk_split;
+        } else {
+          if (it == -1) it = cta < args.sk_ctas ? cta * args.sk_iters : 0x7fffffff;
+          const int end = min((cta + 1) * args.sk_iters, args.sk_tiles * kb);
+          if (it >= end) break;
+          const int r = it / kb;
+          kb0 = it - r * kb;
+          kb1 = min(kb, kb0 + (end - it));
+          next_work(args, sched, num_units, walk, num_units - args.sk_tiles + r, 0, 0, w);
+          // A piece that starts inside the tile leaves a partial; the first piece adds the partials
+          // of the CTAs whose ranges hold the rest of the tile's K blocks.
+          const int peer_end = ((r + 1) * kb - 1) / args.sk_iters + 1;
+          w.sk = kb0 != 0 ? -1 : peer_end > cta + 1 ? peer_end : 0;
+          it += kb1 - kb0;
+        }
+        body(w, kb0, kb1);
+      }
+    } else {
+      for (int unit = blockIdx.x / kClusterSize; next_work(args, sched, num_units, walk, unit, rank_m, rank_n, w);
+           unit += num_clusters) {
+        int kb_begin, kb_end;
+        TileScheduler::k_range(args.num_k_blocks, kClusterK, int(rank_k), kb_begin, kb_end);
+        body(w, kb_begin, kb_end);
+      }
     }
   }
 
@@ -561,6 +623,12 @@ struct Gemm {
         if constexpr (kPingPong)
           if (!handed_over) named_barrier_arrive(5 + (1 - math_wg), 256);
 
+        if constexpr (kStreamK) {
+          if (w.sk != 0) {
+            if (stream_k_reduce(args, w, wg_part, warp_in_wg, lane, ctid % 128, acc)) return;
+          }
+        }
+
         if constexpr (kClusterK > 1) {
           // Split-K inside the cluster: partial tiles meet in the leader's registers.
           const u32 park = base + kReduceOffset;
@@ -648,6 +716,63 @@ struct Gemm {
     // A clustered CTA must outlive its peers' remote arrivals on (and multicasts into, and reads
     // of) its shared memory.
     if constexpr (kClusterSize > 1) cluster_sync();
+  }
+
+  // Stream-K: leaves this unit's partial tile in its workspace slot and returns true (no
+  // epilogue), or adds the partials of the CTAs holding the rest of the tile, in slot order (a
+  // fixed order: the same sums at every run), and returns false. Each warp signals and waits for
+  // its own rows: [quad][thread of the warpgroup] float4s per warpgroup part, one flag per warp.
+  __device__ __forceinline__ static bool stream_k_reduce(const GemmArgs& args, const Work& w, int wg_part,
+                                                         int warp_in_wg, int lane, int tid, Acc (&acc)[kMAtoms][kAcc]) {
+    constexpr int kQuads = kMAtoms * kAcc / 4;
+    constexpr long long kSlot = (long long)kBlockM * kBlockN / 4;  // float4s per slot
+    auto part = [&](int slot) {
+      return reinterpret_cast<float4*>(args.sk_partials) + slot * kSlot + wg_part * (kQuads * 128) + tid;
+    };
+    auto flag = [&](int slot) { return args.sk_flags + (slot * 2 + wg_part) * 4 + warp_in_wg; };
+    if (w.sk < 0) {
+      float4* dst = part(int(blockIdx.x));
+#pragma unroll
+      for (int q = 0; q < kQuads; ++q) {
+        const int ma = q / (kAcc / 4), i = (q % (kAcc / 4)) * 4;
+        dst[q * 128] = make_float4(as_float(acc[ma][i]), as_float(acc[ma][i + 1]), as_float(acc[ma][i + 2]),
+                                   as_float(acc[ma][i + 3]));
+      }
+      // The warp barrier orders every lane's stores before lane 0's fence and flag (as CUTLASS's
+      // stream-K barrier: a CTA barrier, then one thread's fence and relaxed store).
+      __syncwarp();
+      if (lane == 0) {
+        __threadfence();
+        st_relaxed_gpu_u64(flag(int(blockIdx.x)), args.sk_token);
+      }
+      return true;
+    }
+#pragma unroll 1
+    for (int peer = int(blockIdx.x) + 1; peer < w.sk; ++peer) {
+      unsigned long long* f = flag(peer);
+      while (ld_acquire_gpu_u64(f) != args.sk_token) __nanosleep(32);
+      const float4* src = part(peer);
+#pragma unroll
+      for (int q = 0; q < kQuads; ++q) {
+        const int ma = q / (kAcc / 4), i = (q % (kAcc / 4)) * 4;
+        const float4 v = __ldcg(src + q * 128);
+        add_float(acc[ma][i], v.x);
+        add_float(acc[ma][i + 1], v.y);
+        add_float(acc[ma][i + 2], v.z);
+        add_float(acc[ma][i + 3], v.w);
+      }
+      __syncwarp();
+      if (lane == 0) st_relaxed_gpu_u64(f, 0ull);
+    }
+    return false;
+  }
+  __device__ __forceinline__ static unsigned long long ld_acquire_gpu_u64(const unsigned long long* p) {
+    unsigned long long v;
+    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+  }
+  __device__ __forceinline__ static void st_relaxed_gpu_u64(unsigned long long* p, unsigned long long v) {
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
   }
 
   // The MMAs' destination: the sum itself, or the stage's partial tile when promoting.
