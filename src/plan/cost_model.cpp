@@ -2,6 +2,8 @@
 // explained where it is used, so that the device measurements can correct it in one place.
 #include "plan/cost_model.hpp"
 
+#include "core/stream_k.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -261,7 +263,15 @@ CostEstimate estimate_cost(const GemmProblem& p, const Epilogue& e, const Hardwa
   // one dominates and up to 19% more when all three are equal (fitted: the sm80 kernel on the
   // H200 at 4096^3, where math, latency and L2 are within 15% of each other, runs 1.5x the max).
   const double per_k = std::pow(std::pow(math_per_k, 4) + std::pow(smem_per_k, 4) + std::pow(latency_per_k, 4), 0.25);
-  const double busy_k = double(busiest_tiles) * double(k_tiles);
+  double busy_k = double(busiest_tiles) * double(k_tiles);
+  // Stream-K: full waves of whole tiles, then each CTA's range of the remaining tiles' K blocks;
+  // the CTA finishing a shared tile reads up to max_pieces - 1 partial tiles from L2 (below).
+  const StreamKSplit sk = c.stream_k ? stream_k_split(est.tiles, slots, k_tiles) : StreamKSplit{};
+  if (sk.sk_tiles > 0) {
+    busy_k = double(sk.dp_tiles / slots) * double(k_tiles) + double(sk.sk_iters);
+    // The busiest SM's share of the work in tiles: what "% used" then reports.
+    est.wave_efficiency = est.waves / (busy_k / double(k_tiles));
+  }
   est.compute_us = busy_k * math_per_k;
   est.smem_us = busy_k * smem_per_k;
   est.latency_us = busy_k * latency_per_k;
@@ -315,7 +325,14 @@ CostEstimate estimate_cost(const GemmProblem& p, const Epilogue& e, const Hardwa
   const double cluster_reduce_us =
       c.cluster_k > 1 ? double(busiest_tiles) * (0.3 + double(c.cluster_k - 1) * c.block_m * c.block_n * 4.0 /
                                                            (kDsmemReduceBytesPerClock * clock)) : 0.0;
-  est.overhead_us = kLaunchUs + latency_us + pack_us + cluster_reduce_us + std::max(0.0, in.extra_fixed_us);
+  // Stream-K: the CTA finishing a shared tile reads the other pieces' partials through L2 at one
+  // SM's share of its rate (their writes overlap the finishing CTA's own main loop), plus a flag's
+  // round trip per piece.
+  const double sk_reduce_us =
+      sk.sk_tiles > 0 && l2_bw > 0
+          ? double(sk.max_pieces - 1) * (c.block_m * c.block_n * 4.0 / (l2_bw / std::max(1, hw.sm_count)) + 0.3)
+          : 0.0;
+  est.overhead_us = kLaunchUs + latency_us + pack_us + cluster_reduce_us + sk_reduce_us + std::max(0.0, in.extra_fixed_us);
   est.hbm_bytes += pack_bytes;
   const double body = std::max({est.sm_us, est.hbm_us, est.l2_us});
   est.predicted_us = body + est.overhead_us;

@@ -43,6 +43,7 @@ struct Sm90Tile {
   bool measuring = false;  // offered for measuring only (force_kernel, bench --force-kernel)
   int cluster_n = 1;       // 2: a cluster of two horizontally adjacent tiles sharing (multicasting) A
   int variant = 0;         // 1: ping-pong consumer warpgroups (each owns whole tiles; sm90_gemm.cuh kPingPong)
+  bool stream_k = false;   // the tiles of a partial last wave shared out by K blocks (core/stream_k.hpp)
 };
 // Main-loop efficiency of a 128x64 tile (two consumer warpgroups of 64x64). 0.50 was a guess
 // between 128x128's 0.60 and the skinny tiles; on the H200 the 128x64 kernels ran ~20 % faster
@@ -58,6 +59,8 @@ constexpr double kEff128x64 = 0.63;
 // as measured (4096^3 i8: 95.9 us against 103.9 for 128x256).
 constexpr double kEffPingPongI8 = 0.71;
 constexpr double kL2RatePingPongI8 = 1.35;
+// A stream-K kernel's main loop against the same tile without it (Sm90Family::enumerate).
+constexpr double kEffStreamK = 0.93;
 
 // The square menu: 128x256 for big problems, 256x128 for tall ones, 128x192 where N = 256 would
 // leave a partial wave or a mostly empty last column of tiles (e.g. N = 2112), 128x128 and 128x64
@@ -292,6 +295,7 @@ class Sm90Family final : public FamilyModel {
       c.pack_a = pack_a;
       c.pack_b = pack_b;
       c.variant = t.variant;
+      c.stream_k = t.stream_k;
       return c;
     };
     auto add = [&](const Sm90Tile& t, bool swap, bool measuring_only, int b_readers = 0, double extra_us = 0,
@@ -306,12 +310,17 @@ class Sm90Family final : public FamilyModel {
         tile_why = "s8 wgmma takes N = 8, 16, 24 or a multiple of 16 (BLOCK_N " + std::to_string(t.block_n) + ")";
       if (tile_why.empty()) tile_why = scale_problem(c, v);
       if (tile_why.empty() && e.d_scale.active()) tile_why = out_scale_problem(c, v);
-      if (tile_why.empty() && p.grouping.grouped() && (c.cluster_m > 1 || c.cluster_n > 1 || c.cluster_k > 1 || swap))
+      if (tile_why.empty() && p.grouping.grouped() && (c.cluster_m > 1 || c.cluster_n > 1 || c.cluster_k > 1 || swap || c.stream_k))
         tile_why = "grouped: one CTA per tile (a cluster's tiles could straddle two groups) and no swap-AB";
       if (tile_why.empty() && t.variant == 1 &&
           (v.a_scale.blocked() || v.b_scale.blocked() || p.grouping.grouped() || e.d_scale.active()))
         tile_why = "ping-pong warpgroups: no block-scaled inputs (promoted in the main loop), not grouped, not a "
                    "block-scaled D";
+      // 128 accumulators a thread (128x256, ping-pong 128x128) and a block-scaled D's epilogue
+      // spilled 732 bytes with stream-K's scheduling and reduction (ptxas, test_sm90_compile).
+      if (tile_why.empty() && t.stream_k && e.d_scale.active() &&
+          t.block_m * t.block_n / (t.variant == 1 ? 128 : 256) >= 128)
+        tile_why = "stream-K with 128 accumulators a thread cannot also quantize a block-scaled D (register spills)";
       if (tile_why.empty() && !v.b_kmajor && t.block_n % 64 != 0)
         tile_why = "an N-major B tile is made of 64-column boxes (BLOCK_N " + std::to_string(t.block_n) + ")";
       // A cluster splits an N-major B tile into whole 64-column boxes, one set per CTA.
@@ -438,6 +447,28 @@ class Sm90Family final : public FamilyModel {
           (t.measuring && !ping_pong_chosen) || cluster_measuring || (t.cluster_k > 1 && tiles >= sms) ||
               t.cluster_k > kMaxChosenClusterK || promotion_exposed,
           shares_b ? 2 : 0, 0, ping_pong_chosen ? kL2RatePingPongI8 : 1.0);
+    }
+    // Stream-K twins (core/stream_k.hpp) of the one-CTA square tiles and the ping-pong 128x128,
+    // where the tiles leave a partial last wave: measuring only. Measured on the H200 (2026-12-04,
+    // calls 1-5, bench/RESULTS.md): the same kernel built with stream-K runs its whole tiles ~7 %
+    // slower (ncu, i8 4096^3 ping-pong: 166.8k against 153.7k cycles, tensor pipe 76 % against
+    // 83 %: more instructions executed, instruction-cache misses), so it can pay only where the
+    // last wave is mostly empty, and there a 128x192 tile was faster still (i8 4096x2112x7168:
+    // ping-pong 110 -> 103-106 us with stream-K, 128x192 100 us; bf16 193 against 202, fp8 95
+    // against 117); every other row measured equal or slower. Costed with that factor on the main
+    // loop (kEffStreamK), for a refit once the whole-tile slowdown is gone.
+    for (const Sm90Tile& t : kMenu) {
+      if (t.cluster_m > 1 || t.cluster_n > 1 || t.cluster_k > 1 || t.blocks > 1 || t.block_m == 64 ||
+          (t.measuring && !(t.variant == 1 && t.block_n == 128)))
+        continue;
+      const long tiles = long((plain.rows + t.block_m - 1) / t.block_m) * long((plain.cols + t.block_n - 1) / t.block_n) *
+                         long(std::max<int64_t>(1, p.batch_count));
+      if (tiles % sms == 0 || p.grouping.grouped()) continue;
+      const bool ping_pong_i8 = t.variant == 1 && t.block_n == 128 && exact_i32 && tiles >= sms;
+      Sm90Tile sk = t;
+      sk.stream_k = true;
+      sk.efficiency = (ping_pong_i8 ? kEffPingPongI8 : t.efficiency) * kEffStreamK;
+      add(sk, false, true, 0, 0, ping_pong_i8 ? kL2RatePingPongI8 : 1.0);
     }
     // Skinny tiles for whichever view has few columns (swap-AB turns a small M into the columns).
     for (bool swap : {false, true}) {

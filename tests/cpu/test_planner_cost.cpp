@@ -7,6 +7,7 @@
 
 #include "plan/arch_file.hpp"
 #include "plan/cost_model.hpp"
+#include "core/stream_k.hpp"
 
 using namespace dgemm;
 
@@ -53,6 +54,54 @@ BOOST_AUTO_TEST_CASE(one_tile_more_than_the_sms_costs_a_whole_wave) {
   BOOST_TEST(over.tiles == 144);
   BOOST_TEST(over.wave_efficiency < 0.6);
   BOOST_TEST(over.compute_us == 2.0 * full.compute_us, boost::test_tools::tolerance(1e-9));
+}
+
+// Stream-K (core/stream_k.hpp): the tiles past the last whole wave are shared out by K blocks,
+// in even pieces of each tile where there are CTAs for two or more per tile (at most four), in
+// contiguous ranges crossing tiles otherwise; a whole number of waves shares nothing. The cost
+// then charges the busiest SM its whole tiles plus one range, not a whole extra wave.
+BOOST_AUTO_TEST_CASE(stream_k_shares_out_the_partial_wave) {
+  const StreamKSplit even = stream_k_split(544, 132, 56);  // 4096 x 2112 x 7168 i8, 128x128
+  BOOST_TEST(even.dp_tiles == 528);
+  BOOST_TEST(even.sk_tiles == 16);
+  BOOST_TEST(even.split == 4);
+  BOOST_TEST(even.sk_ctas == 64);
+  BOOST_TEST(even.sk_iters == 14);
+  const StreamKSplit ranges = stream_k_split(1024, 132, 32);  // 4096^3 i8: 100 tiles past 7 waves
+  BOOST_TEST(ranges.split == 0);
+  BOOST_TEST(ranges.dp_tiles == 924);
+  BOOST_TEST(ranges.sk_iters == 25);
+  BOOST_TEST(ranges.sk_ctas == 128);
+  BOOST_TEST(ranges.sk_ctas * ranges.sk_iters >= ranges.sk_tiles * 32);
+  BOOST_TEST(ranges.max_pieces == 3);
+  const StreamKSplit few = stream_k_split(64, 132, 128);  // fewer tiles than CTAs: two pieces each
+  BOOST_TEST(few.dp_tiles == 0);
+  BOOST_TEST(few.split == 2);
+  BOOST_TEST(few.sk_ctas == 128);
+  const StreamKSplit whole = stream_k_split(1056, 132, 32);
+  BOOST_TEST(whole.sk_tiles == 0);
+  BOOST_TEST(whole.dp_tiles == 1056);
+  // One K block per tile: nothing to cut.
+  BOOST_TEST(stream_k_split(100, 132, 1).sk_tiles == 0);
+
+  HardwareDesc hw = h200();
+  CostInput in = input(128, 128, 128, 6, 384);
+  in.regs_per_thread = 168;
+  GemmProblem p = problem(4096, 2112, 7168);
+  p.a_type = p.b_type = DType::I8;
+  p.c_type = p.d_type = DType::I32;
+  p.compute_type = DType::I32;
+  p.resolve_and_validate();
+  const CostEstimate dp = estimate_cost(p, Epilogue{}, hw, in);
+  in.config.stream_k = true;
+  const CostEstimate sk = estimate_cost(p, Epilogue{}, hw, in);
+  BOOST_TEST_REQUIRE(dp.feasible);
+  BOOST_TEST_REQUIRE(sk.feasible);
+  // Busiest SM: 5 tiles x 56 K blocks whole, against 4 x 56 + 14 shared.
+  BOOST_TEST(sk.compute_us / dp.compute_us == (4.0 * 56 + 14) / (5.0 * 56), boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(sk.overhead_us > dp.overhead_us);  // three partials read by the tile's first piece
+  BOOST_TEST(sk.wave_efficiency > 0.95);
+  BOOST_TEST(dp.wave_efficiency < 0.85);
 }
 
 BOOST_AUTO_TEST_CASE(bank_conflicts_raise_the_shared_memory_term) {
