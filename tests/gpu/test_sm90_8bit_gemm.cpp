@@ -490,6 +490,27 @@ std::vector<Case> cases() {
     out.push_back({1100, 1000, 1008, e4, e5, DType::BF16, {DGEMM_SCALE_OUTER_VEC}, {DGEMM_SCALE_OUTER_VEC},
                    DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_PER_COLUMN, DGEMM_ACT_GELU_TANH, pp, "fp8-pingpong-outer"});
   }
+  // Stream-K (`_streamk`: the tiles of a partial last wave shared out by K blocks), by name: 1100
+  // rows x 2080 = 153 tiles of 128x128, the 21 past a wave of 132 each cut into 4 even pieces of
+  // its 10 K blocks (3, 3, 2, 2); 2100 x 1536 = 204 tiles, 72 shared in contiguous ranges that
+  // cross tile boundaries (a tile finished with one or two partials); the exact i32 D staged and
+  // from registers, alpha 0.5, fp8 per tensor and with DeepSeek's block scales (the promoted sums
+  // are what the pieces add); ping-pong and cooperative, and 128x256.
+  for (const char* sk : {"sm90_128x128x128_s6_t384_p_v1_streamk", "sm90_128x128x128_s6_t384_p_streamk",
+                         "sm90_128x256x128_s4_t384_p_streamk"}) {
+    for (auto [m, n] : {std::pair{1100, 2080}, std::pair{1100, 2050}, std::pair{2100, 1536}})
+      out.push_back({m, n, 1280, DType::I8, DType::I8, DType::I32, {}, {}, DGEMM_VECTOR_NONE, false,
+                     DGEMM_VECTOR_NONE, DGEMM_ACT_NONE, sk, "i8-streamk"});
+    Case half{1100, 2080, 1280, DType::I8, DType::I8, DType::I32, {}, {}, DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_NONE,
+              DGEMM_ACT_NONE, sk, "i8-streamk-alpha"};
+    half.alpha = 0.5f;
+    out.push_back(half);
+    out.push_back({1100, 1024, 1280, e4, e4, DType::BF16, {DGEMM_SCALE_PER_TENSOR}, {DGEMM_SCALE_PER_TENSOR},
+                   DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_PER_COLUMN, DGEMM_ACT_GELU_TANH, sk, "fp8-streamk-tensor"});
+  }
+  for (auto [m, n] : {std::pair{1100, 2050}, std::pair{2100, 1536}})
+    out.push_back({m, n, 1280, e4, e4, DType::BF16, vec128_mn(m), blk128_k(), DGEMM_VECTOR_NONE, false,
+                   DGEMM_VECTOR_NONE, DGEMM_ACT_NONE, "sm90_128x128x128_s6_t384_p_streamk", "fp8b-streamk"});
   // The 64-row one-CTA tiles a block-scaled D is offered at small M (measuring only), by name:
   // DeepSeek's block-scaled inputs, M = 64 and 65 (a second, one-row tile), N not a multiple of
   // 128 (the staged boxes clipped at N; 1000: unstaged, D's rows not 16-byte aligned).

@@ -440,6 +440,13 @@ std::vector<Case> sweep() {
   // a warpgroup skipping the other's tile once ran ahead of the barriers' phases and hung).
   by_name({{300, 150, 1000}, {1100, 2000, 1100}, {2100, 1500, 200}}, {700, 1030, 300},
           [](const KernelConfig& c) { return c.variant == 1; });
+  // Stream-K (`_streamk`): fewer tiles than SMs (300 x 150: six tiles of 128x128, each cut into
+  // four even pieces), a partial last wave (1100 x 2000: 144 tiles, the 12 past a wave in four
+  // pieces of 18 K blocks; 2100 x 1500: 204 tiles, 72 shared in contiguous ranges of 3 of their 4
+  // K blocks, crossing tile boundaries), and a batch (162 tiles over 3 batches, 30 shared); every
+  // epilogue of by_name.
+  by_name({{300, 150, 1000}, {1100, 2000, 1100}, {2100, 1500, 200}}, {700, 1030, 300},
+          [](const KernelConfig& c) { return c.stream_k; });
   // Big shapes against cuBLAS: every tile of the menu gets used somewhere here.
   for (auto [m, n, k] : {std::tuple{4096, 4096, 4096}, std::tuple{1024, 1024, 4096}, std::tuple{4095, 4097, 4088},
                          std::tuple{4096, 2112, 7168}})
@@ -508,6 +515,9 @@ BOOST_AUTO_TEST_CASE(sm90_sweep_vs_oracle) {
                                        [](const Case& c) { return c.tag.find("sm90_") != std::string::npos &&
                                                                   c.tag.find("_p_v1") != std::string::npos; });
   BOOST_CHECK_GE(ping_pong, 20);
+  const auto stream_k = std::count_if(cases.begin(), cases.end(),
+                                      [](const Case& c) { return c.tag.find("_streamk") != std::string::npos; });
+  BOOST_CHECK_GE(stream_k, 40);
   // Plans first, from all cores at once (the distinct kernels compile in parallel or come from
   // the carried cache); the cases then run one by one.
   const SweepPlans made = create_plans(cases, make_plan);
