@@ -308,9 +308,9 @@ struct Gemm {
       int it = -whole() - 1;
       while (true) {
         const int kb = args.num_k_blocks;
-        int kb0 = 0, kb1 = kb;
+        int kb0 = 0, kb1 = kb, unit, sk = 0;
         if (it < -1) {
-          next_work(args, sched, num_units, walk, cta + (it + whole() + 1) * int(gridDim.x), 0, 0, w);
+          unit = cta + (it + whole() + 1) * int(gridDim.x);
           ++it;
         } else if (args.sk_split > 0) {
           // Even pieces of each shared tile, one per CTA; piece 0 finishes the tile.
@@ -318,8 +318,8 @@ struct Gemm {
           it = 0;
           const int r = cta / args.sk_split, j = cta - r * args.sk_split;
           TileScheduler::k_range(kb, args.sk_split, j, kb0, kb1);
-          next_work(args, sched, num_units, walk, num_units - args.sk_tiles + r, 0, 0, w);
-          w.sk = j != 0 ? -1 : cta + args.sk_split;
+          unit = num_units - args.sk_tiles + r;
+          sk = j != 0 ? -1 : cta + args.sk_split;
         } else {
           if (it == -1) it = cta < args.sk_ctas ? cta * args.sk_iters : 0x7fffffff;
           const int end = min((cta + 1) * args.sk_iters, args.sk_tiles * kb);
@@ -327,13 +327,16 @@ struct Gemm {
           const int r = it / kb;
           kb0 = it - r * kb;
           kb1 = min(kb, kb0 + (end - it));
-          next_work(args, sched, num_units, walk, num_units - args.sk_tiles + r, 0, 0, w);
+          unit = num_units - args.sk_tiles + r;
           // A piece that starts inside the tile leaves a partial; the first piece adds the partials
           // of the CTAs whose ranges hold the rest of the tile's K blocks.
           const int peer_end = ((r + 1) * kb - 1) / args.sk_iters + 1;
-          w.sk = kb0 != 0 ? -1 : peer_end > cta + 1 ? peer_end : 0;
+          sk = kb0 != 0 ? -1 : peer_end > cta + 1 ? peer_end : 0;
           it += kb1 - kb0;
         }
+        // One decoding of the unit (its divisions and the code for them once, not per branch).
+        next_work(args, sched, num_units, walk, unit, 0, 0, w);
+        w.sk = sk;
         body(w, kb0, kb1);
       }
     } else {
