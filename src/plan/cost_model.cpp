@@ -2,11 +2,11 @@
 // explained where it is used, so that the device measurements can correct it in one place.
 #include "plan/cost_model.hpp"
 
-#include "core/stream_k.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+
+#include "core/stream_k.hpp"
 
 namespace dgemm {
 namespace {

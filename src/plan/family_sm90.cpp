@@ -310,7 +310,7 @@ class Sm90Family final : public FamilyModel {
         tile_why = "s8 wgmma takes N = 8, 16, 24 or a multiple of 16 (BLOCK_N " + std::to_string(t.block_n) + ")";
       if (tile_why.empty()) tile_why = scale_problem(c, v);
       if (tile_why.empty() && e.d_scale.active()) tile_why = out_scale_problem(c, v);
-      if (tile_why.empty() && p.grouping.grouped() && (c.cluster_m > 1 || c.cluster_n > 1 || c.cluster_k > 1 || swap || c.stream_k))
+      if (tile_why.empty() && p.grouping.grouped() && (c.cluster_m > 1 || c.cluster_n > 1 || c.cluster_k > 1 || swap))
         tile_why = "grouped: one CTA per tile (a cluster's tiles could straddle two groups) and no swap-AB";
       if (tile_why.empty() && t.variant == 1 &&
           (v.a_scale.blocked() || v.b_scale.blocked() || p.grouping.grouped() || e.d_scale.active()))
@@ -372,13 +372,17 @@ class Sm90Family final : public FamilyModel {
 
     const KernelView plain = kernel_view(kp, false);
     const long sms = std::max(1, hw.sm_count);
+    // Output tiles of the unswapped view, batches included.
+    auto tile_count = [&](int block_m, int block_n) {
+      return long((plain.rows + block_m - 1) / block_m) * long((plain.cols + block_n - 1) / block_n) *
+             long(std::max<int64_t>(1, p.batch_count));
+    };
     // i8 sums stored as they are: an i32 D with nothing applied (the kernel's exact epilogue).
     const bool exact_i32 = p.a_type == DType::I8 && p.d_type == DType::I32 && e.is_identity() && !e.d_scale.active() &&
                            !e.amax_d && !p.a_scale.active() && !p.b_scale.active();
     for (const Sm90Tile& t : kMenu) {
       // K splits are for problems with fewer output tiles than SMs; elsewhere they stay measurable.
-      const long tiles = long((plain.rows + t.block_m - 1) / t.block_m) * long((plain.cols + t.block_n - 1) / t.block_n) *
-                         long(std::max<int64_t>(1, p.batch_count));
+      const long tiles = tile_count(t.block_m, t.block_n);
       // A 16-bit output (which the kernel stages and stores with TMA): the same tile without the
       // 2-CTA cluster ran faster side by side in one process at every tile count measured (H200,
       // bench/results: run 10 bf16 0.5-1.3 % at 3072^3 ... 8192^3 and, below a wave, 1024^3
@@ -461,8 +465,7 @@ class Sm90Family final : public FamilyModel {
       if (t.cluster_m > 1 || t.cluster_n > 1 || t.cluster_k > 1 || t.blocks > 1 || t.block_m == 64 ||
           (t.measuring && !(t.variant == 1 && t.block_n == 128)))
         continue;
-      const long tiles = long((plain.rows + t.block_m - 1) / t.block_m) * long((plain.cols + t.block_n - 1) / t.block_n) *
-                         long(std::max<int64_t>(1, p.batch_count));
+      const long tiles = tile_count(t.block_m, t.block_n);
       if (tiles % sms == 0 || p.grouping.grouped()) continue;
       const bool ping_pong_i8 = t.variant == 1 && t.block_n == 128 && exact_i32 && tiles >= sms;
       Sm90Tile sk = t;

@@ -23,6 +23,21 @@ namespace {
 
 HardwareDesc arch(const std::string& name) { return apply_arch_file(cpu_hardware(), name); }
 
+// D = A B^T (row-major) of `in` operands into a D of `out`, computed in i32 for i8 operands and in
+// f32 otherwise (what `problem` below cannot express: its D is of the operands' type).
+GemmProblem typed(int64_t m, int64_t n, int64_t k, DType in, DType out) {
+  GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.a_type = p.b_type = in;
+  p.c_type = p.d_type = out;
+  p.compute_type = in == DType::I8 ? DType::I32 : DType::F32;
+  p.op_b = Op::T;
+  p.resolve_and_validate();
+  return p;
+}
+
 GemmProblem problem(DType t, Op op_a, Op op_b, Order order = Order::RowMajor, int64_t m = 4096, int64_t n = 4096,
                     int64_t k = 4096) {
   GemmProblem p;
@@ -592,16 +607,7 @@ BOOST_AUTO_TEST_CASE(sm90_ping_pong_is_chosen_for_exact_int8_only) {
   const HardwareDesc hw = arch("h200");
   PlanRequest r;
   r.use_cache = false;
-  auto i8_problem = [](int64_t mnk, DType d) {
-    GemmProblem p;
-    p.m = p.n = p.k = mnk;
-    p.a_type = p.b_type = DType::I8;
-    p.c_type = p.d_type = d;
-    p.compute_type = DType::I32;
-    p.op_b = Op::T;
-    p.resolve_and_validate();
-    return p;
-  };
+  auto i8_problem = [](int64_t mnk, DType d) { return typed(mnk, mnk, mnk, DType::I8, d); };
   const char* pp = "sm90_128x128x128_s6_t384_p_v1";
   for (int64_t mnk : {4096, 8192})
     BOOST_TEST(choose_kernel(i8_problem(mnk, DType::I32), Epilogue{}, hw, r).chosen.config.name() == pp, mnk);
@@ -632,18 +638,7 @@ BOOST_AUTO_TEST_CASE(sm90_stream_k_is_measurable_not_chosen) {
   const HardwareDesc hw = arch("h200");
   PlanRequest r;
   r.use_cache = false;
-  auto make = [](int64_t m, int64_t n, int64_t k, DType t, DType d) {
-    GemmProblem p;
-    p.m = m;
-    p.n = n;
-    p.k = k;
-    p.a_type = p.b_type = t;
-    p.c_type = p.d_type = d;
-    p.compute_type = t == DType::I8 ? DType::I32 : DType::F32;
-    p.op_b = Op::T;
-    p.resolve_and_validate();
-    return p;
-  };
+  const auto make = typed;
   for (const GemmProblem& p : {make(4096, 2112, 7168, DType::I8, DType::I32), make(8192, 8192, 8192, DType::I8, DType::I32),
                                make(4096, 2112, 7168, DType::BF16, DType::BF16), make(512, 4096, 4096, DType::BF16, DType::BF16)}) {
     BOOST_TEST(!choose_kernel(p, Epilogue{}, hw, r).chosen.config.stream_k, p.to_string());

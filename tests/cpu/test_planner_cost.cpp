@@ -5,9 +5,9 @@
 
 #include <string>
 
+#include "core/stream_k.hpp"
 #include "plan/arch_file.hpp"
 #include "plan/cost_model.hpp"
-#include "core/stream_k.hpp"
 
 using namespace dgemm;
 

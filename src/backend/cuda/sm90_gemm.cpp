@@ -340,9 +340,8 @@ class Sm90Executable final : public Executable {
       // Every resident CTA takes a share (core/stream_k.hpp); the workspace holds one flag per
       // consumer warp and one partial tile per CTA that can leave one.
       sk_ = stream_k_split(long(units), long(max_units), long(num_k_blocks_));
-      grid_ = unsigned(sk_.sk_tiles > 0 ? max_units : std::min<long long>(units, max_units));
-      if (grid_ == 0) grid_ = 1;
       if (sk_.sk_tiles > 0) {
+        grid_ = unsigned(max_units);
         sk_flags_offset_ = workspace_;
         workspace_ += (std::size_t(sk_.sk_ctas) * 8 * sizeof(unsigned long long) + kWorkspaceAlign - 1) /
                       kWorkspaceAlign * kWorkspaceAlign;

@@ -1,6 +1,7 @@
 // sm90 family: thread-block-cluster helpers: rank, cluster-wide barrier, remote mbarrier arrives,
 // loads from a peer CTA's shared memory (distributed shared memory), and the multicast TMA load
-// used by 2-CTA clusters that share one operand tile.
+// used by 2-CTA clusters that share one operand tile; and what CTAs of a grid (or grids) use to
+// order work beyond a cluster: GPU-scope flags in global memory, programmatic dependent launch.
 #pragma once
 
 #include "sm90/ptx_tma.cuh"
@@ -64,6 +65,17 @@ __device__ __forceinline__ void tma_load_3d_multicast(u32 dst, const TensorMap* 
       " [%0], [%1, {%3, %4, %5}], [%2], %6;"
       ::"r"(dst), "l"(reinterpret_cast<u64>(map)), "r"(bar), "r"(c0), "r"(c1), "r"(c2), "h"(cta_mask)
       : "memory");
+}
+
+// A 64-bit flag in global memory read with acquire at GPU scope (what another CTA wrote before
+// its fence and store of the flag is then visible), and stored relaxed (after a fence).
+__device__ __forceinline__ unsigned long long ld_acquire_gpu_u64(const unsigned long long* p) {
+  unsigned long long v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_relaxed_gpu_u64(unsigned long long* p, unsigned long long v) {
+  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
 // Programmatic dependent launch (the launcher sets cudaLaunchAttributeProgrammaticStreamSerialization):

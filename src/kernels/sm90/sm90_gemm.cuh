@@ -142,6 +142,7 @@ struct Gemm {
   static constexpr int kWGRows = kPingPong ? kBlockM : kBlockM / kMathWGs;
   static constexpr int kMAtoms = kWGRows / 64;  // m64 instructions per consumer warpgroup
   static constexpr int kAcc = kBlockN / 2;      // accumulators per thread per m64 atom
+  static constexpr int kQuads = kMAtoms * kAcc / 4;  // a thread's accumulators as float4s (K splits)
   static constexpr int kClusterSize = kClusterM * kClusterN * kClusterK;
   static constexpr int kClusterMN = kClusterM * kClusterN;  // CTAs sharing each stage by multicast
   // How each operand's scale enters the main loop (kScaleNone / kScaleVec128 / kScaleBlk128), and
@@ -279,7 +280,6 @@ struct Gemm {
       w.batch = t.batch;
       w.group = 0;
     }
-    if constexpr (kStreamK) w.sk = 0;
     return true;
   }
 
@@ -635,14 +635,12 @@ struct Gemm {
         if constexpr (kClusterK > 1) {
           // Split-K inside the cluster: partial tiles meet in the leader's registers.
           const u32 park = base + kReduceOffset;
-          constexpr int kQuads = kMAtoms * kAcc / 4;
           if (rank != 0) {
             mbar_wait_acquire_cluster(reduce_empty_bar, reduce_phase ^ 1);  // the leader took the last one
 #pragma unroll
             for (int q = 0; q < kQuads; ++q) {
-              const int ma = q / (kAcc / 4), i = (q % (kAcc / 4)) * 4;
-              st_shared_f4(park + (q * kConsumers + ctid) * 16, as_float(acc[ma][i]), as_float(acc[ma][i + 1]),
-                           as_float(acc[ma][i + 2]), as_float(acc[ma][i + 3]));
+              const float4 v = quad(acc, q);
+              st_shared_f4(park + (q * kConsumers + ctid) * 16, v.x, v.y, v.z, v.w);
             }
             // One arrive per warp: the warp barrier orders every lane's stores before lane 0's
             // release, which the leader's acquire then observes.
@@ -656,14 +654,7 @@ struct Gemm {
           for (int r = 1; r < kClusterK; ++r) {
             const u32 peer = map_to_rank(park, r);
 #pragma unroll
-            for (int q = 0; q < kQuads; ++q) {
-              const int ma = q / (kAcc / 4), i = (q % (kAcc / 4)) * 4;
-              const float4 v = ld_shared_cluster_f4(peer + (q * kConsumers + ctid) * 16);
-              add_float(acc[ma][i], v.x);
-              add_float(acc[ma][i + 1], v.y);
-              add_float(acc[ma][i + 2], v.z);
-              add_float(acc[ma][i + 3], v.w);
-            }
+            for (int q = 0; q < kQuads; ++q) add_quad(acc, q, ld_shared_cluster_f4(peer + (q * kConsumers + ctid) * 16));
           }
           __syncwarp();
           if (lane == 0) {
@@ -727,7 +718,6 @@ struct Gemm {
   // its own rows: [quad][thread of the warpgroup] float4s per warpgroup part, one flag per warp.
   __device__ __forceinline__ static bool stream_k_reduce(const GemmArgs& args, const Work& w, int wg_part,
                                                          int warp_in_wg, int lane, int tid, Acc (&acc)[kMAtoms][kAcc]) {
-    constexpr int kQuads = kMAtoms * kAcc / 4;
     constexpr long long kSlot = (long long)kBlockM * kBlockN / 4;  // float4s per slot
     auto part = [&](int slot) {
       return reinterpret_cast<float4*>(args.sk_partials) + slot * kSlot + wg_part * (kQuads * 128) + tid;
@@ -736,11 +726,7 @@ struct Gemm {
     if (w.sk < 0) {
       float4* dst = part(int(blockIdx.x));
 #pragma unroll
-      for (int q = 0; q < kQuads; ++q) {
-        const int ma = q / (kAcc / 4), i = (q % (kAcc / 4)) * 4;
-        dst[q * 128] = make_float4(as_float(acc[ma][i]), as_float(acc[ma][i + 1]), as_float(acc[ma][i + 2]),
-                                   as_float(acc[ma][i + 3]));
-      }
+      for (int q = 0; q < kQuads; ++q) dst[q * 128] = quad(acc, q);
       // The warp barrier orders every lane's stores before lane 0's fence and flag (as CUTLASS's
       // stream-K barrier: a CTA barrier, then one thread's fence and relaxed store).
       __syncwarp();
@@ -756,26 +742,11 @@ struct Gemm {
       while (ld_acquire_gpu_u64(f) != args.sk_token) __nanosleep(32);
       const float4* src = part(peer);
 #pragma unroll
-      for (int q = 0; q < kQuads; ++q) {
-        const int ma = q / (kAcc / 4), i = (q % (kAcc / 4)) * 4;
-        const float4 v = __ldcg(src + q * 128);
-        add_float(acc[ma][i], v.x);
-        add_float(acc[ma][i + 1], v.y);
-        add_float(acc[ma][i + 2], v.z);
-        add_float(acc[ma][i + 3], v.w);
-      }
+      for (int q = 0; q < kQuads; ++q) add_quad(acc, q, __ldcg(src + q * 128));
       __syncwarp();
       if (lane == 0) st_relaxed_gpu_u64(f, 0ull);
     }
     return false;
-  }
-  __device__ __forceinline__ static unsigned long long ld_acquire_gpu_u64(const unsigned long long* p) {
-    unsigned long long v;
-    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-  }
-  __device__ __forceinline__ static void st_relaxed_gpu_u64(unsigned long long* p, unsigned long long v) {
-    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
   }
 
   // The MMAs' destination: the sum itself, or the stage's partial tile when promoting.
@@ -785,11 +756,24 @@ struct Gemm {
     else return acc;
   }
 
-  // Integer sums cross distributed shared memory as their bit patterns (exact).
+  // Integer sums cross distributed shared memory and the workspace as their bit patterns (exact).
   __device__ __forceinline__ static float as_float(float x) { return x; }
   __device__ __forceinline__ static float as_float(int x) { return __int_as_float(x); }
   __device__ __forceinline__ static void add_float(float& a, float x) { a += x; }
   __device__ __forceinline__ static void add_float(int& a, float x) { a += __float_as_int(x); }
+  // Quad q of a thread's accumulators (atom q / (kAcc / 4), four in a row) as the float4 a K split
+  // moves between CTAs, and its sum into them.
+  __device__ __forceinline__ static float4 quad(const Acc (&acc)[kMAtoms][kAcc], int q) {
+    const int ma = q / (kAcc / 4), i = (q % (kAcc / 4)) * 4;
+    return make_float4(as_float(acc[ma][i]), as_float(acc[ma][i + 1]), as_float(acc[ma][i + 2]), as_float(acc[ma][i + 3]));
+  }
+  __device__ __forceinline__ static void add_quad(Acc (&acc)[kMAtoms][kAcc], int q, float4 v) {
+    const int ma = q / (kAcc / 4), i = (q % (kAcc / 4)) * 4;
+    add_float(acc[ma][i], v.x);
+    add_float(acc[ma][i + 1], v.y);
+    add_float(acc[ma][i + 2], v.z);
+    add_float(acc[ma][i + 3], v.w);
+  }
 
   // Element i of a scale array: f32, or a UE8M0 byte decoded exactly: 2^(e - 127) (e = 0 is the
   // subnormal 2^-127, which must not be flushed), NaN for 0xFF.
