@@ -59,6 +59,17 @@ constexpr double kEff128x64 = 0.63;
 // as measured (4096^3 i8: 95.9 us against 103.9 for 128x256).
 constexpr double kEffPingPongI8 = 0.71;
 constexpr double kL2RatePingPongI8 = 1.35;
+// The 64x128 tile at one CTA per SM with 16-bit operands: one consumer warpgroup issues one
+// m64n128k16 wgmma per K slice where 128x64 issues two m64n64k16 from two warpgroups, reading a
+// quarter less from shared memory per MMA (6 KB against 8 KB; ncu at 1024x1024x8192: tensor pipe
+// 66.6 % of elapsed cycles against 45.9 %, 5.95 M L2 sectors read against 8.26 M, 45 % fewer
+// instructions). H200, 2026-12-04 call 1 (bench/RESULTS.md): 1024x1024x{1024, 2048, 4096} 5.84 /
+// 8.92 / 16.98 us against 6.00 / 9.16 / 18.01 for the kernels chosen before, 256x1024x1024 5.01
+// against 5.30; slower at 128 rows (128x4096x4096 15.10 against 14.03 for 128x64 ck2) and beyond a
+// wave. Chosen from 256 rows up at most a wave of tiles, costed with these two factors (fitted by
+// bench/offline_regret.py on that run: mid-64x128 regret 2.5 % -> 0.7 %).
+constexpr double kEff64x128One = 0.65;
+constexpr double kL2Rate64x128One = 1.3;
 // A stream-K kernel's main loop against the same tile without it (Sm90Family::enumerate).
 constexpr double kEffStreamK = 0.93;
 
@@ -82,6 +93,8 @@ constexpr Sm90Tile kMenu[] = {
     // (not two CTAs per SM), and the 128-row tiles it had computed half-empty rows at M = 64
     // (64x7168x16384: 49.3 us against 36.7 with a bf16 D).
     {64, 128, 8, 1, 1, 0.50, 1, true}, {64, 128, 7, 1, 2, 0.50, 1, true},
+    // Measuring only: the 64x128 one-CTA tile in clusters of two sharing B (c2) or A (cn2).
+    {64, 128, 8, 2, 1, 0.50, 1, true}, {64, 128, 8, 1, 1, 0.50, 1, true, 2},
     // Measuring only: 128x256 with three stages, whose free shared memory stages the whole tile for
     // the TMA-stored epilogue in one round (four stages: two rounds of half the tile).
     {128, 256, 3, 2, 1, 0.68, 1, true},
@@ -327,6 +340,10 @@ class Sm90Family final : public FamilyModel {
       if (tile_why.empty() && t.cluster_m > 1 && !v.b_kmajor && (t.block_n / 64) % t.cluster_m != 0)
         tile_why = "a cluster of " + std::to_string(t.cluster_m) + " cannot split an N-major B tile of " +
                    std::to_string(t.block_n) + " columns into 64-column boxes";
+      // ... and a cluster sharing A splits an M-major A tile the same way.
+      if (tile_why.empty() && t.cluster_n > 1 && !v.a_kmajor && (t.block_m / 64) % t.cluster_n != 0)
+        tile_why = "a cluster of " + std::to_string(t.cluster_n) + " cannot split an M-major A tile of " +
+                   std::to_string(t.block_m) + " rows into 64-row boxes";
       const long k_blocks = long((p.k + c.block_k - 1) / c.block_k);
       if (tile_why.empty() && t.cluster_k > 1 && k_blocks < 2L * t.cluster_k)
         tile_why = "a K split over " + std::to_string(t.cluster_k) + " CTAs needs >= 2 K blocks each (k = " +
@@ -442,15 +459,20 @@ class Sm90Family final : public FamilyModel {
       // 95.9 us (11.2 TB/s), so its L2 term is charged at kL2RatePingPongI8 times the rate.
       const bool ping_pong_chosen =
           t.variant == 1 && t.block_n == 128 && t.cluster_m == 1 && t.cluster_n == 1 && exact_i32 && tiles >= sms;
-      // The 64x128 one-CTA tiles: only for a block-scaled D (above; the rule at the end chooses them).
+      // The 64x128 one-CTA tiles: with 8-bit operands only for a block-scaled D, without clusters
+      // (above; the rule at the end chooses them); measurable for every 16-bit problem ...
       const bool block_d_tile = t.block_m == 64 && t.block_n == 128 && t.blocks == 1;
-      if (block_d_tile && !(e.d_scale.active() && eight_bit)) continue;
+      if (block_d_tile && eight_bit && (!e.d_scale.active() || t.cluster_m > 1 || t.cluster_n > 1)) continue;
+      // ... and for 16-bit operands, from 256 rows up and at most a wave of tiles (kEff64x128One).
+      const bool one_wg_chosen = block_d_tile && t.cluster_k == 1 && t.cluster_m == 1 && t.cluster_n == 1 &&
+                                 !eight_bit && plain.rows >= 256 && tiles <= sms;
       Sm90Tile chosen_t = t;
       if (ping_pong_chosen) chosen_t.efficiency = kEffPingPongI8;
+      if (one_wg_chosen) chosen_t.efficiency = kEff64x128One;
       add(chosen_t, false,
-          (t.measuring && !ping_pong_chosen) || cluster_measuring || (t.cluster_k > 1 && tiles >= sms) ||
+          (t.measuring && !ping_pong_chosen && !one_wg_chosen) || cluster_measuring || (t.cluster_k > 1 && tiles >= sms) ||
               t.cluster_k > kMaxChosenClusterK || promotion_exposed,
-          shares_b ? 2 : 0, 0, ping_pong_chosen ? kL2RatePingPongI8 : 1.0);
+          shares_b ? 2 : 0, 0, ping_pong_chosen ? kL2RatePingPongI8 : one_wg_chosen ? kL2Rate64x128One : 1.0);
     }
     // Stream-K twins (core/stream_k.hpp) of the one-CTA square tiles and the ping-pong 128x128,
     // where the tiles leave a partial last wave: measuring only. Measured on the H200 (2026-12-04,
@@ -545,9 +567,33 @@ class Sm90Family final : public FamilyModel {
       const int want_ck = 2 * tiles64 < sms ? 2 : plain.rows <= 64 ? 1 : 0;
       auto preferred = [&](const Candidate& c) {
         return c.feasible && c.config.block_m == 64 && c.config.block_n == 128 && c.config.blocks_per_sm == 1 &&
-               !c.config.swap_ab && c.config.cluster_k == want_ck;
+               !c.config.swap_ab && c.config.cluster_k == want_ck && c.config.cluster_m == 1 && c.config.cluster_n == 1;
       };
       if (want_ck > 0 && std::any_of(out.begin(), out.end(), preferred))
+        for (Candidate& c : out)
+          if (c.feasible) c.measuring_only = !preferred(c);
+    }
+    // 16-bit operands and D, 128 rows and up, more than half and at most a wave of 64x128 tiles,
+    // and a B larger than half the L2 (weights streamed from HBM): the 64x128 one-CTA tile in
+    // clusters of two along M sharing B (c2), by a measured rule (H200, 2026-12-04 call 2,
+    // bench/RESULTS.md, tn / nn): 128x8192x8192 37.9 / 36.9 us against 40.9 / 40.0 for the model's
+    // 128x128 ck2 (cuBLAS 37.1 / 35.1), 256x4096x4096 16.9 / 16.6 against 19.1 / 18.6,
+    // 256x4096x14336 51.9 / 51.6 against 53.8 / 52.2. Where B stays in the L2 the cluster only
+    // costs (1024x1024x{1024, 4096}: 6.6 / 18.5 against 5.8 / 17.0 without it; 1024x1024x8192, a
+    // 16 MB B: 33.4 against 30.7 for 128x128 ck2; 128x7168x2048, 29 MB: 11.1 against 11.2, a tie),
+    // and below half a wave a K split wins (128x4096x4096: 128x64 ck2 14.3, c2 16.4). The model
+    // costs clusters without their synchronization, so it cannot tell these apart.
+    const bool sixteen = !eight_bit && (p.d_type == DType::BF16 || p.d_type == DType::F16);
+    const long tiles64x128 = long((plain.rows + 63) / 64) * long((plain.cols + 127) / 128) *
+                             long(std::max<int64_t>(1, p.batch_count));
+    const double b_bytes = double(plain.cols) * double(p.k) * double(dtype_size(p.b_type));  // the view's B
+    if (sixteen && !p.grouping.grouped() && plain.rows >= 128 && 2 * tiles64x128 > sms && tiles64x128 <= sms &&
+        hw.l2_bytes > 0 && b_bytes > 0.5 * double(hw.l2_bytes)) {
+      auto preferred = [&](const Candidate& c) {
+        return c.feasible && c.config.block_m == 64 && c.config.block_n == 128 && c.config.blocks_per_sm == 1 &&
+               !c.config.swap_ab && c.config.cluster_m == 2 && c.config.cluster_n == 1 && c.config.cluster_k == 1;
+      };
+      if (std::any_of(out.begin(), out.end(), preferred))
         for (Candidate& c : out)
           if (c.feasible) c.measuring_only = !preferred(c);
     }

@@ -447,6 +447,11 @@ std::vector<Case> sweep() {
   // epilogue of by_name.
   by_name({{300, 150, 1000}, {1100, 2000, 1100}, {2100, 1500, 200}}, {700, 1030, 300},
           [](const KernelConfig& c) { return c.stream_k; });
+  // The 64x128 one-warpgroup tiles at one CTA per SM (one m64n128 wgmma per K slice), alone, in
+  // clusters sharing B or A, and with K split over two: every transpose, the staged epilogue.
+  by_name({{300, 150, 1000}, {1100, 2000, 1100}, {2100, 1500, 200}}, {700, 1030, 300}, [](const KernelConfig& c) {
+    return c.block_m == 64 && c.block_n == 128 && c.blocks_per_sm == 1 && !c.swap_ab;
+  });
   // Big shapes against cuBLAS: every tile of the menu gets used somewhere here.
   for (auto [m, n, k] : {std::tuple{4096, 4096, 4096}, std::tuple{1024, 1024, 4096}, std::tuple{4095, 4097, 4088},
                          std::tuple{4096, 2112, 7168}})
