@@ -459,10 +459,10 @@ class Sm90Family final : public FamilyModel {
       // 95.9 us (11.2 TB/s), so its L2 term is charged at kL2RatePingPongI8 times the rate.
       const bool ping_pong_chosen =
           t.variant == 1 && t.block_n == 128 && t.cluster_m == 1 && t.cluster_n == 1 && exact_i32 && tiles >= sms;
-      // The 64x128 one-CTA tiles: with 8-bit operands only for a block-scaled D, without clusters
-      // (above; the rule at the end chooses them); measurable for every 16-bit problem ...
+      // The 64x128 one-CTA tiles: with 8-bit operands chosen only for a block-scaled D, without
+      // clusters (above; the rule at the end chooses them), else measurable; for 16-bit ...
       const bool block_d_tile = t.block_m == 64 && t.block_n == 128 && t.blocks == 1;
-      if (block_d_tile && eight_bit && (!e.d_scale.active() || t.cluster_m > 1 || t.cluster_n > 1)) continue;
+      if (block_d_tile && eight_bit && e.d_scale.active() && (t.cluster_m > 1 || t.cluster_n > 1)) continue;
       // ... and for 16-bit operands, from 256 rows up and at most a wave of tiles (kEff64x128One).
       const bool one_wg_chosen = block_d_tile && t.cluster_k == 1 && t.cluster_m == 1 && t.cluster_n == 1 &&
                                  !eight_bit && plain.rows >= 256 && tiles <= sms;
@@ -583,12 +583,22 @@ class Sm90Family final : public FamilyModel {
     // 16 MB B: 33.4 against 30.7 for 128x128 ck2; 128x7168x2048, 29 MB: 11.1 against 11.2, a tie),
     // and below half a wave a K split wins (128x4096x4096: 128x64 ck2 14.3, c2 16.4). The model
     // costs clusters without their synchronization, so it cannot tell these apart.
+    // 8-bit operands (any output but a block-scaled D), 65-128 rows (one pair of 64-row tiles
+    // covers them, so B is read once) and B larger than half the L2: the same cluster, from half
+    // a wave up and past a wave too (call 5, fp8b / fp8t / i8 us): 128x7168x16384 38.2 / 35.8 /
+    // 36.2 against 39.4 / 41.0 / 39.3; 128x24576x1536 15.8 / 14.3 / 15.5 against 22.5 / 17.0 /
+    // 18.9; 128x24576x7168 57.6 / 50.7 / 53.1 against 72.5 / 48.8 / 59.3 (fp8t 4 % slower);
+    // 128x28672x2048 24.9 / 21.8 / 23.3 against 27.4 / 21.9 / 24.1. At 256 rows the 128-row tiles
+    // won past a wave (256x7168x16384 fp8t 59.5 against 50.3) and block-scaled inputs lost at
+    // 256x4096x14336 (34.3 against 32.1).
     const bool sixteen = !eight_bit && (p.d_type == DType::BF16 || p.d_type == DType::F16);
     const long tiles64x128 = long((plain.rows + 63) / 64) * long((plain.cols + 127) / 128) *
                              long(std::max<int64_t>(1, p.batch_count));
     const double b_bytes = double(plain.cols) * double(p.k) * double(dtype_size(p.b_type));  // the view's B
-    if (sixteen && !p.grouping.grouped() && plain.rows >= 128 && 2 * tiles64x128 > sms && tiles64x128 <= sms &&
-        hw.l2_bytes > 0 && b_bytes > 0.5 * double(hw.l2_bytes)) {
+    const bool c2_16 = sixteen && plain.rows >= 128 && tiles64x128 <= sms;
+    const bool c2_8 = eight_bit && !e.d_scale.active() && plain.rows > 64 && plain.rows <= 128;
+    if ((c2_16 || c2_8) && !p.grouping.grouped() && 2 * tiles64x128 > sms && hw.l2_bytes > 0 &&
+        b_bytes > 0.5 * double(hw.l2_bytes)) {
       auto preferred = [&](const Candidate& c) {
         return c.feasible && c.config.block_m == 64 && c.config.block_n == 128 && c.config.blocks_per_sm == 1 &&
                !c.config.swap_ab && c.config.cluster_m == 2 && c.config.cluster_n == 1 && c.config.cluster_k == 1;

@@ -521,6 +521,23 @@ std::vector<Case> cases() {
       f.sd = {DGEMM_SCALE_VEC128, DGEMM_SCALE_MN_MAJOR, 0, DGEMM_SCALE_TYPE_F32};
       out.push_back(f);
     }
+  // The 64x128 one-CTA tile alone and in clusters of two sharing B (chosen at 65-128 rows with
+  // weights larger than half the L2), by name: the exact i32 D staged (N a multiple of 32) and
+  // from registers (N = 2050), 100 rows (the pair's second tile partial) and 128, alpha 0.5, fp8
+  // per tensor with a column bias and GELU, block-scaled inputs.
+  for (const char* name : {"sm90_64x128x128_s8_t256_c2_p", "sm90_64x128x128_s8_t256_p"}) {
+    for (auto [m, n] : {std::pair{128, 2080}, std::pair{100, 2050}, std::pair{200, 1536}})
+      out.push_back({m, n, 1280, DType::I8, DType::I8, DType::I32, {}, {}, DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_NONE,
+                     DGEMM_ACT_NONE, name, "i8-64x128"});
+    Case half{128, 2080, 1280, DType::I8, DType::I8, DType::I32, {}, {}, DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_NONE,
+              DGEMM_ACT_NONE, name, "i8-64x128-alpha"};
+    half.alpha = 0.5f;
+    out.push_back(half);
+    out.push_back({100, 1024, 1280, e4, e4, DType::BF16, {DGEMM_SCALE_PER_TENSOR}, {DGEMM_SCALE_PER_TENSOR},
+                   DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_PER_COLUMN, DGEMM_ACT_GELU_TANH, name, "fp8-64x128-tensor"});
+    out.push_back({128, 1000, 1024, e4, e4, DType::BF16, vec128_mn(128), blk128_k(), DGEMM_VECTOR_NONE, false,
+                   DGEMM_VECTOR_NONE, DGEMM_ACT_NONE, name, "fp8b-64x128"});
+  }
   // Every feasible sm90 configuration of two block-scaled problems, by name.
   const HardwareDesc hw = apply_arch_file(HardwareDesc{}, "h200");
   for (auto [m, n, k] : {std::tuple{9, 700, 2048}, std::tuple{200, 300, 3072}}) {
