@@ -93,8 +93,10 @@ constexpr Sm90Tile kMenu[] = {
     // (not two CTAs per SM), and the 128-row tiles it had computed half-empty rows at M = 64
     // (64x7168x16384: 49.3 us against 36.7 with a bf16 D).
     {64, 128, 8, 1, 1, 0.50, 1, true}, {64, 128, 7, 1, 2, 0.50, 1, true},
-    // Measuring only: the 64x128 one-CTA tile in clusters of two sharing B (c2) or A (cn2).
+    // The 64x128 one-CTA tile in clusters of two sharing B (c2) or A (cn2), and with six and
+    // seven stages: measuring only here; the planner's rules choose s7 alone and s8 in c2.
     {64, 128, 8, 2, 1, 0.50, 1, true}, {64, 128, 8, 1, 1, 0.50, 1, true, 2},
+    {64, 128, 6, 1, 1, 0.50, 1, true}, {64, 128, 7, 1, 1, 0.50, 1, true}, {64, 128, 6, 2, 1, 0.50, 1, true},
     // Measuring only: 128x256 with three stages, whose free shared memory stages the whole tile for
     // the TMA-stored epilogue in one round (four stages: two rounds of half the tile).
     {128, 256, 3, 2, 1, 0.68, 1, true},
@@ -462,9 +464,14 @@ class Sm90Family final : public FamilyModel {
       // The 64x128 one-CTA tiles: with 8-bit operands chosen only for a block-scaled D, without
       // clusters (above; the rule at the end chooses them), else measurable; for 16-bit ...
       const bool block_d_tile = t.block_m == 64 && t.block_n == 128 && t.blocks == 1;
-      if (block_d_tile && eight_bit && e.d_scale.active() && (t.cluster_m > 1 || t.cluster_n > 1)) continue;
-      // ... and for 16-bit operands, from 256 rows up and at most a wave of tiles (kEff64x128One).
-      const bool one_wg_chosen = block_d_tile && t.cluster_k == 1 && t.cluster_m == 1 && t.cluster_n == 1 &&
+      if (block_d_tile && eight_bit && e.d_scale.active() &&
+          (t.cluster_m > 1 || t.cluster_n > 1 || (t.cluster_k == 1 && t.stages != 8)))
+        continue;
+      // ... and for 16-bit operands, with seven stages, from 256 rows up and at most a wave of tiles
+      // (kEff64x128One; seven against eight, H200 2026-12-04 call 8, 3 rounds alternated, bf16
+      // and f16, tn and nn: geomean 1.008 over 32 rows, 1024x1024x4096 tn 16.84 -> 15.86 us,
+      // none slower by more than 1.1 %).
+      const bool one_wg_chosen = block_d_tile && t.stages == 7 && t.cluster_k == 1 && t.cluster_m == 1 && t.cluster_n == 1 &&
                                  !eight_bit && plain.rows >= 256 && tiles <= sms;
       Sm90Tile chosen_t = t;
       if (ping_pong_chosen) chosen_t.efficiency = kEffPingPongI8;
@@ -567,7 +574,8 @@ class Sm90Family final : public FamilyModel {
       const int want_ck = 2 * tiles64 < sms ? 2 : plain.rows <= 64 ? 1 : 0;
       auto preferred = [&](const Candidate& c) {
         return c.feasible && c.config.block_m == 64 && c.config.block_n == 128 && c.config.blocks_per_sm == 1 &&
-               !c.config.swap_ab && c.config.cluster_k == want_ck && c.config.cluster_m == 1 && c.config.cluster_n == 1;
+               !c.config.swap_ab && c.config.cluster_k == want_ck && c.config.cluster_m == 1 && c.config.cluster_n == 1 &&
+               c.config.stages == (want_ck == 1 ? 8 : 7);
       };
       if (want_ck > 0 && std::any_of(out.begin(), out.end(), preferred))
         for (Candidate& c : out)
@@ -601,7 +609,8 @@ class Sm90Family final : public FamilyModel {
         b_bytes > 0.5 * double(hw.l2_bytes)) {
       auto preferred = [&](const Candidate& c) {
         return c.feasible && c.config.block_m == 64 && c.config.block_n == 128 && c.config.blocks_per_sm == 1 &&
-               !c.config.swap_ab && c.config.cluster_m == 2 && c.config.cluster_n == 1 && c.config.cluster_k == 1;
+               !c.config.swap_ab && c.config.cluster_m == 2 && c.config.cluster_n == 1 && c.config.cluster_k == 1 &&
+               c.config.stages == 8;
       };
       if (std::any_of(out.begin(), out.end(), preferred))
         for (Candidate& c : out)
