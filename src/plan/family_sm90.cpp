@@ -472,7 +472,7 @@ class Sm90Family final : public FamilyModel {
       // and f16, tn and nn: geomean 1.008 over 32 rows, 1024x1024x4096 tn 16.84 -> 15.86 us,
       // none slower by more than 1.1 %).
       const bool one_wg_chosen = block_d_tile && t.stages == 7 && t.cluster_k == 1 && t.cluster_m == 1 && t.cluster_n == 1 &&
-                                 !eight_bit && plain.rows >= 256 && tiles <= sms;
+                                 !eight_bit && plain.rows >= 256 && plain.cols >= 128 && tiles <= sms;
       Sm90Tile chosen_t = t;
       if (ping_pong_chosen) chosen_t.efficiency = kEffPingPongI8;
       if (one_wg_chosen) chosen_t.efficiency = kEff64x128One;
@@ -605,12 +605,33 @@ class Sm90Family final : public FamilyModel {
     const double b_bytes = double(plain.cols) * double(p.k) * double(dtype_size(p.b_type));  // the view's B
     const bool c2_16 = sixteen && plain.rows >= 128 && tiles64x128 <= sms;
     const bool c2_8 = eight_bit && !e.d_scale.active() && plain.rows > 64 && plain.rows <= 128;
-    if ((c2_16 || c2_8) && !p.grouping.grouped() && 2 * tiles64x128 > sms && hw.l2_bytes > 0 &&
+    if ((c2_16 || c2_8) && !p.grouping.grouped() && plain.cols >= 128 && 2 * tiles64x128 > sms && hw.l2_bytes > 0 &&
         b_bytes > 0.5 * double(hw.l2_bytes)) {
       auto preferred = [&](const Candidate& c) {
         return c.feasible && c.config.block_m == 64 && c.config.block_n == 128 && c.config.blocks_per_sm == 1 &&
                !c.config.swap_ab && c.config.cluster_m == 2 && c.config.cluster_n == 1 && c.config.cluster_k == 1 &&
                c.config.stages == 8;
+      };
+      if (std::any_of(out.begin(), out.end(), preferred))
+        for (Candidate& c : out)
+          if (c.feasible) c.measuring_only = !preferred(c);
+    }
+    // 27-49 128x64 tiles (the range measured) from 65 rows up, and at least 48 K blocks (pieces of 12 or more):
+    // a K split over two would leave a quarter of the SMs idle, and over four (ck4) runs
+    // 1.3-2.3x slower for a reason not found, so the 128x64 stream-K twin, whose even pieces (up
+    // to four per tile) occupy every SM, by a measured rule (H200, 2026-12-04 call 10,
+    // bench/RESULTS.md): 128x2112x7168 bf16 17.60 -> 14.69 us, fp8b 11.94 -> 10.92, fp8t 11.43
+    // -> 10.85, i8 11.58 -> 11.07 (112 / 56 K blocks); 256x1024x4096 bf16 11.46 -> 10.42 (64),
+    // but 8-bit 2-5 % slower there (32 K blocks: not taken). From 64 tiles up (128x4096x{4096,
+    // 7168, 14336}) the K split over two fills 128 SMs and stream-K ran equal or up to 6 % slower.
+    const long tiles128x64 = tile_count(128, 64);
+    const int64_t k_bytes = p.k * int64_t(dtype_size(p.a_type));  // 128 bytes of K per K block
+    if (!p.grouping.grouped() && plain.rows > 64 && plain.cols > 64 && 8 * tiles128x64 < 3 * sms &&
+        5 * tiles128x64 >= sms && k_bytes >= 48 * 128 &&
+        !e.d_scale.active()) {
+      auto preferred = [&](const Candidate& c) {
+        return c.feasible && c.config.stream_k && c.config.block_m == 128 && c.config.block_n == 64 &&
+               c.config.variant == 0 && !c.config.swap_ab;
       };
       if (std::any_of(out.begin(), out.end(), preferred))
         for (Candidate& c : out)

@@ -582,6 +582,22 @@ BOOST_AUTO_TEST_CASE(sm90_one_warpgroup_64x128_where_measured_faster) {
       if (row.chosen) BOOST_TEST(name == row.chosen, row.m << "x" << row.n << "x" << row.k << " chose " << name);
       else BOOST_TEST(name.find("sm90_64x128x128_s8_t256") == std::string::npos, row.m << "x" << row.n << "x" << row.k << " chose " << name);
     }
+  // 27-49 tiles of 128x64 from 65 rows and 48 K blocks up: the 128x64 stream-K twin, whose even
+  // pieces fill the SMs a K split over two leaves idle (call 10: 128x2112x7168 bf16 17.60 ->
+  // 14.69 us); not from 64 tiles, nor with 8-bit operands at 32 K blocks (256x1024x4096).
+  for (const Row& row : {Row{128, 2112, 7168, "sm90_128x64x64_s8_t384_p_streamk"},
+                         Row{256, 1024, 4096, "sm90_128x64x64_s8_t384_p_streamk"}, Row{128, 4096, 4096, nullptr},
+                         Row{200, 150, 4096, nullptr}})
+    for (Op ob : {Op::T, Op::N}) {
+      const GemmProblem p = problem(DType::BF16, Op::N, ob, Order::RowMajor, row.m, row.n, row.k);
+      const std::string name = choose_kernel(p, Epilogue{}, hw, r).chosen.config.name();
+      if (row.chosen) BOOST_TEST(name == row.chosen, row.m << "x" << row.n << "x" << row.k << " chose " << name);
+      else BOOST_TEST(name.find("streamk") == std::string::npos, row.m << "x" << row.n << "x" << row.k << " chose " << name);
+    }
+  BOOST_TEST(choose_kernel(typed(128, 2112, 7168, DType::I8, DType::I32), Epilogue{}, hw, r).chosen.config.name() ==
+             "sm90_128x64x128_s8_t384_p_streamk");
+  BOOST_TEST(choose_kernel(typed(256, 1024, 4096, DType::I8, DType::I32), Epilogue{}, hw, r).chosen.config.name().find(
+                 "streamk") == std::string::npos);
   // An f32 D from 16-bit operands keeps the model's choice (not measured).
   GemmProblem f32_out = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 256, 4096, 4096);
   f32_out.d_type = f32_out.c_type = DType::F32;

@@ -497,7 +497,7 @@ std::vector<Case> cases() {
   // from registers, alpha 0.5, fp8 per tensor and with DeepSeek's block scales (the promoted sums
   // are what the pieces add); ping-pong and cooperative, and 128x256.
   for (const char* sk : {"sm90_128x128x128_s6_t384_p_v1_streamk", "sm90_128x128x128_s6_t384_p_streamk",
-                         "sm90_128x256x128_s4_t384_p_streamk"}) {
+                         "sm90_128x256x128_s4_t384_p_streamk", "sm90_128x64x128_s8_t384_p_streamk"}) {
     for (auto [m, n] : {std::pair{1100, 2080}, std::pair{1100, 2050}, std::pair{2100, 1536}})
       out.push_back({m, n, 1280, DType::I8, DType::I8, DType::I32, {}, {}, DGEMM_VECTOR_NONE, false,
                      DGEMM_VECTOR_NONE, DGEMM_ACT_NONE, sk, "i8-streamk"});
@@ -511,6 +511,14 @@ std::vector<Case> cases() {
   for (auto [m, n] : {std::pair{1100, 2050}, std::pair{2100, 1536}})
     out.push_back({m, n, 1280, e4, e4, DType::BF16, vec128_mn(m), blk128_k(), DGEMM_VECTOR_NONE, false,
                    DGEMM_VECTOR_NONE, DGEMM_ACT_NONE, "sm90_128x128x128_s6_t384_p_streamk", "fp8b-streamk"});
+  // The 128x64 stream-K twin where it is chosen (fewer than 50 tiles at 65+ rows, 48+ K blocks):
+  // 128 x 2112 = 33 tiles in four even pieces; 100 rows; i8 exact, fp8 per tensor, block-scaled.
+  for (auto [m, n] : {std::pair{128, 2112}, std::pair{100, 1000}}) {
+    out.push_back({m, n, 7168, DType::I8, DType::I8, DType::I32, {}, {}, DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_NONE,
+                   DGEMM_ACT_NONE, "sm90_128x64x128_s8_t384_p_streamk", "i8-streamk-few"});
+    out.push_back({m, n, 7168, e4, e4, DType::BF16, vec128_mn(m), blk128_k(), DGEMM_VECTOR_NONE, false,
+                   DGEMM_VECTOR_NONE, DGEMM_ACT_NONE, "sm90_128x64x128_s8_t384_p_streamk", "fp8b-streamk-few"});
+  }
   // The 64-row one-CTA tiles a block-scaled D is offered at small M (measuring only), by name:
   // DeepSeek's block-scaled inputs, M = 64 and 65 (a second, one-row tile), N not a multiple of
   // 128 (the staged boxes clipped at N; 1000: unstaged, D's rows not 16-byte aligned).
