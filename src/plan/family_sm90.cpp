@@ -600,12 +600,13 @@ class Sm90Family final : public FamilyModel {
     // won past a wave (256x7168x16384 fp8t 59.5 against 50.3) and block-scaled inputs lost at
     // 256x4096x14336 (34.3 against 32.1).
     const bool sixteen = !eight_bit && (p.d_type == DType::BF16 || p.d_type == DType::F16);
-    const long tiles64x128 = long((plain.rows + 63) / 64) * long((plain.cols + 127) / 128) *
-                             long(std::max<int64_t>(1, p.batch_count));
+    // In double: the products of a problem's extents must not overflow at plan time.
+    const double tiles64x128 = double((plain.rows + 63) / 64) * double((plain.cols + 127) / 128) *
+                               double(std::max<int64_t>(1, p.batch_count));
     const double b_bytes = double(plain.cols) * double(p.k) * double(dtype_size(p.b_type));  // the view's B
-    const bool c2_16 = sixteen && plain.rows >= 128 && tiles64x128 <= sms;
+    const bool c2_16 = sixteen && plain.rows >= 128 && tiles64x128 <= double(sms);
     const bool c2_8 = eight_bit && !e.d_scale.active() && plain.rows > 64 && plain.rows <= 128;
-    if ((c2_16 || c2_8) && !p.grouping.grouped() && plain.cols >= 128 && 2 * tiles64x128 > sms && hw.l2_bytes > 0 &&
+    if ((c2_16 || c2_8) && !p.grouping.grouped() && plain.cols >= 128 && 2 * tiles64x128 > double(sms) && hw.l2_bytes > 0 &&
         b_bytes > 0.5 * double(hw.l2_bytes)) {
       auto preferred = [&](const Candidate& c) {
         return c.feasible && c.config.block_m == 64 && c.config.block_n == 128 && c.config.blocks_per_sm == 1 &&
@@ -624,10 +625,11 @@ class Sm90Family final : public FamilyModel {
     // -> 10.85, i8 11.58 -> 11.07 (112 / 56 K blocks); 256x1024x4096 bf16 11.46 -> 10.42 (64),
     // but 8-bit 2-5 % slower there (32 K blocks: not taken). From 64 tiles up (128x4096x{4096,
     // 7168, 14336}) the K split over two fills 128 SMs and stream-K ran equal or up to 6 % slower.
-    const long tiles128x64 = tile_count(128, 64);
-    const int64_t k_bytes = p.k * int64_t(dtype_size(p.a_type));  // 128 bytes of K per K block
-    if (!p.grouping.grouped() && plain.rows > 64 && plain.cols > 64 && 8 * tiles128x64 < 3 * sms &&
-        5 * tiles128x64 >= sms && k_bytes >= 48 * 128 &&
+    const double tiles128x64 = double((plain.rows + 127) / 128) * double((plain.cols + 63) / 64) *
+                               double(std::max<int64_t>(1, p.batch_count));
+    const double k_bytes = double(p.k) * double(dtype_size(p.a_type));  // 128 bytes of K per K block
+    if (!p.grouping.grouped() && plain.rows > 64 && plain.cols > 64 && 8 * tiles128x64 < 3.0 * double(sms) &&
+        5 * tiles128x64 >= double(sms) && k_bytes >= 48 * 128 &&
         !e.d_scale.active()) {
       auto preferred = [&](const Candidate& c) {
         return c.feasible && c.config.stream_k && c.config.block_m == 128 && c.config.block_n == 64 &&
