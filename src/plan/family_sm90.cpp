@@ -134,6 +134,12 @@ constexpr int kMaxStages = 12;
 
 int threads_for(int block_m) { return 128 + (block_m >= 128 ? 256 : 128); }
 
+// The 64x128 tile at one CTA per SM, unswapped (one consumer warpgroup): what the measured rules
+// of Sm90Family::enumerate choose among.
+bool one_cta_64x128(const KernelConfig& c) {
+  return c.block_m == 64 && c.block_n == 128 && c.blocks_per_sm == 1 && !c.swap_ab;
+}
+
 // Shared memory the kernel needs beyond the operand ring: split-K parking, barriers, alignment;
 // with block input scales, the per-stage scale vectors and the tile's K row of 128 x 128 scales
 // (src/backend/cuda/sm90_gemm.cpp, sm90_smem_bytes, is the exact count).
@@ -562,6 +568,14 @@ class Sm90Family final : public FamilyModel {
       if (std::none_of(out.begin(), out.end(), [&](const Candidate& c) { return c.config.name() == name; }))
         add(t, true, false, 0, transposed_epilogue_us);
     }
+    // The measured rules below: where one holds and its configuration is feasible, every other
+    // feasible candidate of the family is kept for measuring only.
+    auto prefer_only = [&](auto&& preferred) {
+      auto chosen = [&](const Candidate& c) { return c.feasible && preferred(c.config); };
+      if (std::any_of(out.begin(), out.end(), chosen))
+        for (Candidate& c : out)
+          if (c.feasible) c.measuring_only = !chosen(c);
+    };
     // A block-scaled FP8 D at M <= 128: the 64-row one-CTA tiles, by a measured rule (H200,
     // 2026-12-04 call 6, bench/RESULTS.md; the model preferred 128x128 with a K split, computing
     // half-empty rows at M = 64). Below half a wave of 64x128 tiles the K split over 2
@@ -572,14 +586,11 @@ class Sm90Family final : public FamilyModel {
     if (e.d_scale.active() && eight_bit && plain.rows <= 128) {
       const long tiles64 = long((plain.rows + 63) / 64) * long((plain.cols + 127) / 128);
       const int want_ck = 2 * tiles64 < sms ? 2 : plain.rows <= 64 ? 1 : 0;
-      auto preferred = [&](const Candidate& c) {
-        return c.feasible && c.config.block_m == 64 && c.config.block_n == 128 && c.config.blocks_per_sm == 1 &&
-               !c.config.swap_ab && c.config.cluster_k == want_ck && c.config.cluster_m == 1 && c.config.cluster_n == 1 &&
-               c.config.stages == (want_ck == 1 ? 8 : 7);
-      };
-      if (want_ck > 0 && std::any_of(out.begin(), out.end(), preferred))
-        for (Candidate& c : out)
-          if (c.feasible) c.measuring_only = !preferred(c);
+      if (want_ck > 0)
+        prefer_only([&](const KernelConfig& c) {
+          return one_cta_64x128(c) && c.cluster_k == want_ck && c.cluster_m == 1 && c.cluster_n == 1 &&
+                 c.stages == (want_ck == 1 ? 8 : 7);
+        });
     }
     // 16-bit operands and D, 128 rows and up, more than half and at most a wave of 64x128 tiles,
     // and a B larger than half the L2 (weights streamed from HBM): the 64x128 one-CTA tile in
@@ -608,14 +619,9 @@ class Sm90Family final : public FamilyModel {
     const bool c2_8 = eight_bit && !e.d_scale.active() && plain.rows > 64 && plain.rows <= 128;
     if ((c2_16 || c2_8) && !p.grouping.grouped() && plain.cols >= 128 && 2 * tiles64x128 > double(sms) && hw.l2_bytes > 0 &&
         b_bytes > 0.5 * double(hw.l2_bytes)) {
-      auto preferred = [&](const Candidate& c) {
-        return c.feasible && c.config.block_m == 64 && c.config.block_n == 128 && c.config.blocks_per_sm == 1 &&
-               !c.config.swap_ab && c.config.cluster_m == 2 && c.config.cluster_n == 1 && c.config.cluster_k == 1 &&
-               c.config.stages == 8;
-      };
-      if (std::any_of(out.begin(), out.end(), preferred))
-        for (Candidate& c : out)
-          if (c.feasible) c.measuring_only = !preferred(c);
+      prefer_only([](const KernelConfig& c) {
+        return one_cta_64x128(c) && c.cluster_m == 2 && c.cluster_n == 1 && c.cluster_k == 1 && c.stages == 8;
+      });
     }
     // 27-49 128x64 tiles (the range measured) from 65 rows up, and at least 48 K blocks (pieces of 12 or more):
     // a K split over two would leave a quarter of the SMs idle, and over four (ck4) runs
@@ -631,13 +637,9 @@ class Sm90Family final : public FamilyModel {
     if (!p.grouping.grouped() && plain.rows > 64 && plain.cols > 64 && 8 * tiles128x64 < 3.0 * double(sms) &&
         5 * tiles128x64 >= double(sms) && k_bytes >= 48 * 128 &&
         !e.d_scale.active()) {
-      auto preferred = [&](const Candidate& c) {
-        return c.feasible && c.config.stream_k && c.config.block_m == 128 && c.config.block_n == 64 &&
-               c.config.variant == 0 && !c.config.swap_ab;
-      };
-      if (std::any_of(out.begin(), out.end(), preferred))
-        for (Candidate& c : out)
-          if (c.feasible) c.measuring_only = !preferred(c);
+      prefer_only([](const KernelConfig& c) {
+        return c.stream_k && c.block_m == 128 && c.block_n == 64 && c.variant == 0 && !c.swap_ab;
+      });
     }
     return out;
   }
