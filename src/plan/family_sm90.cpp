@@ -473,12 +473,13 @@ class Sm90Family final : public FamilyModel {
       if (block_d_tile && eight_bit && e.d_scale.active() &&
           (t.cluster_m > 1 || t.cluster_n > 1 || (t.cluster_k == 1 && t.stages != 8)))
         continue;
-      // ... and for 16-bit operands, with seven stages, from 256 rows up and at most a wave of tiles
+      // ... and for 16-bit operands and D (an f32 D not measured), with seven stages, from 256 rows
+      // up and at most a wave of tiles
       // (kEff64x128One; seven against eight, H200 2026-12-04 call 8, 3 rounds alternated, bf16
       // and f16, tn and nn: geomean 1.008 over 32 rows, 1024x1024x4096 tn 16.84 -> 15.86 us,
       // none slower by more than 1.1 %).
       const bool one_wg_chosen = block_d_tile && t.stages == 7 && t.cluster_k == 1 && t.cluster_m == 1 && t.cluster_n == 1 &&
-                                 !eight_bit && plain.rows >= 256 && plain.cols >= 128 && tiles <= sms;
+                                 !eight_bit && staged_out && plain.rows >= 256 && plain.cols >= 128 && tiles <= sms;
       Sm90Tile chosen_t = t;
       if (ping_pong_chosen) chosen_t.efficiency = kEffPingPongI8;
       if (one_wg_chosen) chosen_t.efficiency = kEff64x128One;

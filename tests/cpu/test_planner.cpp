@@ -23,6 +23,12 @@ namespace {
 
 HardwareDesc arch(const std::string& name) { return apply_arch_file(cpu_hardware(), name); }
 
+// The one-CTA 64x128 tiles of the sm90 family, by configuration name (alone, c2, cn2, any stages).
+bool one_cta_64x128_name(const std::string& name) {
+  return name.rfind("sm90_64x128x64_s", 0) == 0 && name.find("_t256_") != std::string::npos &&
+         name.find("_b2") == std::string::npos && name.find("_swap") == std::string::npos;
+}
+
 // D = A B^T (row-major) of `in` operands into a D of `out`, computed in i32 for i8 operands and in
 // f32 otherwise (what `problem` below cannot express: its D is of the operands' type).
 GemmProblem typed(int64_t m, int64_t n, int64_t k, DType in, DType out) {
@@ -599,9 +605,12 @@ BOOST_AUTO_TEST_CASE(sm90_one_warpgroup_64x128_where_measured_faster) {
   BOOST_TEST(choose_kernel(typed(256, 1024, 4096, DType::I8, DType::I32), Epilogue{}, hw, r).chosen.config.name().find(
                  "streamk") == std::string::npos);
   // An f32 D from 16-bit operands keeps the model's choice (not measured).
-  GemmProblem f32_out = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 256, 4096, 4096);
-  f32_out.d_type = f32_out.c_type = DType::F32;
-  BOOST_TEST(choose_kernel(f32_out, Epilogue{}, hw, r).chosen.config.name() != "sm90_64x128x64_s8_t256_c2_p");
+  for (auto [m, n, k] : {std::tuple{256, 4096, 4096}, std::tuple{1024, 1024, 4096}}) {
+    GemmProblem f32_out = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, m, n, k);
+    f32_out.d_type = f32_out.c_type = DType::F32;
+    BOOST_TEST(!one_cta_64x128_name(choose_kernel(f32_out, Epilogue{}, hw, r).chosen.config.name()),
+               m << "x" << n << "x" << k << " with an f32 D");
+  }
 }
 
 // Below a wave of tiles, a 16-bit output chooses the tile without the 2-CTA cluster, as measured
