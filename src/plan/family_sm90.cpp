@@ -588,10 +588,8 @@ class Sm90Family final : public FamilyModel {
       const long tiles64 = long((plain.rows + 63) / 64) * long((plain.cols + 127) / 128);
       const int want_ck = 2 * tiles64 < sms ? 2 : plain.rows <= 64 ? 1 : 0;
       if (want_ck > 0)
-        prefer_only([&](const KernelConfig& c) {
-          return one_cta_64x128(c) && c.cluster_k == want_ck && c.cluster_m == 1 && c.cluster_n == 1 &&
-                 c.stages == (want_ck == 1 ? 8 : 7);
-        });
+        // (enumerated above as two entries only: s8 whole K, s7 K over 2)
+        prefer_only([&](const KernelConfig& c) { return one_cta_64x128(c) && c.cluster_k == want_ck; });
     }
     // 16-bit operands and D, 128 rows and up, more than half and at most a wave of 64x128 tiles,
     // and a B larger than half the L2 (weights streamed from HBM): the 64x128 one-CTA tile in
@@ -612,9 +610,12 @@ class Sm90Family final : public FamilyModel {
     // won past a wave (256x7168x16384 fp8t 59.5 against 50.3) and block-scaled inputs lost at
     // 256x4096x14336 (34.3 against 32.1).
     const bool sixteen = !eight_bit && (p.d_type == DType::BF16 || p.d_type == DType::F16);
-    // In double: the products of a problem's extents must not overflow at plan time.
-    const double tiles64x128 = double((plain.rows + 63) / 64) * double((plain.cols + 127) / 128) *
-                               double(std::max<int64_t>(1, p.batch_count));
+    // Tile counts in double: the products of a problem's extents must not overflow at plan time.
+    auto tiles_of = [&](int block_m, int block_n) {
+      return double((plain.rows + block_m - 1) / block_m) * double((plain.cols + block_n - 1) / block_n) *
+             double(std::max<int64_t>(1, p.batch_count));
+    };
+    const double tiles64x128 = tiles_of(64, 128);
     const double b_bytes = double(plain.cols) * double(p.k) * double(dtype_size(p.b_type));  // the view's B
     const bool c2_16 = sixteen && plain.rows >= 128 && tiles64x128 <= double(sms);
     const bool c2_8 = eight_bit && !e.d_scale.active() && plain.rows > 64 && plain.rows <= 128;
@@ -632,8 +633,7 @@ class Sm90Family final : public FamilyModel {
     // -> 10.85, i8 11.58 -> 11.07 (112 / 56 K blocks); 256x1024x4096 bf16 11.46 -> 10.42 (64),
     // but 8-bit 2-5 % slower there (32 K blocks: not taken). From 64 tiles up (128x4096x{4096,
     // 7168, 14336}) the K split over two fills 128 SMs and stream-K ran equal or up to 6 % slower.
-    const double tiles128x64 = double((plain.rows + 127) / 128) * double((plain.cols + 63) / 64) *
-                               double(std::max<int64_t>(1, p.batch_count));
+    const double tiles128x64 = tiles_of(128, 64);
     const double k_bytes = double(p.k) * double(dtype_size(p.a_type));  // 128 bytes of K per K block
     if (!p.grouping.grouped() && plain.rows > 64 && plain.cols > 64 && 8 * tiles128x64 < 3.0 * double(sms) &&
         5 * tiles128x64 >= double(sms) && k_bytes >= 48 * 128 &&
