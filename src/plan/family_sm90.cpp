@@ -23,6 +23,7 @@
 // its candidates then pack those operands into the workspace (KernelConfig::pack_a / pack_b; the
 // cost model charges the copy), and the planner weighs that against the sm80 family.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <sstream>
 
@@ -544,6 +545,17 @@ class Sm90Family final : public FamilyModel {
           // (runs U, X: correct, GPU sweep by name) b3 ck2 won only at x28672x8192 (114 against
           // 122 us) and lost 4-33 % at x14336x4096, x16384x16384 and x8192x8192.
           add(t, swap, ck > kMaxChosenClusterK || blocks > 2);
+          // The stream-K twin (one or two CTAs per SM, no cluster) where the tiles leave a partial
+          // last wave of resident CTAs: every CTA streams weights to the end (112 tiles of 64x64
+          // at 64x7168x16384 leave 20 SMs idle for the whole K). Measuring only until measured.
+          const long view_tiles = long((v.rows + bm - 1) / bm) * long((v.cols + bn - 1) / bn) *
+                                  long(std::max<int64_t>(1, p.batch_count));
+          if (ck == 1 && blocks <= 2 && !p.grouping.grouped() && view_tiles % (sms * blocks) != 0) {
+            Sm90Tile sk = t;
+            sk.stream_k = true;
+            sk.efficiency = t.efficiency * kEffStreamK;
+            add(sk, swap, true);
+          }
         }
       }
     }
@@ -641,6 +653,41 @@ class Sm90Family final : public FamilyModel {
       prefer_only([](const KernelConfig& c) {
         return c.stream_k && c.block_m == 128 && c.block_n == 64 && c.variant == 0 && !c.swap_ab;
       });
+    }
+    // 16-bit decode (M <= 32: the swapped view's columns), one matrix, K-major weights (the
+    // swapped view's A: B stored N x K, `tn`), more than a wave of the swapped 64-row tiles with
+    // the last wave at most three quarters full: the 64-row swap tile's
+    // stream-K twin (one CTA per SM), so that the CTAs left after the whole waves share the
+    // remaining tiles' weights instead of a few of them streaming whole tiles while the other SMs
+    // idle. Measured rule (H200, 2026-12-04 session 3, calls 1-2, bench/RESULTS.md, tn, µs):
+    // 1x28672x8192 122.96 -> 114.83 (cuBLAS 110.91), 1x14336x8192 63.30 -> 60.16, 1x20480x8192
+    // 89.08 -> 84.47, 1x12288x4096 31.04 -> 29.11, 16x20480x8192 88.12 -> 84.24, 32x28672x8192
+    // 123.40 -> 118.27: 18 of 18 rows of M in {1, 16, 32} faster (1-7.5 %). Not where the last
+    // wave is nearly full (24576 rows: 384 tiles, 2.91 waves, up to 2 % slower at M = 16, 32),
+    // below a wave (1x8192x8192, 8x7168x2048, 64x7168x16384: 3-15 % slower; there HBM is as busy
+    // with the idle SMs as without), nor at M = 64 (64x14336x8192 5.9 % slower than 64x128 b2).
+    // A/B against the whole-tile choice (call 3, 2 rounds alternated, bf16 and f16): tn 54 rows
+    // geomean 1.039, none slower by 2 %; with N-major weights (`nn`) the twin ran up to 17 %
+    // slower (1x14336x8192 62.65 -> 75.47 us; 0.976 over 53 rows), so those keep the whole tiles.
+    if (!eight_bit && !p.grouping.grouped() && p.batch_count <= 1) {
+      const KernelView sv = kernel_view(kp, true);
+      const double tiles64 = double((sv.rows + 63) / 64);
+      const double waves = tiles64 / double(sms);
+      const double last = waves - std::floor(waves);
+      if (sv.cols <= 32 && sv.a_kmajor && waves > 1.0 && last > 0.0 && last <= 0.75) {
+        // The model costs these rows as HBM-bound whatever their last wave (the whole-tile kernel
+        // came out 7 % optimistic at 1x28672x8192) and the twin at its stream-K main-loop factor:
+        // the twin is costed no slower than the choice it replaces, so that it does not hand the
+        // row to another family on the model's word alone.
+        double replaced = 0.0;
+        for (const Candidate& c : out)
+          if (c.feasible && !c.measuring_only && (replaced == 0.0 || c.predicted_us < replaced)) replaced = c.predicted_us;
+        prefer_only([](const KernelConfig& c) {
+          return c.stream_k && c.swap_ab && c.block_m == 64 && c.blocks_per_sm == 1 && c.cluster_k == 1;
+        });
+        for (Candidate& c : out)
+          if (c.feasible && !c.measuring_only && replaced > 0.0) c.predicted_us = std::min(c.predicted_us, replaced);
+      }
     }
     return out;
   }

@@ -598,6 +598,21 @@ BOOST_AUTO_TEST_CASE(sm90_one_warpgroup_64x128_where_measured_faster) {
       check(problem(DType::BF16, Op::N, ob, Order::RowMajor, row.m, row.n, row.k), row, "streamk", ob == Op::T ? "tn" : "nn");
   for (const Row& row : {Row{128, 2112, 7168, "sm90_128x64x128_s8_t384_p_streamk"}, Row{256, 1024, 4096, nullptr}})
     check(typed(row.m, row.n, row.k, DType::I8, DType::I32), row, "streamk", "i8");
+  // 16-bit decode with K-major weights past a wave of swapped 64-row tiles, the last wave at most
+  // three quarters full: the skinny swap tile's stream-K twin (session 3 call 2: 1x28672x8192 122.96 -> 114.83 us);
+  // not below a wave (8192: 128 tiles), with the last wave nearly full (24576: 2.91 waves), at
+  // M = 64, nor with 8-bit operands (not measured).
+  for (const Row& row : {Row{1, 28672, 8192, "sm90_64x8x64_s12_t256_swap_p_streamk"},
+                         Row{16, 20480, 8192, "sm90_64x16x64_s12_t256_swap_p_streamk"},
+                         Row{32, 14336, 4096, "sm90_64x32x64_s12_t256_swap_p_streamk"},
+                         Row{1, 8192, 8192, nullptr}, Row{32, 24576, 4096, nullptr}, Row{64, 14336, 8192, nullptr}}) {
+    check(problem(DType::BF16, Op::N, Op::T, Order::RowMajor, row.m, row.n, row.k), row, "streamk", "tn");
+    // N-major weights (nn) ran slower with the twin (call 3): never chosen there.
+    check(problem(DType::BF16, Op::N, Op::N, Order::RowMajor, row.m, row.n, row.k), Row{row.m, row.n, row.k, nullptr},
+          "streamk", "nn");
+  }
+  for (const Row& row : {Row{1, 28672, 8192, nullptr}, Row{16, 20480, 8192, nullptr}})
+    check(typed(row.m, row.n, row.k, DType::I8, DType::I32), row, "streamk", "i8");
   // An f32 D from 16-bit operands keeps the model's choice (not measured).
   for (auto [m, n, k] : {std::tuple{256, 4096, 4096}, std::tuple{1024, 1024, 4096}}) {
     GemmProblem f32_out = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, m, n, k);

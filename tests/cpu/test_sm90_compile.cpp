@@ -178,7 +178,8 @@ BOOST_AUTO_TEST_CASE(sm90_default_menu_compiles_for_sm90a_with_hgmma_and_no_spil
     }
   BOOST_CHECK_EQUAL(b2, 1);
   // Skinny tiles: each BLOCK_N bucket of a decode-sized M (swap-AB), both BLOCK_M, every K split
-  // on one bucket, an MN-major activation operand, and the full epilogue stored transposed.
+  // on one bucket, an MN-major activation operand, and the full epilogue stored transposed (with
+  // the stream-K twins' reduction too).
   int skinny = 0;
   for (int64_t m : {1, 9, 17, 40, 100, 150, 256}) {
     const GemmProblem decode = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, m, 4096, 4096);
@@ -186,7 +187,7 @@ BOOST_AUTO_TEST_CASE(sm90_default_menu_compiles_for_sm90a_with_hgmma_and_no_spil
       if (!c.feasible || !c.config.swap_ab) continue;
       const bool all_splits = m == 9;
       if (!all_splits && !(c.config.block_m == 128 && c.config.cluster_k == 4) &&
-          !(m == 1 && c.config.block_m == 64 && c.config.cluster_k == 1))
+          !(m == 1 && c.config.block_m == 64 && c.config.cluster_k == 1) && !(m == 40 && c.config.stream_k))
         continue;
       jobs.push_back({decode, m == 40 ? full : plain, c.config});
       ++skinny;
@@ -364,6 +365,19 @@ BOOST_AUTO_TEST_CASE(sm90_8bit_and_block_scaled_variants_compile) {
         ++n64;
       }
     BOOST_TEST(n64 == 2);
+  }
+  // The skinny swap-AB tiles' stream-K twins at small M (measuring only): block-scaled inputs
+  // (promoted, one and two CTAs per SM) and i8 with exact i32 sums.
+  {
+    int sk = 0;
+    for (const GemmProblem& p : {deepseek(fp8(64, 7168, 16384, DType::F8E4M3, DType::F8E4M3, DType::BF16)),
+                                 fp8(64, 7168, 16384, DType::I8, DType::I8, DType::I32)})
+      for (const Candidate& c : sm90_family_model().enumerate(p, plain, hw))
+        if (c.feasible && c.config.stream_k && c.config.swap_ab) {
+          jobs.push_back({p, plain, c.config});
+          ++sk;
+        }
+    BOOST_TEST(sk == 6);
   }
   BOOST_TEST(added == 23);
   compile_all(jobs);

@@ -519,6 +519,21 @@ std::vector<Case> cases() {
     out.push_back({m, n, 7168, e4, e4, DType::BF16, vec128_mn(m), blk128_k(), DGEMM_VECTOR_NONE, false,
                    DGEMM_VECTOR_NONE, DGEMM_ACT_NONE, "sm90_128x64x128_s8_t384_p_streamk", "fp8b-streamk-few"});
   }
+  // The skinny swap-AB tiles' stream-K twins (measuring only), by name: 100 swapped 64-row tiles
+  // (N = 6337) over 132 CTAs in contiguous K ranges that cross tiles, at two CTAs per SM in even
+  // pieces; i8 exact at M = 3, DeepSeek's block scales at M = 40 (promoted sums in the pieces),
+  // fp8 per tensor with a column bias (a row bias of the transposed view) and GELU at M = 17.
+  for (const char* sk : {"sm90_64x8x128_s12_t256_swap_p_streamk", "sm90_64x8x128_s12_t256_b2_swap_p_streamk",
+                         "sm90_128x8x128_s12_t384_swap_p_streamk"})
+    out.push_back({3, 6337, 2048, DType::I8, DType::I8, DType::I32, {}, {}, DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_NONE,
+                   DGEMM_ACT_NONE, sk, "i8-skinny-streamk"});
+  for (const char* sk : {"sm90_64x64x128_s12_t256_swap_p_streamk", "sm90_64x64x128_s6_t256_b2_swap_p_streamk",
+                         "sm90_128x64x128_s9_t384_swap_p_streamk"})
+    out.push_back({40, 6337, 2048, e4, e4, DType::BF16, vec128_mn(40), blk128_k(), DGEMM_VECTOR_NONE, false,
+                   DGEMM_VECTOR_NONE, DGEMM_ACT_NONE, sk, "fp8b-skinny-streamk"});
+  for (const char* sk : {"sm90_64x32x128_s12_t256_swap_p_streamk", "sm90_64x32x128_s9_t256_b2_swap_p_streamk"})
+    out.push_back({17, 3000, 2048, e4, e4, DType::BF16, {DGEMM_SCALE_PER_TENSOR}, {DGEMM_SCALE_PER_TENSOR},
+                   DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_PER_COLUMN, DGEMM_ACT_GELU_TANH, sk, "fp8-skinny-streamk"});
   // The 64-row one-CTA tiles a block-scaled D is offered at small M (measuring only), by name:
   // DeepSeek's block-scaled inputs, M = 64 and 65 (a second, one-row tile), N not a multiple of
   // 128 (the staged boxes clipped at N; 1000: unstaged, D's rows not 16-byte aligned).

@@ -386,6 +386,22 @@ std::vector<Case> sweep() {
           cases.push_back(c);
         }
       }
+    // The skinny tiles' stream-K twins above cut each of a few tiles into even pieces; here 100
+    // swapped 64-row tiles (N = 6337, its last tile one row) over 132 CTAs take contiguous ranges
+    // of K blocks that cross tiles (and at two CTAs per SM, even pieces of two), with a row bias
+    // (the columns of the kernel's transposed view).
+    for (Order o : orders) {
+      Case base = make_case(3, 6337, 1000, DType::BF16, DType::BF16, Op::N, Op::T, o, "");
+      base.e.bias_mode = VectorMode::PerRow;
+      base.e.bias_type = DType::F32;
+      base.e.activation = Activation::Relu;
+      for (const Candidate& cand : sm90_family_model().enumerate(base.p, base.e, hw))
+        if (cand.feasible && cand.config.stream_k && cand.config.swap_ab) {
+          Case c = base;
+          c.tag = "config:" + cand.config.name();
+          cases.push_back(c);
+        }
+    }
   }
   // Configurations run by name on three problems and a batch: the first problem in every transpose
   // and both orders with C, a column bias and GELU; the second (both orders) with an f32 output, C,
