@@ -583,11 +583,20 @@ class Sm90Family final : public FamilyModel {
     }
     // The measured rules below: where one holds and its configuration is feasible, every other
     // feasible candidate of the family is kept for measuring only.
-    auto prefer_only = [&](auto&& preferred) {
+    // keep_cost: the preferred configurations are costed no slower than the choice they replace,
+    // where the model cannot see why they are faster (so that the row does not go to another
+    // family on the model's word alone).
+    auto prefer_only = [&](auto&& preferred, bool keep_cost = false) {
       auto chosen = [&](const Candidate& c) { return c.feasible && preferred(c.config); };
-      if (std::any_of(out.begin(), out.end(), chosen))
-        for (Candidate& c : out)
-          if (c.feasible) c.measuring_only = !chosen(c);
+      if (!std::any_of(out.begin(), out.end(), chosen)) return;
+      double replaced = 0.0;
+      for (const Candidate& c : out)
+        if (c.feasible && !c.measuring_only && (replaced == 0.0 || c.predicted_us < replaced)) replaced = c.predicted_us;
+      for (Candidate& c : out)
+        if (c.feasible) {
+          c.measuring_only = !chosen(c);
+          if (keep_cost && !c.measuring_only && replaced > 0.0) c.predicted_us = std::min(c.predicted_us, replaced);
+        }
     };
     // A block-scaled FP8 D at M <= 128: the 64-row one-CTA tiles, by a measured rule (H200,
     // 2026-12-04 call 6, bench/RESULTS.md; the model preferred 128x128 with a K split, computing
@@ -647,9 +656,16 @@ class Sm90Family final : public FamilyModel {
     // 7168, 14336}) the K split over two fills 128 SMs and stream-K ran equal or up to 6 % slower.
     const double tiles128x64 = tiles_of(128, 64);
     const double k_bytes = double(p.k) * double(dtype_size(p.a_type));  // 128 bytes of K per K block
-    if (!p.grouping.grouped() && plain.rows > 64 && plain.cols > 64 && 8 * tiles128x64 < 3.0 * double(sms) &&
-        5 * tiles128x64 >= double(sms) && k_bytes >= 48 * 128 &&
-        !e.d_scale.active()) {
+    // 8-bit operands with whole 128-row tiles, up to half a wave (66 tiles): the same twin, where
+    // the model chose one CTA per tile or c2 over half the SMs. A/B (H200, session 3 call 4, 3
+    // rounds alternated, fp8b / fp8t / i8, 9 shapes): 1.056 geomean; 256x2112x7168 15.84 / 12.97 /
+    // 15.40 -> 12.73 / 11.89 / 12.14 us, 384x1408x7168 15.71 / 12.84 / 22.55 -> 12.57 / 11.82 /
+    // 12.05; where the K split over two filled 112-128 SMs (56-64 tiles) within 2.2 % either way.
+    // Not with half-empty tiles (192x2112x7168: 13-27 % slower, call 2).
+    const bool eight_bit_half_wave = eight_bit && plain.rows % 128 == 0 && 2 * tiles128x64 <= double(sms);
+    if (!p.grouping.grouped() && plain.rows > 64 && plain.cols > 64 &&
+        (8 * tiles128x64 < 3.0 * double(sms) || eight_bit_half_wave) && 5 * tiles128x64 >= double(sms) &&
+        k_bytes >= 48 * 128 && !e.d_scale.active()) {
       prefer_only([](const KernelConfig& c) {
         return c.stream_k && c.block_m == 128 && c.block_n == 64 && c.variant == 0 && !c.swap_ab;
       });
@@ -674,20 +690,26 @@ class Sm90Family final : public FamilyModel {
       const double tiles64 = double((sv.rows + 63) / 64);
       const double waves = tiles64 / double(sms);
       const double last = waves - std::floor(waves);
-      if (sv.cols <= 32 && sv.a_kmajor && waves > 1.0 && last > 0.0 && last <= 0.75) {
-        // The model costs these rows as HBM-bound whatever their last wave (the whole-tile kernel
-        // came out 7 % optimistic at 1x28672x8192) and the twin at its stream-K main-loop factor:
-        // the twin is costed no slower than the choice it replaces, so that it does not hand the
-        // row to another family on the model's word alone.
-        double replaced = 0.0;
-        for (const Candidate& c : out)
-          if (c.feasible && !c.measuring_only && (replaced == 0.0 || c.predicted_us < replaced)) replaced = c.predicted_us;
-        prefer_only([](const KernelConfig& c) {
-          return c.stream_k && c.swap_ab && c.block_m == 64 && c.blocks_per_sm == 1 && c.cluster_k == 1;
-        });
-        for (Candidate& c : out)
-          if (c.feasible && !c.measuring_only && replaced > 0.0) c.predicted_us = std::min(c.predicted_us, replaced);
-      }
+      // (The model costs these rows as HBM-bound whatever their last wave, the whole-tile kernel
+      // 7 % optimistic at 1x28672x8192, and the twin at its stream-K factor: keep_cost.)
+      if (sv.cols <= 32 && sv.a_kmajor && waves > 1.0 && last > 0.0 && last <= 0.75)
+        prefer_only(
+            [](const KernelConfig& c) {
+              return c.stream_k && c.swap_ab && c.block_m == 64 && c.blocks_per_sm == 1 && c.cluster_k == 1;
+            },
+            true);
+      // Just under half a wave (64 tiles: 0.48) to a wave of them at M <= 16, N-major weights (nn)
+      // or K <= 4096: the whole K at one CTA per SM, not the K split over two the model prefers
+      // (it costs 128 streaming CTAs as faster than 64). A/B against the split (H200, session 3
+      // call 4, 3 rounds alternated, bf16): nn 1-16 x 4096 x 4096 11.59-11.71 -> 10.55-10.80 us,
+      // x4096x7168 17.65-17.85 -> 16.78-17.20, x4096x14336 +1-2 %; tn x4096x4096 +0.2-2.3 %, but
+      // x4096x7168 up to 1.3 % and x4096x14336 3-3.4 % slower (tn keeps the split from K > 4096).
+      if (sv.cols <= 16 && (!sv.a_kmajor || p.k <= 4096) && waves > 0.45 && waves < 1.0)
+        prefer_only(
+            [](const KernelConfig& c) {
+              return !c.stream_k && c.swap_ab && c.block_m == 64 && c.blocks_per_sm == 1 && c.cluster_k == 1;
+            },
+            true);
     }
     return out;
   }

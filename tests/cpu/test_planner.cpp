@@ -613,6 +613,21 @@ BOOST_AUTO_TEST_CASE(sm90_one_warpgroup_64x128_where_measured_faster) {
   }
   for (const Row& row : {Row{1, 28672, 8192, nullptr}, Row{16, 20480, 8192, nullptr}})
     check(typed(row.m, row.n, row.k, DType::I8, DType::I32), row, "streamk", "i8");
+  // Just under half a wave to a wave of swapped 64-row tiles at M <= 16: the whole K, not ck2 (call
+  // 4: nn 2x4096x4096 11.71 -> 10.58 us), for N-major weights or K <= 4096; tn with a longer K
+  // keeps the split (4096x14336 ran 3 % slower whole).
+  for (const Row& row : {Row{2, 4096, 4096, "sm90_64x8x64_s12_t256_swap_p"}, Row{16, 4096, 4096, "sm90_64x16x64_s12_t256_swap_p"}}) {
+    check(problem(DType::BF16, Op::N, Op::T, Order::RowMajor, row.m, row.n, row.k), row, "", "tn");
+    check(problem(DType::BF16, Op::N, Op::N, Order::RowMajor, row.m, row.n, row.k), row, "", "nn");
+  }
+  check(problem(DType::BF16, Op::N, Op::N, Order::RowMajor, 8, 4096, 14336), Row{8, 4096, 14336, "sm90_64x8x64_s12_t256_swap_p"}, "", "nn");
+  check(problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 8, 4096, 14336), Row{8, 4096, 14336, "sm90_64x8x64_s12_t256_ck2_swap_p"}, "", "tn");
+  // 8-bit with whole 128-row tiles up to half a wave of 128x64: its stream-K twin (call 4:
+  // 256x2112x7168 i8 15.40 -> 12.14 us); not with half-empty tiles (192 rows).
+  for (const Row& row : {Row{256, 2112, 7168, "sm90_128x64x128_s8_t384_p_streamk"}, Row{384, 1408, 7168, "sm90_128x64x128_s8_t384_p_streamk"},
+                         Row{192, 2112, 7168, nullptr}})
+    for (DType t : {DType::I8, DType::F8E4M3})
+      check(typed(row.m, row.n, row.k, t, t == DType::I8 ? DType::I32 : DType::BF16), row, "streamk", t == DType::I8 ? "i8" : "e4m3");
   // An f32 D from 16-bit operands keeps the model's choice (not measured).
   for (auto [m, n, k] : {std::tuple{256, 4096, 4096}, std::tuple{1024, 1024, 4096}}) {
     GemmProblem f32_out = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, m, n, k);
