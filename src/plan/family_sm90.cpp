@@ -521,40 +521,52 @@ class Sm90Family final : public FamilyModel {
           break;
         }
       if (!v.b_kmajor) bn = std::max(bn, 64);
-      for (auto [bm, blocks] : {std::pair{64, 1}, std::pair{64, 2}, std::pair{64, 3}, std::pair{64, 4}, std::pair{128, 1}}) {
-        if (blocks > 1 && bn > 128) continue;  // two CTAs per SM: <= 64 accumulators per thread
-        if (blocks > 2 && bn > 32) continue;  // three or four: <= 16 accumulators per thread
-        for (int ck : kClusterKs) {
-          Sm90Tile t{bm, bn, 0, 1, ck, skinny_efficiency(bm, bn), blocks};
-          // Shared memory per CTA: the opt-in maximum, or 1/blocks of the SM's.
-          const long optin = hw.smem_per_block_optin > 0 ? hw.smem_per_block_optin : 232448;
-          const long budget =
-              blocks > 1 ? std::min(optin, (hw.smem_per_sm > 0 ? hw.smem_per_sm : 233472) / blocks - 1024) : optin;
-          const long stage = long(bm + bn) * 128;  // 128 bytes of K per row, any element size
-          KernelConfig probe;
-          probe.block_m = bm;
-          probe.block_n = bn;
-          probe.cluster_k = ck;
-          probe.stages = kMaxStages;
-          const long fixed = smem_extra(probe, v, p.k);
-          t.stages = int(std::min<long>(kMaxStages, (budget - fixed) / stage));
-          if (t.stages < 3) continue;
-          if (t.block_m * t.block_n / (t.block_m >= 128 ? 256 : 128) > 128) continue;  // accumulator budget
-          // Three or four CTAs per SM are for measuring: a TMA streaming probe ran faster with more
-          // CTAs per SM at the same 8 KB weight boxes (bench/RESULTS.md run S), but in the kernel
-          // (runs U, X: correct, GPU sweep by name) b3 ck2 won only at x28672x8192 (114 against
-          // 122 us) and lost 4-33 % at x14336x4096, x16384x16384 and x8192x8192.
-          add(t, swap, ck > kMaxChosenClusterK || blocks > 2);
-          // The stream-K twin (one or two CTAs per SM, no cluster) where the tiles leave a partial
-          // last wave of resident CTAs: every CTA streams weights to the end (112 tiles of 64x64
-          // at 64x7168x16384 leave 20 SMs idle for the whole K). Measuring only until measured.
-          const long view_tiles = long((v.rows + bm - 1) / bm) * long((v.cols + bn - 1) / bn) *
-                                  long(std::max<int64_t>(1, p.batch_count));
-          if (ck == 1 && blocks <= 2 && !p.grouping.grouped() && view_tiles % (sms * blocks) != 0) {
-            Sm90Tile sk = t;
-            sk.stream_k = true;
-            sk.efficiency = t.efficiency * kEffStreamK;
-            add(sk, swap, true);
+      // Past 64 columns, also BLOCK_N = the columns rounded up to wgmma's N step (K-major B
+      // only: an N-major B tile is made of 64-column boxes), without K splits, for measuring:
+      // 200 columns in a 256-column tile compute 22 % padding (issue 10's 200x16384x1024).
+      const int n_step = p.a_type == DType::I8 ? 16 : 8;
+      const int exact_bn = int((v.cols + n_step - 1) / n_step * n_step);
+      std::vector<int> widths{bn};
+      if (v.b_kmajor && v.cols > 64 && exact_bn < bn) widths.push_back(exact_bn);
+      for (const int tile_n : widths) {
+        const bool exact = tile_n != bn;
+        for (auto [bm, blocks] : {std::pair{64, 1}, std::pair{64, 2}, std::pair{64, 3}, std::pair{64, 4}, std::pair{128, 1}}) {
+          if (blocks > 1 && tile_n > 128) continue;  // two CTAs per SM: <= 64 accumulators per thread
+          if (blocks > 2 && tile_n > 32) continue;  // three or four: <= 16 accumulators per thread
+          for (int ck : kClusterKs) {
+            if (exact && (ck > 1 || blocks > 2)) continue;
+            Sm90Tile t{bm, tile_n, 0, 1, ck, skinny_efficiency(bm, tile_n), blocks};
+            // Shared memory per CTA: the opt-in maximum, or 1/blocks of the SM's.
+            const long optin = hw.smem_per_block_optin > 0 ? hw.smem_per_block_optin : 232448;
+            const long budget =
+                blocks > 1 ? std::min(optin, (hw.smem_per_sm > 0 ? hw.smem_per_sm : 233472) / blocks - 1024) : optin;
+            const long stage = long(bm + tile_n) * 128;  // 128 bytes of K per row, any element size
+            KernelConfig probe;
+            probe.block_m = bm;
+            probe.block_n = tile_n;
+            probe.cluster_k = ck;
+            probe.stages = kMaxStages;
+            const long fixed = smem_extra(probe, v, p.k);
+            t.stages = int(std::min<long>(kMaxStages, (budget - fixed) / stage));
+            if (t.stages < 3) continue;
+            if (t.block_m * t.block_n / (t.block_m >= 128 ? 256 : 128) > 128) continue;  // accumulator budget
+            // Three or four CTAs per SM are for measuring: a TMA streaming probe ran faster with more
+            // CTAs per SM at the same 8 KB weight boxes (bench/RESULTS.md run S), but in the kernel
+            // (runs U, X: correct, GPU sweep by name) b3 ck2 won only at x28672x8192 (114 against
+            // 122 us) and lost 4-33 % at x14336x4096, x16384x16384 and x8192x8192.
+            add(t, swap, exact || ck > kMaxChosenClusterK || blocks > 2);
+            if (exact) continue;
+            // The stream-K twin (one or two CTAs per SM, no cluster) where the tiles leave a partial
+            // last wave of resident CTAs: every CTA streams weights to the end (112 tiles of 64x64
+            // at 64x7168x16384 leave 20 SMs idle for the whole K). Measuring only until measured.
+            const long view_tiles = long((v.rows + bm - 1) / bm) * long((v.cols + tile_n - 1) / tile_n) *
+                                    long(std::max<int64_t>(1, p.batch_count));
+            if (ck == 1 && blocks <= 2 && !p.grouping.grouped() && view_tiles % (sms * blocks) != 0) {
+              Sm90Tile sk = t;
+              sk.stream_k = true;
+              sk.efficiency = t.efficiency * kEffStreamK;
+              add(sk, swap, true);
+            }
           }
         }
       }
@@ -710,6 +722,25 @@ class Sm90Family final : public FamilyModel {
               return !c.stream_k && c.swap_ab && c.block_m == 64 && c.blocks_per_sm == 1 && c.cluster_k == 1;
             },
             true);
+      // 64 < M <= 208, not a multiple of 64: the swap tile exactly as wide as M (rounded up to 8),
+      // where the menu's tiles compute up to 22 % padding rows: 64 rows (one warpgroup issuing
+      // one m64nW wgmma per K slice) up to a wave of them, else 128. Measured (H200, session 3
+      // call 6, forced, 2 rounds, tn, µs): 200x8192x8192 68.99 -> 44.07 (cuBLAS 41.10),
+      // 150x4096x4096 23.14 -> 15.87 (16.43), 100x4096x4096 17.16 -> 14.15, 100x8192x8192 43.58 ->
+      // 38.27, 176x7168x2048 14.33 -> 13.01, 200x4096x4096 22.14 -> 20.11; past a wave, 128 rows:
+      // 200x28672x4096 101.73 -> 81.35, 150x14336x4096 46.04 -> 39.24, 200x16384x1024 17.27 -> 16.00,
+      // 96x14336x4096 38.07 -> 36.58, 120x16384x2048 22.02 -> 21.95. Not at 224 (64x224 21.76
+      // against 20.36 for 64x128 c2 at 224x4096x4096).
+      const int exact_w = int((sv.cols + 7) / 8 * 8);
+      if (sv.cols > 64 && sv.cols <= 208 && sv.cols % 64 != 0) {
+        const int rows = tiles64 <= double(sms) ? 64 : 128;
+        prefer_only(
+            [&](const KernelConfig& c) {
+              return !c.stream_k && c.swap_ab && c.block_m == rows && c.block_n == exact_w && c.blocks_per_sm == 1 &&
+                     c.cluster_k == 1;
+            },
+            true);
+      }
     }
     return out;
   }

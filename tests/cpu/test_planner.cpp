@@ -622,6 +622,12 @@ BOOST_AUTO_TEST_CASE(sm90_one_warpgroup_64x128_where_measured_faster) {
   }
   check(problem(DType::BF16, Op::N, Op::N, Order::RowMajor, 8, 4096, 14336), Row{8, 4096, 14336, "sm90_64x8x64_s12_t256_swap_p"}, "", "nn");
   check(problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 8, 4096, 14336), Row{8, 4096, 14336, "sm90_64x8x64_s12_t256_ck2_swap_p"}, "", "tn");
+  // 64 < M <= 208 (not a multiple of 64), 16-bit: the swap tile as wide as M rounded up to 8, 64
+  // rows up to a wave of them, else 128 (call 6: 200x8192x8192 68.99 -> 44.07 us); not at 224.
+  for (const Row& row : {Row{200, 8192, 8192, "sm90_64x200x64_s6_t256_swap_p"}, Row{150, 4096, 4096, "sm90_64x152x64_s8_t256_swap_p"},
+                         Row{200, 28672, 4096, "sm90_128x200x64_s5_t384_swap_p"}, Row{224, 4096, 4096, nullptr}})
+    for (Op ob : {Op::T, Op::N})
+      check(problem(DType::BF16, Op::N, ob, Order::RowMajor, row.m, row.n, row.k), row, "x224x", ob == Op::T ? "tn" : "nn");
   // 8-bit with whole 128-row tiles up to half a wave of 128x64: its stream-K twin (call 4:
   // 256x2112x7168 i8 15.40 -> 12.14 us); not with half-empty tiles (192 rows).
   for (const Row& row : {Row{256, 2112, 7168, "sm90_128x64x128_s8_t384_p_streamk"}, Row{384, 1408, 7168, "sm90_128x64x128_s8_t384_p_streamk"},

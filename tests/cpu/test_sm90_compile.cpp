@@ -179,17 +179,18 @@ BOOST_AUTO_TEST_CASE(sm90_default_menu_compiles_for_sm90a_with_hgmma_and_no_spil
   BOOST_CHECK_EQUAL(b2, 1);
   // Skinny tiles: each BLOCK_N bucket of a decode-sized M (swap-AB), both BLOCK_M, every K split
   // on one bucket, an MN-major activation operand, and the full epilogue stored transposed (with
-  // the stream-K twins' reduction too).
+  // the stream-K twins' reduction too, and on the tiles as wide as M = 200).
   int skinny = 0;
-  for (int64_t m : {1, 9, 17, 40, 100, 150, 256}) {
+  for (int64_t m : {1, 9, 17, 40, 100, 150, 200, 256}) {
     const GemmProblem decode = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, m, 4096, 4096);
     for (const Candidate& c : sm90_family_model().enumerate(decode, plain, hw)) {
       if (!c.feasible || !c.config.swap_ab) continue;
       const bool all_splits = m == 9;
       if (!all_splits && !(c.config.block_m == 128 && c.config.cluster_k == 4) &&
-          !(m == 1 && c.config.block_m == 64 && c.config.cluster_k == 1) && !(m == 40 && c.config.stream_k))
+          !(m == 1 && c.config.block_m == 64 && c.config.cluster_k == 1) && !(m == 40 && c.config.stream_k) &&
+          !(m == 200 && c.config.block_n == 200))
         continue;
-      jobs.push_back({decode, m == 40 ? full : plain, c.config});
+      jobs.push_back({decode, m == 40 || m == 200 ? full : plain, c.config});
       ++skinny;
     }
   }

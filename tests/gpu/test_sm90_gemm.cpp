@@ -386,6 +386,23 @@ std::vector<Case> sweep() {
           cases.push_back(c);
         }
       }
+    // Swap tiles exactly as wide as M rounded up to 8 (chosen for 64 < M <= 208): 64 and 128 rows,
+    // M = 65 (72 columns, 7 of them past M), 150 and 200, N not a multiple of the tile, tn and nn,
+    // both orders, a column bias (a row bias of the kernel's transposed view) and GELU.
+    for (auto [m, n, k] : {std::tuple{65, 1000, 520}, std::tuple{150, 700, 1000}, std::tuple{200, 1100, 776}})
+      for (Op ob : ops)
+        for (Order o : orders) {
+          Case base = make_case(m, n, k, DType::BF16, DType::BF16, Op::N, ob, o, "");
+          base.e.bias_mode = VectorMode::PerColumn;
+          base.e.bias_type = DType::F32;
+          base.e.activation = Activation::GeluTanh;
+          for (const Candidate& cand : sm90_family_model().enumerate(base.p, base.e, hw))
+            if (cand.feasible && cand.config.swap_ab && cand.config.block_n == (m + 7) / 8 * 8 && cand.config.cluster_k == 1) {
+              Case c = base;
+              c.tag = "config:" + cand.config.name();
+              cases.push_back(c);
+            }
+        }
     // The skinny tiles' stream-K twins above cut each of a few tiles into even pieces; here 100
     // swapped 64-row tiles (N = 6337, its last tile one row) over 132 CTAs take contiguous ranges
     // of K blocks that cross tiles (and at two CTAs per SM, even pieces of two), with a row bias
