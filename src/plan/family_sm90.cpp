@@ -521,13 +521,13 @@ class Sm90Family final : public FamilyModel {
           break;
         }
       if (!v.b_kmajor) bn = std::max(bn, 64);
-      // Past 64 columns, also BLOCK_N = the columns rounded up to wgmma's N step (K-major B
+      // Past 16 columns, also BLOCK_N = the columns rounded up to wgmma's N step (K-major B
       // only: an N-major B tile is made of 64-column boxes), without K splits, for measuring:
       // 200 columns in a 256-column tile compute 22 % padding (issue 10's 200x16384x1024).
       const int n_step = p.a_type == DType::I8 ? 16 : 8;
       const int exact_bn = int((v.cols + n_step - 1) / n_step * n_step);
       std::vector<int> widths{bn};
-      if (v.b_kmajor && v.cols > 64 && exact_bn < bn) widths.push_back(exact_bn);
+      if (v.b_kmajor && v.cols > 16 && exact_bn < bn) widths.push_back(exact_bn);
       for (const int tile_n : widths) {
         const bool exact = tile_n != bn;
         for (auto [bm, blocks] : {std::pair{64, 1}, std::pair{64, 2}, std::pair{64, 3}, std::pair{64, 4}, std::pair{128, 1}}) {
