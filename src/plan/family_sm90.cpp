@@ -731,8 +731,12 @@ class Sm90Family final : public FamilyModel {
       // 200x28672x4096 101.73 -> 81.35, 150x14336x4096 46.04 -> 39.24, 200x16384x1024 17.27 -> 16.00,
       // 96x14336x4096 38.07 -> 36.58, 120x16384x2048 22.02 -> 21.95. Not at 224 (64x224 21.76
       // against 20.36 for 64x128 c2 at 224x4096x4096).
+      // From 33 columns too, where half a wave of 64-row tiles or more stream their weights
+      // unsplit (call 8: 40x8192x8192 37.69 -> 35.35, 40x14336x4096 36.03 -> 34.10, 48x16384x16384
+      // 136.31 -> 129.45; at 64 tiles the menu's K split over two stays: 56x4096x4096 12.43 against
+      // 12.64).
       const int exact_w = int((sv.cols + 7) / 8 * 8);
-      if (sv.cols > 64 && sv.cols <= 208 && sv.cols % 64 != 0) {
+      if (sv.cols > 32 && sv.cols <= 208 && sv.cols % 64 != 0 && (sv.cols > 64 || 2 * tiles64 > double(sms))) {
         const int rows = tiles64 <= double(sms) ? 64 : 128;
         prefer_only(
             [&](const KernelConfig& c) {
@@ -741,6 +745,26 @@ class Sm90Family final : public FamilyModel {
             },
             true);
       }
+    }
+    // 8-bit operands (per-tensor, per-row/column or no input scales; not block-scaled inputs,
+    // whose promoted sums ran slower so, nor a block-scaled D), 64 < M <= 208 not a multiple of
+    // 64, up to a wave of 64-row tiles: the 64-row swap tile as wide as M (rounded up to 8, 16 for
+    // i8). Measured (H200, session 3 call 8, forced, 2 rounds, µs): 200x8192x8192 fp8t 38.78 ->
+    // 26.67 (cuBLASLt 23.06), i8 31.66 -> 25.39 (cuBLASLt 50.86); 150x4096x7168 fp8t 19.99 ->
+    // 15.98, i8 18.49 -> 14.60; 100x7168x2048 fp8t 9.06 -> 8.67, i8 8.13 -> 7.58; block-scaled
+    // 150x4096x7168 20.70 -> 25.50 (not taken). 128-row tiles past a wave: not measured.
+    if (eight_bit && !p.a_scale.blocked() && !p.b_scale.blocked() && !e.d_scale.active() && !p.grouping.grouped() &&
+        p.batch_count <= 1) {
+      const KernelView sv = kernel_view(kp, true);
+      const int step = p.a_type == DType::I8 ? 16 : 8;
+      const int exact_w = int((sv.cols + step - 1) / step * step);
+      if (sv.cols > 64 && sv.cols <= 208 && sv.cols % 64 != 0 && double((sv.rows + 63) / 64) <= double(sms))
+        prefer_only(
+            [&](const KernelConfig& c) {
+              return !c.stream_k && c.swap_ab && c.block_m == 64 && c.block_n == exact_w && c.blocks_per_sm == 1 &&
+                     c.cluster_k == 1;
+            },
+            true);
     }
     return out;
   }

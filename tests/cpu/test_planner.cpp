@@ -628,6 +628,14 @@ BOOST_AUTO_TEST_CASE(sm90_one_warpgroup_64x128_where_measured_faster) {
                          Row{200, 28672, 4096, "sm90_128x200x64_s5_t384_swap_p"}, Row{224, 4096, 4096, nullptr}})
     for (Op ob : {Op::T, Op::N})
       check(problem(DType::BF16, Op::N, ob, Order::RowMajor, row.m, row.n, row.k), row, "x224x", ob == Op::T ? "tn" : "nn");
+  // ... and from 33 rows where half a wave or more of 64-row tiles stream unsplit (call 8:
+  // 40x8192x8192 37.69 -> 35.35 us); at 64 tiles the K split over two stays.
+  check(problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 40, 8192, 8192), Row{40, 8192, 8192, "sm90_64x40x64_s12_t256_swap_p"}, "", "tn");
+  check(problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 56, 4096, 4096), Row{56, 4096, 4096, nullptr}, "x56x", "tn");
+  // 8-bit without block scales, 64 < M <= 208, up to a wave of 64-row tiles: the exact width
+  // (call 8: i8 200x8192x8192 31.66 -> 25.39 us); not with block-scaled inputs.
+  check(typed(200, 8192, 8192, DType::I8, DType::I32), Row{200, 8192, 8192, "sm90_64x208x128_s6_t256_swap_p"}, "", "i8");
+  check(typed(150, 4096, 7168, DType::F8E4M3, DType::BF16), Row{150, 4096, 7168, "sm90_64x152x128_s8_t256_swap_p"}, "", "e4m3");
   // 8-bit with whole 128-row tiles up to half a wave of 128x64: its stream-K twin (call 4:
   // 256x2112x7168 i8 15.40 -> 12.14 us); not with half-empty tiles (192 rows).
   for (const Row& row : {Row{256, 2112, 7168, "sm90_128x64x128_s8_t384_p_streamk"}, Row{384, 1408, 7168, "sm90_128x64x128_s8_t384_p_streamk"},

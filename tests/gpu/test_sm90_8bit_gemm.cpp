@@ -534,6 +534,17 @@ std::vector<Case> cases() {
   for (const char* sk : {"sm90_64x32x128_s12_t256_swap_p_streamk", "sm90_64x32x128_s9_t256_b2_swap_p_streamk"})
     out.push_back({17, 3000, 2048, e4, e4, DType::BF16, {DGEMM_SCALE_PER_TENSOR}, {DGEMM_SCALE_PER_TENSOR},
                    DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_PER_COLUMN, DGEMM_ACT_GELU_TANH, sk, "fp8-skinny-streamk"});
+  // Swap tiles as wide as M (rounded up to 8, 16 for i8; chosen for 64 < M <= 208 without block
+  // scales), by name: i8 exact at M = 200 (208 columns, 8 past M), fp8 per tensor with a column
+  // bias and GELU at M = 150, i8 with outer scales into bf16 at M = 65 (80 columns).
+  out.push_back({200, 1000, 1024, DType::I8, DType::I8, DType::I32, {}, {}, DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_NONE,
+                 DGEMM_ACT_NONE, "sm90_64x208x128_s6_t256_swap_p", "i8-exact-width"});
+  out.push_back({150, 1000, 1024, e4, e4, DType::BF16, {DGEMM_SCALE_PER_TENSOR}, {DGEMM_SCALE_PER_TENSOR},
+                 DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_PER_COLUMN, DGEMM_ACT_GELU_TANH, "sm90_64x152x128_s8_t256_swap_p",
+                 "fp8-exact-width"});
+  out.push_back({65, 700, 1024, DType::I8, DType::I8, DType::BF16, {DGEMM_SCALE_OUTER_VEC}, {DGEMM_SCALE_OUTER_VEC},
+                 DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_PER_COLUMN, DGEMM_ACT_NONE, "sm90_64x80x128_s12_t256_swap_p",
+                 "i8-dequant-exact-width"});
   // The 64-row one-CTA tiles a block-scaled D is offered at small M (measuring only), by name:
   // DeepSeek's block-scaled inputs, M = 64 and 65 (a second, one-row tile), N not a multiple of
   // 128 (the staged boxes clipped at N; 1000: unstaged, D's rows not 16-byte aligned).

@@ -386,10 +386,10 @@ std::vector<Case> sweep() {
           cases.push_back(c);
         }
       }
-    // Swap tiles exactly as wide as M rounded up to 8 (chosen for 64 < M <= 208): 64 and 128 rows,
-    // M = 65 (72 columns, 7 of them past M), 150 and 200, N not a multiple of the tile, tn and nn,
+    // Swap tiles exactly as wide as M rounded up to 8 (chosen for 32 < M <= 208): 64 and 128 rows,
+    // M = 40, 65 (72 columns, 7 of them past M), 150 and 200, N not a multiple of the tile, tn and nn,
     // both orders, a column bias (a row bias of the kernel's transposed view) and GELU.
-    for (auto [m, n, k] : {std::tuple{65, 1000, 520}, std::tuple{150, 700, 1000}, std::tuple{200, 1100, 776}})
+    for (auto [m, n, k] : {std::tuple{40, 1000, 520}, std::tuple{65, 1000, 520}, std::tuple{150, 700, 1000}, std::tuple{200, 1100, 776}})
       for (Op ob : ops)
         for (Order o : orders) {
           Case base = make_case(m, n, k, DType::BF16, DType::BF16, Op::N, ob, o, "");
