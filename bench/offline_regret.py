@@ -13,7 +13,9 @@ bench command that would time them side by side).
     python3 bench/offline_regret.py [--deepgemm build/src/tools/deepgemm] [--arch h200]
                                     [--json OUT] [--changed-from BEFORE.json] [FILE.json ...]
 
-With no files, every saved run in bench/results/ is read. A row (set, shape, epilogue, dtype,
+`--arch h200,bench/results/h200-detected-arch.yaml` replays with the description the device
+itself detects (boost-clock peaks), which is what the benchmarks' plans used; arch/h200.yaml
+(the default) has the datasheet's. With no files, every saved run in bench/results/ is read. A row (set, shape, epilogue, dtype,
 layout) that several runs measured is taken from the latest run that timed two kernels or more
 for it (the kernels change between runs), else from the latest run: absolute times drift ~8 %
 between runs, so times are compared within one row of one run only. Exit status: 0; 2 usage (a missing tool or file).
