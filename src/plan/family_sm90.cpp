@@ -141,6 +141,13 @@ bool one_cta_64x128(const KernelConfig& c) {
   return c.block_m == 64 && c.block_n == 128 && c.blocks_per_sm == 1 && !c.swap_ab;
 }
 
+// A tile as wide as `cols` columns: rounded up to wgmma's N step (8; s8 takes 16, 24 or multiples
+// of 16, so 16 for i8).
+int exact_width(DType a_type, int64_t cols) {
+  const int64_t step = a_type == DType::I8 ? 16 : 8;
+  return int((cols + step - 1) / step * step);
+}
+
 // Shared memory the kernel needs beyond the operand ring: split-K parking, barriers, alignment;
 // with block input scales, the per-stage scale vectors and the tile's K row of 128 x 128 scales
 // (src/backend/cuda/sm90_gemm.cpp, sm90_smem_bytes, is the exact count).
@@ -524,8 +531,7 @@ class Sm90Family final : public FamilyModel {
       // Past 16 columns, also BLOCK_N = the columns rounded up to wgmma's N step (K-major B
       // only: an N-major B tile is made of 64-column boxes), without K splits, for measuring:
       // 200 columns in a 256-column tile compute 22 % padding (issue 10's 200x16384x1024).
-      const int n_step = p.a_type == DType::I8 ? 16 : 8;
-      const int exact_bn = int((v.cols + n_step - 1) / n_step * n_step);
+      const int exact_bn = exact_width(p.a_type, v.cols);
       std::vector<int> widths{bn};
       if (v.b_kmajor && v.cols > 16 && exact_bn < bn) widths.push_back(exact_bn);
       for (const int tile_n : widths) {
@@ -682,6 +688,16 @@ class Sm90Family final : public FamilyModel {
         return c.stream_k && c.block_m == 128 && c.block_n == 64 && c.variant == 0 && !c.swap_ab;
       });
     }
+    // The decode and exact-width rules below look at the swapped view (M is its columns), one
+    // matrix, not grouped.
+    const KernelView sv = kernel_view(kp, true);
+    const bool one_matrix = !p.grouping.grouped() && p.batch_count <= 1;
+    const double tiles64 = double((sv.rows + 63) / 64);  // the swapped view's 64-row tiles
+    const double waves = tiles64 / double(sms);
+    // The swapped tile of `rows` rows at one CTA per SM, whole tiles or their stream-K twin.
+    auto swap_tile = [](const KernelConfig& c, int rows, bool stream_k) {
+      return c.swap_ab && c.block_m == rows && c.blocks_per_sm == 1 && c.cluster_k == 1 && c.stream_k == stream_k;
+    };
     // 16-bit decode (M <= 32: the swapped view's columns), one matrix, K-major weights (the
     // swapped view's A: B stored N x K, `tn`), more than a wave of the swapped 64-row tiles with
     // the last wave at most three quarters full: the 64-row swap tile's
@@ -697,19 +713,12 @@ class Sm90Family final : public FamilyModel {
     // A/B against the whole-tile choice (call 3, 2 rounds alternated, bf16 and f16): tn 54 rows
     // geomean 1.039, none slower by 2 %; with N-major weights (`nn`) the twin ran up to 17 %
     // slower (1x14336x8192 62.65 -> 75.47 us; 0.976 over 53 rows), so those keep the whole tiles.
-    if (!eight_bit && !p.grouping.grouped() && p.batch_count <= 1) {
-      const KernelView sv = kernel_view(kp, true);
-      const double tiles64 = double((sv.rows + 63) / 64);
-      const double waves = tiles64 / double(sms);
+    if (!eight_bit && one_matrix) {
       const double last = waves - std::floor(waves);
       // (The model costs these rows as HBM-bound whatever their last wave, the whole-tile kernel
       // 7 % optimistic at 1x28672x8192, and the twin at its stream-K factor: keep_cost.)
       if (sv.cols <= 32 && sv.a_kmajor && waves > 1.0 && last > 0.0 && last <= 0.75)
-        prefer_only(
-            [](const KernelConfig& c) {
-              return c.stream_k && c.swap_ab && c.block_m == 64 && c.blocks_per_sm == 1 && c.cluster_k == 1;
-            },
-            true);
+        prefer_only([&](const KernelConfig& c) { return swap_tile(c, 64, true); }, true);
       // Just under half a wave (64 tiles: 0.48) to a wave of them at M <= 16, N-major weights (nn)
       // or K <= 4096: the whole K at one CTA per SM, not the K split over two the model prefers
       // (it costs 128 streaming CTAs as faster than 64). A/B against the split (H200, session 3
@@ -717,54 +726,34 @@ class Sm90Family final : public FamilyModel {
       // x4096x7168 17.65-17.85 -> 16.78-17.20, x4096x14336 +1-2 %; tn x4096x4096 +0.2-2.3 %, but
       // x4096x7168 up to 1.3 % and x4096x14336 3-3.4 % slower (tn keeps the split from K > 4096).
       if (sv.cols <= 16 && (!sv.a_kmajor || p.k <= 4096) && waves > 0.45 && waves < 1.0)
-        prefer_only(
-            [](const KernelConfig& c) {
-              return !c.stream_k && c.swap_ab && c.block_m == 64 && c.blocks_per_sm == 1 && c.cluster_k == 1;
-            },
-            true);
-      // 64 < M <= 208, not a multiple of 64: the swap tile exactly as wide as M (rounded up to 8),
-      // where the menu's tiles compute up to 22 % padding rows: 64 rows (one warpgroup issuing
-      // one m64nW wgmma per K slice) up to a wave of them, else 128. Measured (H200, session 3
-      // call 6, forced, 2 rounds, tn, µs): 200x8192x8192 68.99 -> 44.07 (cuBLAS 41.10),
-      // 150x4096x4096 23.14 -> 15.87 (16.43), 100x4096x4096 17.16 -> 14.15, 100x8192x8192 43.58 ->
-      // 38.27, 176x7168x2048 14.33 -> 13.01, 200x4096x4096 22.14 -> 20.11; past a wave, 128 rows:
-      // 200x28672x4096 101.73 -> 81.35, 150x14336x4096 46.04 -> 39.24, 200x16384x1024 17.27 -> 16.00,
-      // 96x14336x4096 38.07 -> 36.58, 120x16384x2048 22.02 -> 21.95. Not at 224 (64x224 21.76
-      // against 20.36 for 64x128 c2 at 224x4096x4096).
-      // From 33 columns too, where half a wave of 64-row tiles or more stream their weights
-      // unsplit (call 8: 40x8192x8192 37.69 -> 35.35, 40x14336x4096 36.03 -> 34.10, 48x16384x16384
-      // 136.31 -> 129.45; at 64 tiles the menu's K split over two stays: 56x4096x4096 12.43 against
-      // 12.64).
-      const int exact_w = int((sv.cols + 7) / 8 * 8);
-      if (sv.cols > 32 && sv.cols <= 208 && sv.cols % 64 != 0 && (sv.cols > 64 || 2 * tiles64 > double(sms))) {
-        const int rows = tiles64 <= double(sms) ? 64 : 128;
-        prefer_only(
-            [&](const KernelConfig& c) {
-              return !c.stream_k && c.swap_ab && c.block_m == rows && c.block_n == exact_w && c.blocks_per_sm == 1 &&
-                     c.cluster_k == 1;
-            },
-            true);
-      }
+        prefer_only([&](const KernelConfig& c) { return swap_tile(c, 64, false); }, true);
     }
-    // 8-bit operands (per-tensor, per-row/column or no input scales; not block-scaled inputs,
-    // whose promoted sums ran slower so, nor a block-scaled D), 64 < M <= 208 not a multiple of
-    // 64, up to a wave of 64-row tiles: the 64-row swap tile as wide as M (rounded up to 8, 16 for
-    // i8). Measured (H200, session 3 call 8, forced, 2 rounds, µs): 200x8192x8192 fp8t 38.78 ->
-    // 26.67 (cuBLASLt 23.06), i8 31.66 -> 25.39 (cuBLASLt 50.86); 150x4096x7168 fp8t 19.99 ->
-    // 15.98, i8 18.49 -> 14.60; 100x7168x2048 fp8t 9.06 -> 8.67, i8 8.13 -> 7.58; block-scaled
-    // 150x4096x7168 20.70 -> 25.50 (not taken). 128-row tiles past a wave: not measured.
-    if (eight_bit && !p.a_scale.blocked() && !p.b_scale.blocked() && !e.d_scale.active() && !p.grouping.grouped() &&
-        p.batch_count <= 1) {
-      const KernelView sv = kernel_view(kp, true);
-      const int step = p.a_type == DType::I8 ? 16 : 8;
-      const int exact_w = int((sv.cols + step - 1) / step * step);
-      if (sv.cols > 64 && sv.cols <= 208 && sv.cols % 64 != 0 && double((sv.rows + 63) / 64) <= double(sms))
-        prefer_only(
-            [&](const KernelConfig& c) {
-              return !c.stream_k && c.swap_ab && c.block_m == 64 && c.block_n == exact_w && c.blocks_per_sm == 1 &&
-                     c.cluster_k == 1;
-            },
-            true);
+    // M not a multiple of 64 up to 208: the swap tile exactly as wide as M (exact_width), where
+    // the menu's tiles compute up to 22 % padding rows; 64 rows (one warpgroup issuing one m64nW
+    // wgmma per K slice) up to a wave of them, else 128. Measured (H200, session 3, forced, 2
+    // rounds, tn, µs):
+    // - 16-bit, 64 < M (call 6): 200x8192x8192 68.99 -> 44.07 (cuBLAS 41.10), 150x4096x4096 23.14
+    //   -> 15.87 (16.43), 100x4096x4096 17.16 -> 14.15, 100x8192x8192 43.58 -> 38.27, 176x7168x2048
+    //   14.33 -> 13.01, 200x4096x4096 22.14 -> 20.11; past a wave, 128 rows: 200x28672x4096 101.73
+    //   -> 81.35, 150x14336x4096 46.04 -> 39.24, 200x16384x1024 17.27 -> 16.00, 96x14336x4096 38.07
+    //   -> 36.58, 120x16384x2048 22.02 -> 21.95. Not at 224 (64x224 21.76 against 20.36 for 64x128
+    //   c2 at 224x4096x4096).
+    // - 16-bit, 33-63 rows, where half a wave of 64-row tiles or more stream their weights unsplit
+    //   (call 8: 40x8192x8192 37.69 -> 35.35, 40x14336x4096 36.03 -> 34.10, 48x16384x16384 136.31
+    //   -> 129.45; at 64 tiles the menu's K split over two stays: 56x4096x4096 12.43 against 12.64).
+    // - 8-bit, 64 < M, up to a wave, not block-scaled inputs (whose promoted sums ran slower so)
+    //   nor a block-scaled D (call 8): 200x8192x8192 fp8t 38.78 -> 26.67 (cuBLASLt 23.06), i8 31.66
+    //   -> 25.39 (cuBLASLt 50.86); 150x4096x7168 fp8t 19.99 -> 15.98, i8 18.49 -> 14.60;
+    //   100x7168x2048 fp8t 9.06 -> 8.67, i8 8.13 -> 7.58; block-scaled 150x4096x7168 20.70 -> 25.50.
+    //   128-row tiles past a wave: not measured.
+    // A/B of the three (calls 7, 9): 1.218 over 72 rows, 1.031 over 30, 1.220 over 24.
+    const bool exact16 = !eight_bit && sv.cols > 32 && (sv.cols > 64 || 2 * tiles64 > double(sms));
+    const bool exact8 = eight_bit && !p.a_scale.blocked() && !p.b_scale.blocked() && !e.d_scale.active() && sv.cols > 64 &&
+                        tiles64 <= double(sms);
+    if (one_matrix && (exact16 || exact8) && sv.cols <= 208 && sv.cols % 64 != 0) {
+      const int width = exact_width(p.a_type, sv.cols);
+      const int rows = tiles64 <= double(sms) ? 64 : 128;
+      prefer_only([&](const KernelConfig& c) { return swap_tile(c, rows, false) && c.block_n == width; }, true);
     }
     return out;
   }
