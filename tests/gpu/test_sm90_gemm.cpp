@@ -370,21 +370,25 @@ std::vector<Case> sweep() {
     p.stride_d = int64_t(span(p, p.m, p.n, p.ldd, 0)) + 3;
     cases.push_back(c);
   }
+  // A case per feasible configuration of the sm90 family (as planned for the H200) that `wanted`
+  // accepts, forced by name.
+  const HardwareDesc h200 = apply_arch_file(HardwareDesc{}, "h200");
+  auto push_named = [&](const Case& base, auto&& wanted) {
+    for (const Candidate& cand : sm90_family_model().enumerate(base.p, base.e, h200)) {
+      if (!cand.feasible || !wanted(cand.config)) continue;
+      Case c = base;
+      c.tag = "config:" + cand.config.name();
+      cases.push_back(c);
+    }
+  };
   // Every skinny, BLOCK_M 64 and K-split configuration the planner offers, by name.
   {
-    const HardwareDesc hw = apply_arch_file(HardwareDesc{}, "h200");
     for (auto [m, n, k] : {std::tuple{5, 1000, 777}, std::tuple{120, 700, 1500}, std::tuple{300, 200, 3000}})
       for (Order o : orders) {
         Case base = make_case(m, n, k, DType::BF16, DType::F32, Op::N, Op::T, o, "");
         base.e.bias_mode = VectorMode::PerColumn;
         base.e.bias_type = DType::BF16;
-        for (const Candidate& cand : sm90_family_model().enumerate(base.p, base.e, hw)) {
-          const KernelConfig& cfg = cand.config;
-          if (!cand.feasible || (!cfg.swap_ab && cfg.cluster_k == 1 && cfg.block_m != 64)) continue;
-          Case c = base;
-          c.tag = "config:" + cfg.name();
-          cases.push_back(c);
-        }
+        push_named(base, [](const KernelConfig& c) { return c.swap_ab || c.cluster_k > 1 || c.block_m == 64; });
       }
     // Swap tiles exactly as wide as M rounded up to 8 (chosen for 32 < M <= 208): 64 and 128 rows,
     // M = 40, 65 (72 columns, 7 of them past M), 150 and 200, N not a multiple of the tile, tn and nn,
@@ -396,12 +400,8 @@ std::vector<Case> sweep() {
           base.e.bias_mode = VectorMode::PerColumn;
           base.e.bias_type = DType::F32;
           base.e.activation = Activation::GeluTanh;
-          for (const Candidate& cand : sm90_family_model().enumerate(base.p, base.e, hw))
-            if (cand.feasible && cand.config.swap_ab && cand.config.block_n == (m + 7) / 8 * 8 && cand.config.cluster_k == 1) {
-              Case c = base;
-              c.tag = "config:" + cand.config.name();
-              cases.push_back(c);
-            }
+          const int width = int((m + 7) / 8 * 8);
+          push_named(base, [&](const KernelConfig& c) { return c.swap_ab && c.block_n == width && c.cluster_k == 1; });
         }
     // The skinny tiles' stream-K twins above cut each of a few tiles into even pieces; here 100
     // swapped 64-row tiles (N = 6337, its last tile one row) over 132 CTAs take contiguous ranges
@@ -412,12 +412,7 @@ std::vector<Case> sweep() {
       base.e.bias_mode = VectorMode::PerRow;
       base.e.bias_type = DType::F32;
       base.e.activation = Activation::Relu;
-      for (const Candidate& cand : sm90_family_model().enumerate(base.p, base.e, hw))
-        if (cand.feasible && cand.config.stream_k && cand.config.swap_ab) {
-          Case c = base;
-          c.tag = "config:" + cand.config.name();
-          cases.push_back(c);
-        }
+      push_named(base, [](const KernelConfig& c) { return c.stream_k && c.swap_ab; });
     }
   }
   // Configurations run by name on three problems and a batch: the first problem in every transpose
@@ -425,7 +420,6 @@ std::vector<Case> sweep() {
   // a row bias and GELU; the third (both orders) plain; the batch f16 with padded strides.
   auto by_name = [&](std::initializer_list<std::tuple<int64_t, int64_t, int64_t>> shapes,
                      std::tuple<int64_t, int64_t, int64_t> batch, auto&& wanted) {
-    const HardwareDesc hw = apply_arch_file(HardwareDesc{}, "h200");
     int index = 0;
     for (auto [m, n, k] : shapes) {
       const int role = index++;
@@ -441,12 +435,7 @@ std::vector<Case> sweep() {
               base.e.bias_type = DType::F32;
               base.e.activation = Activation::GeluTanh;
             }
-            for (const Candidate& cand : sm90_family_model().enumerate(base.p, base.e, hw)) {
-              if (!cand.feasible || !wanted(cand.config)) continue;
-              Case c = base;
-              c.tag = "config:" + cand.config.name();
-              cases.push_back(c);
-            }
+            push_named(base, wanted);
           }
     }
     auto [bm, bn, bk] = batch;
@@ -456,12 +445,7 @@ std::vector<Case> sweep() {
     p.stride_a = int64_t(span(p, p.a_rows(), p.a_cols(), p.lda, 0)) + 64;
     p.stride_b = int64_t(span(p, p.b_rows(), p.b_cols(), p.ldb, 0)) + 8;
     p.stride_d = (int64_t(span(p, p.m, p.n, p.ldd, 0)) + 7) / 8 * 8 + 8;
-    for (const Candidate& cand : sm90_family_model().enumerate(b.p, b.e, hw)) {
-      if (!cand.feasible || !wanted(cand.config)) continue;
-      Case c = b;
-      c.tag = "config:" + cand.config.name();
-      cases.push_back(c);
-    }
+    push_named(b, wanted);
   };
   // Clusters sharing A (cluster_n = 2): N-block counts odd and even (a pair's second tile wholly
   // past N computes and stores nothing), M, N and K tails, the register and staged epilogues
