@@ -353,12 +353,16 @@ void run_grouped_row(GroupedBench& B, const Problem& pr) {
   grouped.p = grouped_plan(B.ctx, pr, B.opt.align, B.opt.force_kernel, &row.ours_status);
   if (grouped.p) {
     row.kernel = describe_kernel(grouped.p, "chosen.config.name");
-    add("ours", [&](void* D) {
+    size_t ours_ws = 0;  // stream-K kernels keep partial tiles there
+    dgemm_plan_workspace_size(grouped.p, &ours_ws);
+    auto ours_workspace = std::make_shared<DeviceBuffer>(ours_ws);
+    add("ours", [&, ours_workspace, ours_ws](void* D) {
       dgemm_group_args_t ga;
       dgemm_group_args_init(&ga);
       (pr.masked() ? ga.counts : ga.offsets) = static_cast<const int32_t*>(rows_dev.ptr);
       ga.status = static_cast<uint32_t*>(status_dev.ptr);
-      return after(dgemm_execute_ext(grouped.p, a.ptr, b.ptr, nullptr, D, nullptr, &ga, nullptr, 0, B.stream),
+      return after(dgemm_execute_ext(grouped.p, a.ptr, b.ptr, nullptr, D, nullptr, &ga, ours_workspace->ptr, ours_ws,
+                                     B.stream),
                    "dgemm_execute_ext");
     });
   }

@@ -505,12 +505,16 @@ class Sm90Family final : public FamilyModel {
     // ping-pong 110 -> 103-106 us with stream-K, 128x192 100 us; bf16 193 against 202, fp8 95
     // against 117); every other row measured equal or slower. Costed with that factor on the main
     // loop (kEffStreamK), for a refit once the whole-tile slowdown is gone.
+    // Grouped problems: their tile count is known only when the kernel runs, which splits the
+    // units it finds by the same rule; offered for every tile, with the 64x128 s7 (the tile the
+    // rules choose alone) among them.
     for (const Sm90Tile& t : kMenu) {
-      if (t.cluster_m > 1 || t.cluster_n > 1 || t.cluster_k > 1 || t.blocks > 1 || t.block_m == 64 ||
-          (t.measuring && !(t.variant == 1 && t.block_n == 128)))
+      const bool grouped_64x128 = p.grouping.grouped() && t.block_m == 64 && t.block_n == 128 && t.stages == 7;
+      if (t.cluster_m > 1 || t.cluster_n > 1 || t.cluster_k > 1 || t.blocks > 1 ||
+          (t.block_m == 64 && !grouped_64x128) || (t.measuring && !(t.variant == 1 && t.block_n == 128) && !grouped_64x128))
         continue;
       const long tiles = tile_count(t.block_m, t.block_n);
-      if (tiles % sms == 0 || p.grouping.grouped()) continue;
+      if (tiles % sms == 0 && !p.grouping.grouped()) continue;
       const bool ping_pong_i8 = t.variant == 1 && t.block_n == 128 && exact_i32 && tiles >= sms;
       Sm90Tile sk = t;
       sk.stream_k = true;

@@ -7,7 +7,9 @@
 // computes, every other byte of D and the guards checked untouched, and the device status word
 // checked against the oracle's. Covers uneven groups, empty groups, unused rows, both alignments,
 // per-group bias / scale, the CUDA-graph replay of a masked plan with new counts at every replay
-// (DeepSeek's decode), and bad row arrays (clipped, flagged, nothing written outside D).
+// (DeepSeek's decode), and bad row arrays (clipped, flagged, nothing written outside D); the
+// stream-K kernels by name (their split happens on the device, from the rows it reads).
+// DGEMM_TEST_PREFILL=<arch> compiles every case's kernel without a GPU (to carry to the device).
 #include <boost/test/unit_test.hpp>
 
 #include <cuda_runtime.h>
@@ -16,13 +18,17 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "backend/cuda/launcher.hpp"
 #include "common/gpu_harness.hpp"
 #include "core/grouping.hpp"
+#include "plan/arch_file.hpp"
+#include "plan/planner.hpp"
 
 namespace {
 
@@ -132,6 +138,17 @@ struct Run {
     cudaMemsetAsync(dstatus.base, 0xEE, 4, s);
   }
 
+  // The plan's workspace (stream-K kernels keep partial tiles and flags there), poisoned once:
+  // a kernel must not rely on its contents.
+  std::unique_ptr<DevBuf> workspace;
+  std::size_t workspace_bytes = 0;
+  void reserve_workspace(dgemm_plan_t plan) {
+    dgemm_plan_workspace_size(plan, &workspace_bytes);
+    if (workspace_bytes == 0) return;
+    workspace = std::make_unique<DevBuf>(workspace_bytes);
+    cudaMemset(workspace->base, 0xA5, workspace_bytes);
+  }
+
   dgemm_status_t execute(dgemm_plan_t plan, cudaStream_t s) {
     dgemm_args_t x;
     dgemm_args_init(&x);
@@ -141,7 +158,8 @@ struct Run {
     dgemm_group_args_init(&g);
     (cs.p.grouping.contiguous() ? g.offsets : g.counts) = static_cast<const int32_t*>(drows.base);
     g.status = static_cast<uint32_t*>(dstatus.base);
-    return dgemm_execute_ext(plan, da.base, db.base, nullptr, dd.at(kGuard), &x, &g, nullptr, 0, s);
+    return dgemm_execute_ext(plan, da.base, db.base, nullptr, dd.at(kGuard), &x, &g,
+                             workspace ? workspace->base : nullptr, workspace_bytes, s);
   }
 
   // The oracle's D (with guards) and status word for this row array.
@@ -202,19 +220,20 @@ struct Run {
   }
 };
 
-dgemm_status_t make_plan(const GroupedCase& c, dgemm_plan_t* plan) {
+// force_kernel: a configuration by name (nullptr: the planner chooses).
+dgemm_status_t make_plan(const GroupedCase& c, dgemm_plan_t* plan, const char* force_kernel = nullptr) {
   dgemm_grouped_t g;
   dgemm_grouped_init(&g);
   g.layout = dgemm_group_layout_t(c.p.grouping.layout);
   g.m_alignment = c.p.grouping.m_alignment;
-  return dgemm_test::make_plan_forced(c.p, c.e, nullptr, plan, &g);
+  return dgemm_test::make_plan_forced(c.p, c.e, force_kernel, plan, &g);
 }
 
-void no_prefill(const char*) {}  // the grouped kernels' cache entries come with the kernels
+void prefill_cache(const char* arch_name);  // below: every case's kernel, without a GPU
 
 struct SkipWithoutGroupedKernels {
   SkipWithoutGroupedKernels() {
-    dgemm_test::skip_without_gpu(no_prefill);
+    dgemm_test::skip_without_gpu(prefill_cache);
     // Until a GPU family runs grouped problems, planning one is NOT_SUPPORTED with the reasons:
     // that is a missing prerequisite of every case here, so the whole test reports skipped.
     GroupedCase probe = masked(64, 64, 64, {1, 2}, "probe");
@@ -231,13 +250,17 @@ struct SkipWithoutGroupedKernels {
 };
 BOOST_TEST_GLOBAL_FIXTURE(SkipWithoutGroupedKernels);
 
-// Plans the case, runs it once per row array on a fresh stream, checks each run.
-void run_case(const GroupedCase& cs, const std::vector<std::vector<int32_t>>& row_sets) {
+// Plans the case (with `force_kernel` forced, if given), runs it once per row array on a fresh
+// stream, checks each run.
+void run_case(const GroupedCase& cs, const std::vector<std::vector<int32_t>>& row_sets,
+              const char* force_kernel = nullptr) {
   dgemm_plan_t plan = nullptr;
-  const dgemm_status_t st = make_plan(cs, &plan);
-  BOOST_REQUIRE_MESSAGE(st == DGEMM_STATUS_SUCCESS, dgemm_last_error() << " " << cs.repro());
+  const dgemm_status_t st = make_plan(cs, &plan, force_kernel);
+  BOOST_REQUIRE_MESSAGE(st == DGEMM_STATUS_SUCCESS,
+                        dgemm_last_error() << " " << cs.repro() << (force_kernel ? " forced " : "") << (force_kernel ? force_kernel : ""));
   std::mt19937 rng(std::hash<std::string>{}(cs.repro()));
   Run run(cs, rng);
+  run.reserve_workspace(plan);
   cudaStream_t s;
   BOOST_REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
   for (const auto& rows : row_sets) {
@@ -265,25 +288,30 @@ GroupedCase with_bias_gelu(GroupedCase c) {
   return c;
 }
 
-}  // namespace
+// Each case with its row arrays and the kernel it forces (empty: the planner chooses): the test
+// cases below run them, prefill_cache compiles their kernels.
+struct Planned {
+  GroupedCase cs;
+  std::vector<std::vector<int32_t>> row_sets;
+  std::string force;
+};
 
-BOOST_AUTO_TEST_SUITE(grouped_gpu)
-
-BOOST_AUTO_TEST_CASE(contiguous_vs_oracle) {
+std::vector<Planned> contiguous_cases() {
+  std::vector<Planned> out;
   // Aligned to 128 (DeepSeek's layout): an empty group, unused rows at the end.
   GroupedCase aligned = bf16(contiguous(768, 256, 512, {0, 128, 128, 384, 640}, 128, "contiguous-128"));
-  run_case(aligned, {aligned.rows, {0, 256, 384, 512, 768}, {0, 0, 0, 0, 0}});
-  run_case(with_bias_gelu(aligned), {aligned.rows});
+  out.push_back({aligned, {aligned.rows, {0, 256, 384, 512, 768}, {0, 0, 0, 0, 0}}, ""});
+  out.push_back({with_bias_gelu(aligned), {aligned.rows}, ""});
   // No alignment promised: groups of 1 and 64 rows, odd n and k.
   GroupedCase odd = bf16(contiguous(320, 200, 136, {3, 4, 68, 68, 300}, 1, "contiguous-1"));
-  run_case(odd, {odd.rows, {0, 1, 2, 3, 320}});
+  out.push_back({odd, {odd.rows, {0, 1, 2, 3, 320}}, ""});
   GroupedCase scaled = with_bias_gelu(odd);
   scaled.e.scale_mode = VectorMode::PerTensor;  // one output scale per group
-  run_case(scaled, {odd.rows});
+  out.push_back({scaled, {odd.rows}, ""});
   // Per-row scale (indexed by D's row: contiguous groups share the rows).
   GroupedCase per_row = odd;
   per_row.e.scale_mode = VectorMode::PerRow;
-  run_case(per_row, {odd.rows});
+  out.push_back({per_row, {odd.rows}, ""});
   // f16, one B shared by every group (stride_b = 0) and stored K x N (N-major B tiles).
   GroupedCase shared;
   shared.p.m = 256;
@@ -295,45 +323,116 @@ BOOST_AUTO_TEST_CASE(contiguous_vs_oracle) {
   shared.p.resolve_and_validate();
   shared.rows = {0, 100, 100, 256};
   shared.tag = "contiguous-shared-b-nn-f16";
-  run_case(shared, {shared.rows, {16, 17, 200, 250}});
+  out.push_back({shared, {shared.rows, {16, 17, 200, 250}}, ""});
   // Many groups (DeepSeek-V3 routes to 256 experts; 32 per device is typical).
   std::vector<int32_t> offsets{0};
   for (int g = 0; g < 32; ++g) offsets.push_back(offsets.back() + 128 * ((g * 7) % 5));
-  run_case(bf16(contiguous(offsets.back() + 128, 128, 256, offsets, 128, "contiguous-32")), {offsets});
+  out.push_back({bf16(contiguous(offsets.back() + 128, 128, 256, offsets, 128, "contiguous-32")), {offsets}, ""});
+  return out;
 }
 
-BOOST_AUTO_TEST_CASE(masked_vs_oracle) {
+std::vector<Planned> masked_cases() {
+  std::vector<Planned> out;
   GroupedCase c = bf16(masked(192, 256, 256, {0, 1, 64, 192, 100, 7}, "masked"));
-  run_case(c, {c.rows, {192, 192, 192, 192, 192, 192}, {0, 0, 0, 0, 0, 0}});
-  run_case(with_bias_gelu(c), {c.rows});
+  out.push_back({c, {c.rows, {192, 192, 192, 192, 192, 192}, {0, 0, 0, 0, 0, 0}}, ""});
+  out.push_back({with_bias_gelu(c), {c.rows}, ""});
   GroupedCase per_column = c;
   per_column.e.scale_mode = VectorMode::PerColumn;
-  run_case(per_column, {{5, 17, 129, 0, 191, 64}});
+  out.push_back({per_column, {{5, 17, 129, 0, 191, 64}}, ""});
   // Per-row bias and scale of a masked group: element g * m + row.
   GroupedCase per_row = c;
   per_row.e.bias_mode = VectorMode::PerRow;
   per_row.e.bias_type = DType::F32;
   per_row.e.scale_mode = VectorMode::PerRow;
-  run_case(per_row, {{5, 17, 129, 0, 191, 64}});
+  out.push_back({per_row, {{5, 17, 129, 0, 191, 64}}, ""});
+  return out;
 }
 
 // Bad row arrays the host cannot see: rows clipped per the rule, the status bits set, nothing
 // written outside the clipped rows.
-BOOST_AUTO_TEST_CASE(bad_rows_clipped_and_flagged) {
+std::vector<Planned> bad_row_cases() {
   GroupedCase c = bf16(contiguous(512, 128, 128, {0, 128, 256, 384, 512}, 128, "bad-contiguous"));
-  run_case(c, {{0, 256, 128, 512, 9999}, {-128, 64, 256, 256, 512}, {0, 128, 200, 384, 512}});
   GroupedCase m = bf16(masked(64, 128, 128, {1, 2, 3}, "bad-masked"));
-  run_case(m, {{-1, 65, 3}, {64, 1 << 30, -5}});
+  return {{c, {{0, 256, 128, 512, 9999}, {-128, 64, 256, 256, 512}, {0, 128, 200, 384, 512}}, ""},
+          {m, {{-1, 65, 3}, {64, 1 << 30, -5}}, ""}};
 }
 
+// Stream-K grouped kernels (`_streamk`): the kernel counts the units the rows give and shares out
+// the K blocks of those past the last whole wave (common/stream_k_split.cuh) on the device. Row
+// arrays chosen (for 132 SMs; other counts move the cases, not their checks) so that each kernel
+// meets whole waves plus contiguous ranges crossing tiles, ranges alone, even pieces of a few
+// tiles, no units at all, and ranges longer than a tile (whole tiles again); bad rows too.
+std::vector<Planned> stream_k_cases() {
+  std::vector<Planned> out;
+  GroupedCase many = bf16(with_bias_gelu(contiguous(14848, 128, 512, {0, 3000, 3001, 9000, 14848}, 1, "sk-contiguous")));
+  GroupedCase masked_few = bf16(masked(192, 256, 256, {0, 1, 64, 192, 100, 7}, "sk-masked"));
+  for (const char* k : {"sm90_128x64x64_s8_t384_p_streamk", "sm90_128x256x64_s4_t384_p_streamk",
+                        "sm90_64x128x64_s7_t256_p_streamk"}) {
+    out.push_back({many, {many.rows, {0, 100, 200, 300, 6000}, {0, 0, 0, 0, 0}, {0, 128, 256, 384, 512}, {-5, 3000, 2000, 9000, 99999}}, k});
+    out.push_back({masked_few, {masked_few.rows, {192, 192, 192, 192, 192, 192}, {0, 0, 0, 0, 0, 0}, {-1, 500, 3, 0, 0, 9}}, k});
+  }
+  GroupedCase aligned = bf16(contiguous(768, 256, 512, {0, 128, 128, 384, 640}, 128, "sk-contiguous-128"));
+  out.push_back({aligned, {aligned.rows, {0, 256, 384, 512, 768}}, "sm90_128x128x64_s6_t384_p_streamk"});
+  return out;
+}
+
+// DeepSeek's decode under a CUDA graph (graph_replay below): the planner's kernel, and a stream-K
+// one whose flags in the workspace must come back cleared at every replay.
+GroupedCase graph_case() {
+  return bf16(with_bias_gelu(masked(128, 256, 256, {0, 0, 0, 0, 0, 0, 0, 0}, "graph")));
+}
+const char* const kGraphKernels[] = {"", "sm90_128x64x64_s8_t384_p_streamk"};
+
+void run_all(const std::vector<Planned>& cases) {
+  for (const Planned& c : cases) run_case(c.cs, c.row_sets, c.force.empty() ? nullptr : c.force.c_str());
+}
+
+// DGEMM_TEST_PREFILL: the kernel of every case's plan (chosen or forced) and its fallback.
+void prefill_cache(const char* arch_name) {
+  const HardwareDesc hw = apply_arch_file(HardwareDesc{}, arch_name);
+  const std::string arch = jit::arch_for_cc(hw.cc_major, hw.cc_minor);
+  dgemm_test::PrefillSet all;
+  std::vector<Planned> cases;
+  for (auto list : {contiguous_cases, masked_cases, bad_row_cases, stream_k_cases})
+    for (Planned& c : list()) cases.push_back(std::move(c));
+  for (const char* k : kGraphKernels) cases.push_back({graph_case(), {}, k});
+  for (const Planned& c : cases) {
+    PlanRequest r;
+    if (!c.force.empty()) {
+      r.force = Family::Sm90;
+      r.force_config = c.force;
+    }
+    try {
+      const PlanDecision d = choose_kernel(c.cs.p, c.cs.e, hw, r);
+      for (jit::CompileRequest& q : cuda::plan_compile_requests(c.cs.p, c.cs.e, d.chosen.config,
+                                                                d.fallback ? &d.fallback->config : nullptr, arch))
+        all.add(std::move(q));
+    } catch (const std::exception& ex) {
+      std::printf("prefill: %s: %s\n", c.cs.repro().c_str(), ex.what());
+    }
+  }
+  all.compile(arch_name, arch, dgemm_test::worker_count());
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(grouped_gpu)
+
+BOOST_AUTO_TEST_CASE(contiguous_vs_oracle) { run_all(contiguous_cases()); }
+BOOST_AUTO_TEST_CASE(masked_vs_oracle) { run_all(masked_cases()); }
+BOOST_AUTO_TEST_CASE(bad_rows_clipped_and_flagged) { run_all(bad_row_cases()); }
+BOOST_AUTO_TEST_CASE(stream_k_vs_oracle) { run_all(stream_k_cases()); }
+
 // DeepSeek's decode: a masked plan captured once in a CUDA graph, replayed with new counts each
-// time (written to the same device array before the replay); every replay must be right.
-BOOST_AUTO_TEST_CASE(masked_graph_replay_with_changing_counts) {
-  GroupedCase c = bf16(with_bias_gelu(masked(128, 256, 256, {0, 0, 0, 0, 0, 0, 0, 0}, "graph")));
+// time (written to the same device array before the replay); every replay must be right. Also
+// with a stream-K kernel forced, whose flags in the workspace must come back cleared each replay.
+void graph_replay(const char* force_kernel) {
+  GroupedCase c = graph_case();
   dgemm_plan_t plan = nullptr;
-  BOOST_REQUIRE_MESSAGE(make_plan(c, &plan) == DGEMM_STATUS_SUCCESS, dgemm_last_error());
+  BOOST_REQUIRE_MESSAGE(make_plan(c, &plan, force_kernel) == DGEMM_STATUS_SUCCESS, dgemm_last_error());
   std::mt19937 rng(11);
   Run run(c, rng);
+  run.reserve_workspace(plan);
   cudaStream_t s;
   BOOST_REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
   BOOST_REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
@@ -360,12 +459,17 @@ BOOST_AUTO_TEST_CASE(masked_graph_replay_with_changing_counts) {
     GroupedCase shown = c;
     shown.rows = counts;
     const std::string problem = run.check(counts);
-    BOOST_CHECK_MESSAGE(problem.empty(), "graph replay: " << problem << shown.repro());
+    BOOST_CHECK_MESSAGE(problem.empty(), "graph replay" << (force_kernel ? " (" : "") << (force_kernel ? force_kernel : "")
+                                                        << (force_kernel ? ")" : "") << ": " << problem << shown.repro());
   }
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   cudaStreamDestroy(s);
   dgemm_destroy_plan(plan);
+}
+
+BOOST_AUTO_TEST_CASE(masked_graph_replay_with_changing_counts) {
+  for (const char* k : kGraphKernels) graph_replay(*k ? k : nullptr);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -206,8 +206,8 @@ jit::CompileRequest sm90_compile_request(const GemmProblem& problem, const Epilo
     fail(Status::InternalError, "sm90: ", c.name(), ": ping-pong warpgroups take 128-row tiles of at most 128 columns, no cluster, "
          "no block-scaled inputs (promoted in the main loop), not grouped, not a block-scaled D");
   if (c.variant > 1) fail(Status::InternalError, "sm90: ", c.name(), ": unknown variant");
-  if (c.stream_k && (cluster_size(c) > 1 || p.grouping.grouped()))
-    fail(Status::InternalError, "sm90: ", c.name(), ": stream-K takes one CTA per work unit and no grouped problem");
+  if (c.stream_k && cluster_size(c) > 1)
+    fail(Status::InternalError, "sm90: ", c.name(), ": stream-K takes one CTA per work unit (no cluster)");
   if ((c.cluster_m > 1) + (c.cluster_n > 1) + (c.cluster_k > 1) > 1)
     fail(Status::InternalError, "sm90: ", c.name(), " asks for more than one kind of cluster");
   if (c.cluster_n > 2 || c.cluster_m > 2)
@@ -339,14 +339,17 @@ class Sm90Executable final : public Executable {
     if (c.stream_k) {
       // Every resident CTA takes a share (core/stream_k.hpp); the workspace holds one flag per
       // consumer warp and one partial tile per CTA that can leave one.
+      // A grouped launch splits on the device, from the units the group rows give at run time
+      // (sm90_gemm.cuh): every resident CTA may then hold a slot.
       sk_ = stream_k_split(long(units), long(max_units), long(num_k_blocks_));
-      if (sk_.sk_tiles > 0) {
+      sk_device_ = grouping_.grouped();
+      if (sk_.sk_tiles > 0 || sk_device_) {
         grid_ = unsigned(max_units);
+        const std::size_t slots = sk_device_ ? std::size_t(max_units) : std::size_t(sk_.sk_ctas);
         sk_flags_offset_ = workspace_;
-        workspace_ += (std::size_t(sk_.sk_ctas) * 8 * sizeof(unsigned long long) + kWorkspaceAlign - 1) /
-                      kWorkspaceAlign * kWorkspaceAlign;
+        workspace_ += (slots * 8 * sizeof(unsigned long long) + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign;
         sk_partials_offset_ = workspace_;
-        workspace_ += std::size_t(sk_.sk_ctas) * std::size_t(c.block_m) * std::size_t(c.block_n) * 4;
+        workspace_ += slots * std::size_t(c.block_m) * std::size_t(c.block_n) * 4;
         workspace_ += kWorkspaceAlign;  // the caller's pointer is aligned up inside
       }
       // Flags are compared with a token of this executable and call, never with a fixed value: a
@@ -404,7 +407,7 @@ class Sm90Executable final : public Executable {
     args.p.workspace_size = 0;
     args.tiles = tiles_;
     args.num_k_blocks = num_k_blocks_;
-    if (config_.stream_k && sk_.sk_tiles > 0) {
+    if (config_.stream_k && (sk_.sk_tiles > 0 || sk_device_)) {
       const std::uintptr_t ws = (reinterpret_cast<std::uintptr_t>(x.workspace) + kWorkspaceAlign - 1) & ~(kWorkspaceAlign - 1);
       args.sk_tiles = int(sk_.sk_tiles);
       args.sk_ctas = int(sk_.sk_ctas);
@@ -600,7 +603,8 @@ class Sm90Executable final : public Executable {
   std::size_t workspace_ = 0;
   // Stream-K: the split, where its flags and partials sit in the workspace, the token's seed and
   // the calls made so far (execute may run concurrently on one plan).
-  StreamKSplit sk_;
+  StreamKSplit sk_{};
+  bool sk_device_ = false;  // grouped: the kernel splits the units it finds (the sk_* arguments unused)
   std::size_t sk_flags_offset_ = 0, sk_partials_offset_ = 0;
   std::uint64_t sk_seed_ = 0;
   mutable std::atomic<std::uint64_t> sk_calls_{0};

@@ -51,6 +51,8 @@
 #include "common/group_walk.cuh"
 #include "common/pipeline.cuh"
 #include "common/scheduler.cuh"
+#include "common/stream_k_split.cuh"
+#include "common/stream_k_walk.cuh"
 #include "epilogue/epilogue.cuh"
 #include "sm90/ptx_cluster.cuh"
 #include "sm90/wgmma_atoms.cuh"
@@ -257,8 +259,7 @@ struct Gemm {
   static_assert(!kPingPong || EpilogueOp<Epi>::kOutBlock == 0, "ping-pong: not with a block-scaled D");
   static_assert(kGrouped == kGroupNone || (kClusterSize == 1 && !kPromote),
                 "grouped: one CTA per tile (a cluster's tiles could straddle groups), no block scales");
-  static_assert(!kStreamK || (kClusterSize == 1 && kGrouped == kGroupNone),
-                "stream-K: one CTA per work unit, not grouped");
+  static_assert(!kStreamK || kClusterSize == 1, "stream-K: one CTA per work unit");
 
   // The work unit `unit`, or false past the last one. Grouped walks scan the group rows (each
   // walker keeps its own cursor; units only increase).
@@ -283,6 +284,34 @@ struct Gemm {
     return true;
   }
 
+  // Stream-K's split as the walk (common/stream_k_walk.cuh) reads it: the launcher's, from the
+  // arguments; or, for a grouped launch, recomputed where used from the units the walkers counted
+  // (holding its fields across the walk spilled 64 bytes at 128x256, recomputing 16; ptxas sm_90a).
+  struct StreamKSource {
+    const GemmArgs& a;
+    int n;
+    __device__ __forceinline__ DgStreamKSplit split() const {
+      return dg_stream_k_split(n, int(gridDim.x), a.num_k_blocks);
+    }
+    __device__ __forceinline__ int units() const { return n; }
+    __device__ __forceinline__ int sk_tiles() const {
+      if constexpr (kGrouped != kGroupNone) return int(split().sk_tiles);
+      else return a.sk_tiles;
+    }
+    __device__ __forceinline__ int sk_ctas() const {
+      if constexpr (kGrouped != kGroupNone) return int(split().sk_ctas);
+      else return a.sk_ctas;
+    }
+    __device__ __forceinline__ int sk_iters() const {
+      if constexpr (kGrouped != kGroupNone) return int(split().sk_iters);
+      else return a.sk_iters;
+    }
+    __device__ __forceinline__ int sk_split() const {
+      if constexpr (kGrouped != kGroupNone) return split().split;
+      else return a.sk_split;
+    }
+  };
+
   // Calls body(w, kb_begin, kb_end) for each work unit of this CTA's cluster, in the order the
   // producer and the consumers must agree on (each side walks the same units on its own).
   template <class Body>
@@ -295,49 +324,27 @@ struct Gemm {
     if constexpr (kGrouped != kGroupNone) walk.start(args.groups, args.p.m, args.tiles.num_n_blocks);
     Work w;
     if constexpr (kStreamK) {
-      // Whole tiles first (full waves), then this CTA's range of the shared K blocks: at most two
-      // pieces, the end of one tile (a partial, left in the workspace) and the start of the next
-      // (finished here, with the partials of the CTAs after this one that hold the rest of it).
-      // One loop and one call of body (inlined once), and one counter live across it: `it` walks
-      // the whole tiles (it < 0: -it - 1 of them left) and then this CTA's shared K blocks; every
-      // other value is recomputed from the arguments (parameter space, no registers held).
-      // sk_tiles x K blocks fits an int: there are fewer shared tiles than CTAs.
+      // The walk (common/stream_k_walk.cuh): one counter live across it, one call of body (inlined
+      // once), every other value read from `src`.
+      // A grouped launch learns its units only here: every walker counts them from the group rows
+      // (one pass; seeking past the end leaves the total in walk.first) and splits them by the
+      // launcher's rule (common/stream_k_split.cuh) before walking from the start again. Plain
+      // launches read the launcher's split from the arguments (parameter space, no registers).
+      int units = num_units;
+      if constexpr (kGrouped != kGroupNone) {
+        walk.seek(0x7fffffffffffffffll);
+        units = int(walk.first);
+        walk.start(args.groups, args.p.m, args.tiles.num_n_blocks);
+      }
+      const StreamKSource src{args, units};
       const int cta = int(blockIdx.x);
-      // This CTA's whole tiles: cta, cta + grid, ... below num_units - sk_tiles.
-      auto whole = [&] { return (num_units - args.sk_tiles - cta + int(gridDim.x) - 1) / int(gridDim.x); };
-      int it = -whole() - 1;
-      while (true) {
-        const int kb = args.num_k_blocks;
-        int kb0 = 0, kb1 = kb, unit, sk = 0;
-        if (it < -1) {
-          unit = cta + (it + whole() + 1) * int(gridDim.x);
-          ++it;
-        } else if (args.sk_split > 0) {
-          // Even pieces of each shared tile, one per CTA; piece 0 finishes the tile.
-          if (it == 0 || cta >= args.sk_ctas) break;
-          it = 0;
-          const int r = cta / args.sk_split, j = cta - r * args.sk_split;
-          TileScheduler::k_range(kb, args.sk_split, j, kb0, kb1);
-          unit = num_units - args.sk_tiles + r;
-          sk = j != 0 ? -1 : cta + args.sk_split;
-        } else {
-          if (it == -1) it = cta < args.sk_ctas ? cta * args.sk_iters : 0x7fffffff;
-          const int end = min((cta + 1) * args.sk_iters, args.sk_tiles * kb);
-          if (it >= end) break;
-          const int r = it / kb;
-          kb0 = it - r * kb;
-          kb1 = min(kb, kb0 + (end - it));
-          unit = num_units - args.sk_tiles + r;
-          // A piece that starts inside the tile leaves a partial; the first piece adds the partials
-          // of the CTAs whose ranges hold the rest of the tile's K blocks.
-          const int peer_end = ((r + 1) * kb - 1) / args.sk_iters + 1;
-          sk = kb0 != 0 ? -1 : peer_end > cta + 1 ? peer_end : 0;
-          it += kb1 - kb0;
-        }
+      int it = dg_stream_k_begin(src, cta, int(gridDim.x));
+      DgStreamKPiece piece;
+      while (dg_stream_k_next(src, cta, int(gridDim.x), args.num_k_blocks, it, piece)) {
         // One decoding of the unit (its divisions and the code for them once, not per branch).
-        next_work(args, sched, num_units, walk, unit, 0, 0, w);
-        w.sk = sk;
-        body(w, kb0, kb1);
+        next_work(args, sched, num_units, walk, piece.unit, 0, 0, w);
+        w.sk = piece.sk;
+        body(w, piece.kb0, piece.kb1);
       }
     } else {
       for (int unit = blockIdx.x / kClusterSize; next_work(args, sched, num_units, walk, unit, rank_m, rank_n, w);
