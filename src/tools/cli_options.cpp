@@ -262,6 +262,51 @@ const char* gemm_options_help() {
          "  --scale none|tensor|row|col  output scale; --zero-point (i8 out); --no-saturate (fp8 out)\n";
 }
 
+GroupingOptions parse_grouping_options(const Flags& f) {
+  GroupingOptions o;
+  if (!f.has("groups")) {
+    for (const char* flag : {"group-layout", "group-align"})
+      if (f.has(flag)) throw std::invalid_argument("--" + std::string(flag) + " needs --groups G");
+    return o;
+  }
+  o.groups = f.get_int("groups", 1, 1, 1 << 20);
+  o.masked = f.get_choice("group-layout", "contiguous", {"contiguous", "masked"}) == "masked";
+  o.align = f.get_int("group-align", 1, 1, 1 << 20);
+  if (o.masked && o.align != 1) throw std::invalid_argument("--group-align: only for --group-layout contiguous");
+  if (f.has("batch")) throw std::invalid_argument("--batch: a grouped problem's batches are its --groups");
+  return o;
+}
+
+void GroupingOptions::apply(dgemm_problem_t* p) const {
+  if (groups == 0) return;
+  // Packed as stored (row-major; --order col swaps the roles of rows and columns alike).
+  auto packed = [&](int64_t rows, int64_t cols, int64_t ld) {
+    const bool row = p->order == DGEMM_ORDER_ROW_MAJOR;
+    return (row ? rows : cols) * (ld ? ld : (row ? cols : rows));
+  };
+  const int64_t ar = p->op_a == DGEMM_OP_N ? p->m : p->k, ac = p->op_a == DGEMM_OP_N ? p->k : p->m;
+  const int64_t br = p->op_b == DGEMM_OP_N ? p->k : p->n, bc = p->op_b == DGEMM_OP_N ? p->n : p->k;
+  p->batch_count = groups;
+  p->stride_b = packed(br, bc, p->ldb);
+  p->stride_a = masked ? packed(ar, ac, p->lda) : 0;
+  p->stride_c = masked ? packed(p->m, p->n, p->ldc) : 0;
+  p->stride_d = masked ? packed(p->m, p->n, p->ldd) : 0;
+}
+
+dgemm_grouped_t GroupingOptions::extension() const {
+  dgemm_grouped_t g;
+  dgemm_grouped_init(&g);
+  g.layout = masked ? DGEMM_GROUP_MASKED : DGEMM_GROUP_CONTIGUOUS;
+  g.m_alignment = align;
+  return g;
+}
+
+const char* grouping_options_help() {
+  return "  --groups G                   a grouped (mixture-of-experts) problem of G groups: B holds G\n"
+         "                               weights of n x k; --group-layout contiguous (A and D: m rows the\n"
+         "                               groups share; --group-align A rows) or masked (G slots of m rows)\n";
+}
+
 namespace {
 dgemm_scale_mode_t parse_scale_mode(const Flags& f, const char* flag, bool output) {
   const std::string v = output ? f.get_choice(flag, "none", {"none", "vec128"})

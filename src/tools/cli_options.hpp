@@ -67,6 +67,23 @@ struct ScalingOptions {
 ScalingOptions parse_scaling_options(const Flags& flags);
 const char* scaling_options_help();
 
+// A grouped (mixture-of-experts) problem from the flags, for plan and warm (DGEMM_1.1 grouped
+// problems: the group rows come at run time, so planning needs only the layout):
+//   --groups G  --group-layout contiguous|masked (default contiguous)  --group-align A (contiguous;
+//   default 1). B is G weights of n x k (stride n * k, as stored: op(B) from --trans-b); masked: A
+//   and D are G slots of m rows; contiguous: they are m rows the groups share.
+struct GroupingOptions {
+  int64_t groups = 0;  // 0: not grouped
+  bool masked = false;
+  int64_t align = 1;
+  // Sets the problem's batch count and strides for the layout (nothing when not grouped).
+  void apply(dgemm_problem_t* problem) const;
+  // The plan-time extension (valid when grouped).
+  dgemm_grouped_t extension() const;
+};
+GroupingOptions parse_grouping_options(const Flags& flags);
+const char* grouping_options_help();
+
 // --device: "auto", "cpu", "cuda" or "cuda:N"; throws std::invalid_argument naming the value.
 void parse_device(const std::string& value, dgemm_device_kind_t* kind, int* index);
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "api/convert.hpp"
+#include "api/grouped.hpp"
 #include "api/scaling.hpp"
 #include "core/error.hpp"
 #include "plan/arch_file.hpp"
@@ -30,8 +31,8 @@ void print_help() {
       "  --all     list every candidate, not only the best few\n"
       "  --force   only this family may be chosen (cpu, sm80, sm90, small_m)\n"
       "  --show-arch  print the machine's description as YAML (a start for a file) and stop\n"
-      "%s%s",
-      names.c_str(), gemm_options_help(), scaling_options_help());
+      "%s%s%s",
+      names.c_str(), gemm_options_help(), scaling_options_help(), grouping_options_help());
 }
 
 const char* bound_of(const Candidate& c) { return c.has_cost ? c.cost.bound : "-"; }
@@ -80,8 +81,11 @@ int cmd_plan(int argc, char** argv) {
   GemmOptions opt = parse_gemm_options(f);
   // The planner weighs the scale modes, not their values.
   const ScalingOptions scaling = parse_scaling_options(f);
+  const GroupingOptions grouping = parse_grouping_options(f);
+  grouping.apply(&opt.problem);
+  const dgemm_grouped_t grouped = grouping.extension();
   f.check_all_used();
-  GemmProblem p = api::convert_problem(&opt.problem);
+  GemmProblem p = api::convert_problem(&opt.problem, grouping.groups ? api::convert_grouped(&grouped.header) : Grouping());
   Epilogue e = api::convert_epilogue(&opt.epilogue, p);
   const dgemm_scaling_t s = scaling.for_problem(opt.problem);
   api::apply_scaling(scaling.active ? &s.header : nullptr, p, e);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "api/convert.hpp"
+#include "api/grouped.hpp"
 #include "api/scaling.hpp"
 #include "core/files.hpp"
 #include "plan/planner.hpp"
@@ -110,10 +111,10 @@ void print_help() {
       "  --json          print one JSON object (counts, seconds, the cache folder, each kernel) instead\n"
       "                  of the summary line\n"
       "  --quiet         no progress on stderr\n"
-      "%s%s"
-      "  (the scale flags apply to every problem, those of --shapes too)\n"
+      "%s%s%s"
+      "  (the scale and group flags apply to every problem, those of --shapes too)\n"
       "%s",
-      gemm_options_help(), scaling_options_help(), exit_codes_help());
+      gemm_options_help(), scaling_options_help(), grouping_options_help(), exit_codes_help());
 }
 
 }  // namespace
@@ -142,6 +143,9 @@ int cmd_warm(int argc, char** argv) {
     problems = problems_from_file(shapes, dtypes, layouts);
   }
   const ScalingOptions scaling = parse_scaling_options(f);
+  const GroupingOptions grouping = parse_grouping_options(f);
+  for (GemmOptions& o : problems) grouping.apply(&o.problem);
+  const dgemm_grouped_t grouped = grouping.extension();
   f.check_all_used();
 
 #ifndef DGEMM_WITH_CUDA
@@ -188,7 +192,7 @@ int cmd_warm(int argc, char** argv) {
   int plans = 0, unplannable = 0;
   for (const GemmOptions& o : problems) {
     try {
-      GemmProblem p = api::convert_problem(&o.problem);
+      GemmProblem p = api::convert_problem(&o.problem, grouping.groups ? api::convert_grouped(&grouped.header) : Grouping());
       Epilogue e = api::convert_epilogue(&o.epilogue, p);
       const dgemm_scaling_t s = scaling.for_problem(o.problem);
       api::apply_scaling(scaling.active ? &s.header : nullptr, p, e);

@@ -96,6 +96,21 @@ BOOST_AUTO_TEST_CASE(plan_takes_the_scale_flags) {
   BOOST_TEST(has(help, "--d-scale none|vec128"), help);
 }
 
+// Grouped (mixture-of-experts) problems: --groups with either layout; the plan says the grouping
+// and offers the grouped stream-K kernels by name (their split happens on the device).
+BOOST_AUTO_TEST_CASE(plan_takes_the_group_flags) {
+  Result r = sh(tool() + " plan --arch h200 --all --m 1152 --n 4096 --k 7168 --trans-b --groups 8 --group-align 128");
+  BOOST_TEST(r.rc == 0, r.out);
+  BOOST_TEST(has(r.out, "batch=8 strides=0,29360128,0,0 grouped=contiguous(align=128)"), r.out);
+  BOOST_TEST(has(r.out, "sm90_128x256x64_s4_t384_p_streamk"), r.out);
+  BOOST_TEST(has(r.out, "chosen    sm90_"), r.out);
+  r = sh(tool() + " plan --arch h200 --m 256 --n 7168 --k 2048 --trans-b --groups 32 --group-layout masked");
+  BOOST_TEST(r.rc == 0, r.out);
+  BOOST_TEST(has(r.out, "batch=32 strides=524288,14680064,1835008,1835008 grouped=masked"), r.out);
+  const std::string help = sh(tool() + " plan --help").out + sh(tool() + " warm --help").out;
+  BOOST_TEST(has(help, "--groups G"), help);
+}
+
 BOOST_AUTO_TEST_CASE(plan_refuses_clearly) {
   Result r = sh(tool() + " plan --arch mi300x --m 4096 --n 4096 --k 4096");
   BOOST_TEST(r.rc == 1, r.out);
@@ -294,6 +309,12 @@ BOOST_AUTO_TEST_CASE(bad_values_name_the_flag_and_the_value) {
       {"run --d-scale ue8m0", 2, {"--d-scale", "'ue8m0'", "none, vec128"}},
       {"warm --d-scale blk128", 2, {"--d-scale", "'blk128'", "none, vec128"}},
       {"warm --runners-up -1", 2, {"--runners-up", "-1"}},
+      // The grouped flags of plan and warm.
+      {"plan --group-layout masked", 2, {"--group-layout needs --groups G"}},
+      {"plan --groups 0", 2, {"--groups", "0", "out of range"}},
+      {"plan --groups 4 --group-layout ragged", 2, {"--group-layout", "'ragged'", "contiguous, masked"}},
+      {"warm --groups 4 --group-layout masked --group-align 8", 2, {"--group-align", "only for --group-layout contiguous"}},
+      {"plan --groups 4 --batch 2", 2, {"--batch", "--groups"}},
       // 2e6 x 2e6 outputs: 8 TB of D, a plan the library accepts and a machine cannot hold.
       {"run --device cpu --m 2000000 --n 2000000 --k 1 --check none", 4, {"out of host memory"}},  // was "std::bad_alloc"
   };
