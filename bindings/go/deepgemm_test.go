@@ -397,18 +397,20 @@ func TestGroupedMasked(t *testing.T) {
 	}
 }
 
-// Both DGEMM_1.1 extensions in one chain (C memory, linked by extChain): the library sees both
-// and refuses the combination; a grouped plan refuses scale tensors, a scaled plan group rows.
-func TestGroupedWithScalingNotSupported(t *testing.T) {
+// Both DGEMM_1.1 extensions in one chain (C memory, linked by extChain): a grouped plan with
+// scaling runs on the CPU (one A scale per group: group g's at g, Stride 1), and equals the plain
+// grouped plan's D times each group's scale; a grouped plan without scaling refuses scale tensors,
+// a scaled plan group rows.
+func TestGroupedWithScaling(t *testing.T) {
 	ctx := cpuContext(t)
 	p := NewProblem(8, 4, 4, F32)
 	p.BatchCount, p.StrideA, p.StrideB, p.StrideD = 2, 32, 16, 32
-	p.Scaling = &Scaling{A: Scale{Mode: ScalePerTensor}}
-	_, err := ctx.NewPlan(p, nil, &PlanOptions{Grouped: &Grouping{Layout: GroupMasked}})
-	var de *Error
-	if !errors.As(err, &de) || de.Status != StatusNotSupported || !strings.Contains(de.Message, "with scaling") {
+	p.Scaling = &Scaling{A: Scale{Mode: ScalePerTensor, Stride: 1}}
+	scaledGrouped, err := ctx.NewPlan(p, nil, &PlanOptions{Grouped: &Grouping{Layout: GroupMasked}})
+	if err != nil {
 		t.Fatalf("grouped and scaled: %v", err)
 	}
+	defer scaledGrouped.Close()
 	p.Scaling = nil
 	grouped, err := ctx.NewPlan(p, nil, &PlanOptions{Grouped: &Grouping{Layout: GroupMasked}})
 	if err != nil {
@@ -417,7 +419,25 @@ func TestGroupedWithScalingNotSupported(t *testing.T) {
 	defer grouped.Close()
 	a, b, d := randomBuffer(t, 64), randomBuffer(t, 32), poisoned(t, 64)
 	counts, _ := NewHostBuffer(8)
-	scale, _ := NewHostBuffer(4)
+	counts.Int32s()[0], counts.Int32s()[1] = 3, 8
+	scale, _ := NewHostBuffer(8)
+	scale.Float32s()[0], scale.Float32s()[1] = 2, 0.5
+	if err := grouped.Execute(a, b, nil, d, &ExecArgs{GroupRows: counts}, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	ds := poisoned(t, 64)
+	if err := scaledGrouped.Execute(a, b, nil, ds, &ExecArgs{GroupRows: counts, AScale: scale}, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	for g, rows := range []int{3, 8} {
+		for i := 0; i < rows*4; i++ {
+			want := d.Float32s()[g*32+i] * scale.Float32s()[g]
+			if got := ds.Float32s()[g*32+i]; got != want {
+				t.Fatalf("group %d element %d: %v, want %v", g, i, got, want)
+			}
+		}
+	}
+	var de *Error
 	err = grouped.Execute(a, b, nil, d, &ExecArgs{GroupRows: counts, AScale: scale}, nil, 0)
 	if !errors.As(err, &de) || de.Status != StatusInvalidArgument || !strings.Contains(de.Message, "no Scaling") {
 		t.Fatalf("scale tensors for a grouped plan: %v", err)

@@ -644,6 +644,20 @@ DGEMM_API dgemm_status_t dgemm_plan_scale_shape(dgemm_plan_t plan, dgemm_scale_t
  *   (contiguous), G x m values (masked, group g's at g * m).
  * alpha and beta are shared by all groups.
  *
+ * Input and output scaling (a dgemm_scaling_t in the same chain): the scale tensors follow the
+ * operands, with the group as the batch (element (r, c) of group g at g * stride + the layout's
+ * offset, "Scale tensor layout" above):
+ *   B's scales: one tensor per expert at g * b_scale.stride (0 shares one);
+ *   A's and D's scales: masked, one per slot at g * stride, as for any batch (D's strides must
+ *   not overlap); contiguous, the outer index r is the row of the shared op(A) or D (a VEC128
+ *   tensor has m rows, a BLK128x128 one ceil(m / 128), whichever group owns them), so the
+ *   natural tensor is shared: a_scale.stride = 0 (a per-group PER_TENSOR scale of A is
+ *   stride = 1: group g's at g) and d_scale.stride must be 0.
+ * DeepSeek's m-grouped FP8 GEMMs are thus: e4m3 A with VEC128 scales (m x KB, MN_MAJOR, stride 0
+ * contiguous / one tensor per slot masked), e4m3 B with BLK128x128 scales per expert
+ * (b_scale.stride = ceil(n / 128) x KB), a bf16 D. The CPU backend runs every combination (the
+ * reference); a GPU family that does not says so at plan time (NOT_SUPPORTED, with its reason).
+ *
  * Bad per-group values. dgemm_execute_ext checks the arrays it can read: on a CPU context (host
  * memory) every value is checked and a bad one is INVALID_ARGUMENT naming the entry and its value,
  * with nothing written. A CUDA plan cannot read device memory without synchronizing, so it checks

@@ -149,7 +149,14 @@ void resolve_and_validate_scaling(GemmProblem& p, Epilogue& e) {
     fail(Status::NotSupported, "d_scale.mode = ", scale_mode_name(d.mode),
          ": D is block-scaled per 1 x 128 block of a row (VEC128) or not at all (NONE)");
   }
-  resolve_scale_desc(d, "d_scale", p.m, p.n, p.batch_count, true);
+  // A contiguous grouped problem has one D whose rows the groups share, so one tensor of D's
+  // scales (deepgemm.h, "grouped problems": its outer index is the shared row).
+  const bool shared_d = p.grouping.contiguous();
+  if (shared_d && d.active() && d.stride != 0) {
+    fail(Status::InvalidArgument, "d_scale.stride = ", d.stride,
+         ": must be 0 for a contiguous grouped problem (the groups share D's rows, and so its scales' rows)");
+  }
+  resolve_scale_desc(d, "d_scale", p.m, p.n, shared_d ? 1 : p.batch_count, !shared_d);
   if (d.active() && !dtype_is_fp8(p.d_type)) {
     fail(Status::NotSupported, "d_scale.mode = vec128 with d_type = ", dtype_name(p.d_type),
          ": a block-scaled output is e4m3 or e5m2");

@@ -9,16 +9,11 @@ namespace {
 class CpuFamily final : public FamilyModel {
  public:
   Family family() const override { return Family::Cpu; }
-  // The reference runs every feature (it is the oracle of the kernels that do not yet), but not
-  // both DGEMM_1.1 extensions in one problem: which scale tensor of a contiguous grouped problem
-  // is per group (B's) and which spans the groups' shared rows (A's, D's) is not defined yet, and
-  // an oracle must not guess it.
-  std::string unsupported_features(const GemmProblem& p, const Epilogue& e) const override {
-    if (p.grouping.grouped() && needs_scaling(p, e))
-      return "a grouped problem (DGEMM_EXT_GROUPED) with scaling (DGEMM_EXT_SCALING: " + scaling_summary(p, e) +
-             ") is not supported yet: use one extension or the other";
-    return "";
-  }
+  // The reference runs every feature (it is the oracle of the kernels that do not yet), grouped
+  // problems with scaling too: the groups are its batches, so each group's scale tensors are at
+  // g * stride, and a contiguous problem's A and D scales are indexed by the shared row
+  // (deepgemm.h, "grouped problems"), which is what the batch loop does with stride 0.
+  std::string unsupported_features(const GemmProblem&, const Epilogue&) const override { return ""; }
   std::vector<Candidate> enumerate(const GemmProblem& p, const Epilogue&, const HardwareDesc& hw) const override {
     Candidate c;
     c.config.family = Family::Cpu;

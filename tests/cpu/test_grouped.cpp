@@ -12,6 +12,7 @@
 // carrying the grouping.
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -833,67 +834,215 @@ BOOST_AUTO_TEST_CASE(grouped_choice_matches_h200_measurements) {
 // scale tensors are per group). The planner's one feature check says so for every family, so
 // the combination is NOT_SUPPORTED with the reason; each extension alone still plans, and an
 // unused scaling (dgemm_scaling_init only) in a grouped chain changes nothing.
-BOOST_FIXTURE_TEST_CASE(grouped_with_scaling_is_not_supported, CpuContext) {
+// Grouped problems with input and output scaling (deepgemm.h, "grouped problems"): each group's
+// scale tensors at g * stride, a contiguous problem's A and D scales indexed by the shared row.
+// The reference is the loop of single scaled GEMMs, each given its group's slices of the tensors;
+// D, D's block scales and amax must come out byte for byte the same.
+struct ScaleSpec {
+  dgemm_scale_mode_t a = DGEMM_SCALE_NONE, b = DGEMM_SCALE_NONE;
+  bool d_block = false;  // an e4m3 D with VEC128 scales the epilogue computes
+  bool amax = false;
+  dgemm_scale_type_t type = DGEMM_SCALE_TYPE_F32;
+  const char* name = "";
+};
+
+struct ScaleTensor {
+  dgemm_scale_desc_t desc{};
+  Bytes data;
+  int64_t per_group = 0;  // elements of one group's tensor (its stride when not shared)
+};
+
+// A scale tensor of `mode` for an operand of `outer` rows (A: m, B: n, D: m) and `inner` columns
+// (k, or n for D), one per group unless `shared`, random values of `type`.
+ScaleTensor make_scales(dgemm_scale_mode_t mode, dgemm_scale_type_t type, int64_t outer, int64_t inner, int64_t groups,
+                        bool shared, std::mt19937_64& rng) {
+  ScaleTensor t;
+  t.desc.mode = mode;
+  t.desc.type = type;
+  if (mode == DGEMM_SCALE_NONE) return t;
+  const int64_t blocks = (inner + 127) / 128;
+  int64_t rows = 1, cols = 1;
+  if (mode == DGEMM_SCALE_OUTER_VEC) rows = outer;
+  if (mode == DGEMM_SCALE_VEC128) rows = outer, cols = blocks;
+  if (mode == DGEMM_SCALE_BLK128x128) rows = (outer + 127) / 128, cols = blocks;
+  // VEC128 and BLK128x128 as DeepGEMM lays them out: A's MN-major, B's blocks K-major.
+  t.desc.layout = mode == DGEMM_SCALE_BLK128x128 ? DGEMM_SCALE_K_MAJOR : DGEMM_SCALE_MN_MAJOR;
+  t.desc.ld = t.desc.layout == DGEMM_SCALE_MN_MAJOR ? rows : cols;
+  t.per_group = rows * cols;
+  t.desc.stride = shared ? 0 : t.per_group;
+  const int64_t count = shared ? t.per_group : groups * t.per_group;
+  const std::size_t size = type == DGEMM_SCALE_TYPE_F32 ? 4 : 1;
+  t.data.assign(std::size_t(count) * size, 0);
+  std::uniform_real_distribution<float> f(0.25f, 2.0f);
+  std::uniform_int_distribution<int> e(120, 134);
+  for (int64_t i = 0; i < count; ++i) {
+    if (size == 4) {
+      const float v = f(rng);
+      std::memcpy(t.data.data() + i * 4, &v, 4);
+    } else {
+      t.data[std::size_t(i)] = uint8_t(e(rng));
+    }
+  }
+  return t;
+}
+
+void check_scaled_case(dgemm_context_t ctx, GroupedCase c, const ScaleSpec& spec) {
+  c.types = kFP8;
+  if (spec.d_block) c.types.d = c.types.c = DGEMM_DTYPE_F8_E4M3;
+  const std::string name = c.name() + " " + spec.name;
+  std::mt19937_64 rng(seed_of(name));
+  Buffers grouped(c, rng);
+  Buffers loop = grouped;
+  const bool masked = c.layout == DGEMM_GROUP_MASKED;
+  const int64_t G = c.groups();
+  // Per-tensor A scales are per group (stride 1: group g's at g); the other A and D tensors are
+  // per slot (masked) or one over the shared rows (contiguous); B's are per expert.
+  const bool a_shared = !masked && spec.a != DGEMM_SCALE_PER_TENSOR;
+  ScaleTensor sa = make_scales(spec.a, spec.type, c.m, c.k, G, a_shared, rng);
+  ScaleTensor sb = make_scales(spec.b, spec.type, c.n, c.k, G, false, rng);
+  ScaleTensor sd = make_scales(spec.d_block ? DGEMM_SCALE_VEC128 : DGEMM_SCALE_NONE, spec.type, c.m, c.n, G, !masked, rng);
+  Bytes sd_loop = sd.data;
+  float amax = -1.0f, amax_loop = 0.0f;
+
+  dgemm_scaling_t scaling;
+  dgemm_scaling_init(&scaling);
+  scaling.a_scale = sa.desc;
+  scaling.b_scale = sb.desc;
+  scaling.d_scale = sd.desc;
+  if (spec.amax) scaling.flags = DGEMM_SCALING_AMAX_D;
+  // The grouped plan and execute.
+  {
+    const dgemm_problem_t p = grouped.problem(c.m, G);
+    const dgemm_epilogue_t e = grouped.epilogue();
+    dgemm_grouped_t g = grouped.grouped();
+    g.header.next = &scaling;
+    dgemm_plan_t plan = nullptr;
+    const Result created = dgemm_create_plan_ext(ctx, &p, &e, nullptr, &g, &plan);
+    BOOST_REQUIRE_MESSAGE(created.status == DGEMM_STATUS_SUCCESS, name << ": " << created.message);
+    dgemm_group_args_t ga;
+    dgemm_group_args_init(&ga);
+    (masked ? ga.counts : ga.offsets) = c.rows.data();
+    dgemm_scale_args_t args;
+    dgemm_scale_args_init(&args);
+    args.a_scale = sa.data.empty() ? nullptr : sa.data.data();
+    args.b_scale = sb.data.empty() ? nullptr : sb.data.data();
+    args.d_scale = sd.data.empty() ? nullptr : sd.data.data();
+    args.amax_d = spec.amax ? &amax : nullptr;
+    ga.header.next = &args;
+    const dgemm_args_t x = grouped.args();
+    Workspace ws(plan);
+    const Result run = dgemm_execute_ext(plan, grouped.a.data(), grouped.b.data(),
+                                         grouped.cm.empty() ? nullptr : grouped.cm.data(), grouped.d.data(), &x, &ga,
+                                         ws.data(), ws.size(), nullptr);
+    BOOST_REQUIRE_MESSAGE(run.status == DGEMM_STATUS_SUCCESS, name << ": " << run.message);
+    dgemm_destroy_plan(plan);
+  }
+  // The loop: group g's rows [r0, r1) as one scaled GEMM with its slices.
+  std::vector<int64_t> begin, end;
+  valid_ranges(c, &begin, &end);
+  const std::size_t ssize = spec.type == DGEMM_SCALE_TYPE_F32 ? 4 : 1;
+  auto slice = [&](const Bytes& b, int64_t elements) { return b.empty() ? nullptr : b.data() + elements * int64_t(ssize); };
+  for (int64_t g = 0; g < G; ++g) {
+    const int64_t r0 = begin[std::size_t(g)], rows = end[std::size_t(g)] - r0;
+    if (rows <= 0) continue;
+    const dgemm_problem_t p = loop.problem(rows, 1);
+    const dgemm_epilogue_t e = loop.epilogue();
+    dgemm_scaling_t one = scaling;
+    one.a_scale.stride = one.b_scale.stride = one.d_scale.stride = 0;
+    dgemm_plan_t plan = nullptr;
+    BOOST_REQUIRE_MESSAGE(dgemm_create_plan_ext(ctx, &p, &e, nullptr, &one, &plan) == DGEMM_STATUS_SUCCESS,
+                          name << ": " << dgemm_last_error());
+    // A's and D's scales: the slot's tensor (masked) and the group's first row in it (the outer
+    // index of a VEC128 / OUTER_VEC tensor, MN-major); a per-tensor scale: the group's.
+    const int64_t a_first = spec.a == DGEMM_SCALE_PER_TENSOR ? g : (masked ? g * sa.desc.stride : 0) + r0;
+    dgemm_scale_args_t args;
+    dgemm_scale_args_init(&args);
+    args.a_scale = slice(sa.data, a_first);
+    args.b_scale = slice(sb.data, g * sb.desc.stride);
+    args.d_scale = sd_loop.empty() ? nullptr : sd_loop.data() + ((masked ? g * sd.desc.stride : 0) + r0) * int64_t(ssize);
+    float group_amax = 0.0f;
+    args.amax_d = spec.amax ? &group_amax : nullptr;
+    const int64_t a_off = (masked ? g * loop.stride_a : 0) + offset(c.order, r0, 0, loop.lda);
+    const int64_t c_off = (masked ? g * loop.stride_c : 0) + offset(c.order, r0, 0, loop.ldc);
+    const int64_t d_off = (masked ? g * loop.stride_d : 0) + offset(c.order, r0, 0, loop.ldd);
+    dgemm_args_t x = loop.args();
+    if (x.bias) x.bias = at(loop.bias, g * c.n, c.types.bias);  // per-column bias: group g's
+    Workspace ws(plan);
+    const dgemm_status_t st = dgemm_execute_ext(plan, at(loop.a, a_off, c.types.a), at(loop.b, g * loop.stride_b, c.types.b),
+                                                loop.cm.empty() ? nullptr : at(loop.cm, c_off, c.types.c),
+                                                at(loop.d, d_off, c.types.d), &x, &args, ws.data(), ws.size(), nullptr);
+    BOOST_REQUIRE_MESSAGE(st == DGEMM_STATUS_SUCCESS, name << ": " << dgemm_last_error());
+    amax_loop = std::max(amax_loop, group_amax);
+    dgemm_destroy_plan(plan);
+  }
+  BOOST_TEST_CONTEXT(name) {
+    BOOST_TEST((grouped.d == loop.d), "D differs from the loop of single scaled GEMMs");
+    BOOST_TEST((sd.data == sd_loop), "D's block scales differ");
+    if (spec.amax) BOOST_TEST(amax == amax_loop);
+    BOOST_TEST((loop.d != poisoned(int64_t(loop.d.size()) - 1)), "nothing was computed");
+  }
+}
+
+BOOST_FIXTURE_TEST_CASE(grouped_with_scaling_matches_loop, CpuContext) {
+  const ScaleSpec specs[] = {
+      {DGEMM_SCALE_PER_TENSOR, DGEMM_SCALE_PER_TENSOR, false, true, DGEMM_SCALE_TYPE_F32, "tensor x tensor + amax"},
+      {DGEMM_SCALE_OUTER_VEC, DGEMM_SCALE_OUTER_VEC, false, false, DGEMM_SCALE_TYPE_F32, "token x channel"},
+      // DeepSeek's m-grouped FP8: 1 x 128 A, 128 x 128 B, and its fused FP8 output.
+      {DGEMM_SCALE_VEC128, DGEMM_SCALE_BLK128x128, false, false, DGEMM_SCALE_TYPE_F32, "vec128 x blk128"},
+      {DGEMM_SCALE_VEC128, DGEMM_SCALE_BLK128x128, true, true, DGEMM_SCALE_TYPE_UE8M0, "ue8m0 vec128 x blk128 -> e4m3 + scales"},
+      {DGEMM_SCALE_NONE, DGEMM_SCALE_VEC128, true, false, DGEMM_SCALE_TYPE_F32, "b vec128 -> e4m3 + scales"},
+  };
+  for (const ScaleSpec& s : specs) {
+    // Contiguous, groups of uneven length with an empty one and unused rows; K over three blocks
+    // with a partial last one; n not a multiple of 128 (a partial D scale block).
+    GroupedCase cont = make_case(DGEMM_GROUP_CONTIGUOUS, 200, 136, 300, {5, 40, 40, 133, 190});
+    cont.epi = kEpilogues[1];  // per-column bias + GELU
+    check_scaled_case(ctx, cont, s);
+    GroupedCase masked = make_case(DGEMM_GROUP_MASKED, 72, 136, 300, {0, 72, 17});
+    check_scaled_case(ctx, masked, s);
+  }
+}
+
+// What a grouped problem's scale tensors may not be: a contiguous D shares its rows among the
+// groups, so its block scales are one tensor (stride 0); masked D scales must not overlap.
+BOOST_FIXTURE_TEST_CASE(grouped_scaling_validation, CpuContext) {
   dgemm_problem_t p;
   dgemm_problem_init(&p);
   p.m = 64;
-  p.n = 16;
-  p.k = 32;
+  p.n = 256;
+  p.k = 128;
+  p.a_type = p.b_type = DGEMM_DTYPE_F8_E4M3;
+  p.c_type = p.d_type = DGEMM_DTYPE_F8_E4M3;
+  p.op_b = DGEMM_OP_T;
   p.batch_count = 2;
-  p.stride_a = 64 * 32;
-  p.stride_b = 32 * 16;
-  p.stride_d = 64 * 16;
+  p.stride_b = 256 * 128;
   dgemm_grouped_t g;
   dgemm_grouped_init(&g);
-  g.layout = DGEMM_GROUP_MASKED;
   dgemm_scaling_t s;
   dgemm_scaling_init(&s);
-  s.a_scale.mode = DGEMM_SCALE_PER_TENSOR;
-  dgemm_plan_t plan = nullptr;
-
-  // Both orders of the chain.
-  s.header.next = &g;
-  expect_error(dgemm_create_plan_ext(ctx, &p, nullptr, nullptr, &s, &plan), DGEMM_STATUS_NOT_SUPPORTED,
-               {"grouped=masked", "a_scale=", "cpu: a grouped problem (DGEMM_EXT_GROUPED) with scaling "
-                                              "(DGEMM_EXT_SCALING: a_scale per_tensor) is not supported yet"});
-  BOOST_TEST(plan == nullptr);
-  s.header.next = nullptr;
+  s.d_scale.mode = DGEMM_SCALE_VEC128;
+  s.d_scale.stride = 128;
   g.header.next = &s;
-  expect_error(dgemm_create_plan_ext(ctx, &p, nullptr, nullptr, &g, &plan), DGEMM_STATUS_NOT_SUPPORTED,
-               {"cpu: a grouped problem (DGEMM_EXT_GROUPED) with scaling"});
+  dgemm_plan_t plan = nullptr;
+  expect_error(dgemm_create_plan_ext(ctx, &p, nullptr, nullptr, &g, &plan), DGEMM_STATUS_INVALID_ARGUMENT,
+               {"d_scale.stride = 128", "must be 0 for a contiguous grouped problem"});
   BOOST_TEST(plan == nullptr);
-
-  // Each alone plans; an inactive scaling beside the grouping is no scaling.
-  g.header.next = nullptr;
-  BOOST_TEST(dgemm_create_plan_ext(ctx, &p, nullptr, nullptr, &s, &plan) == DGEMM_STATUS_SUCCESS);
+  s.d_scale.stride = 0;
+  BOOST_TEST(dgemm_create_plan_ext(ctx, &p, nullptr, nullptr, &g, &plan) == DGEMM_STATUS_SUCCESS, dgemm_last_error());
   dgemm_destroy_plan(plan);
   plan = nullptr;
-  dgemm_scaling_t none;
-  dgemm_scaling_init(&none);
-  none.header.next = &g;
-  BOOST_TEST(dgemm_create_plan_ext(ctx, &p, nullptr, nullptr, &none, &plan) == DGEMM_STATUS_SUCCESS);
-  BOOST_REQUIRE(plan != nullptr);
-
-  // That grouped plan takes group arguments and refuses scale arguments in the same chain.
-  Bytes a(esize(DGEMM_DTYPE_BF16) * 2 * 64 * 32), b(esize(DGEMM_DTYPE_BF16) * 2 * 32 * 16),
-      d(esize(DGEMM_DTYPE_BF16) * 2 * 64 * 16);
-  const int32_t counts[2] = {3, 64};
-  dgemm_group_args_t ga;
-  dgemm_group_args_init(&ga);
-  ga.counts = counts;
-  dgemm_scale_args_t sa;
-  dgemm_scale_args_init(&sa);
-  ga.header.next = &sa;
-  expect_error(dgemm_execute_ext(plan, a.data(), b.data(), nullptr, d.data(), nullptr, &ga, nullptr, 0, nullptr),
-               DGEMM_STATUS_INVALID_ARGUMENT, {"DGEMM_EXT_SCALE_ARGS given, but the plan has no scaling"});
-  ga.header.next = nullptr;
-  Workspace ws(plan);
-  BOOST_TEST(dgemm_execute_ext(plan, a.data(), b.data(), nullptr, d.data(), nullptr, &ga, ws.data(), ws.size(),
-                               nullptr) == DGEMM_STATUS_SUCCESS);
+  // Masked: one tensor per slot, as any batch of D.
+  g.layout = DGEMM_GROUP_MASKED;
+  p.stride_a = 64 * 128;
+  p.stride_d = 64 * 256;
+  expect_error(dgemm_create_plan_ext(ctx, &p, nullptr, nullptr, &g, &plan), DGEMM_STATUS_INVALID_ARGUMENT,
+               {"d_scale.stride = 0", "overlap"});
+  s.d_scale.stride = 128;
+  BOOST_TEST(dgemm_create_plan_ext(ctx, &p, nullptr, nullptr, &g, &plan) == DGEMM_STATUS_SUCCESS, dgemm_last_error());
   dgemm_destroy_plan(plan);
 
-  // The planner's one check names each missing feature of a family: sm80 runs neither, sm90 runs
-  // per-tensor input scales, and grouped problems without scaling.
+  // The GPU families say why they do not run it: sm80 runs neither extension, sm90 no grouped
+  // problem with scaling (yet).
   dgemm::GemmProblem gp;
   gp.m = 1024;
   gp.n = gp.k = 4096;

@@ -125,12 +125,20 @@ def test_plan_api_and_describe():
             ctx.plan(4, 4, 4, grouped="ragged")
 
 
-def test_grouped_with_scaling_is_not_supported():
-    """Both DGEMM_1.1 extensions reach the library in one chain; it refuses the combination."""
+def test_grouped_with_scaling():
+    """Both DGEMM_1.1 extensions reach the library in one chain: one A scale per group (stride 1)
+    multiplies that group's rows, on the CPU (deepgemm.h, "grouped problems")."""
     with deepgemm.Context("cpu") as ctx:
-        with pytest.raises(deepgemm.NotSupportedError, match="grouped problem .* with scaling"):
-            ctx.plan(16, 8, 8, "float32", batch=2, stride_a=128, stride_b=64, stride_d=128, grouped="masked",
-                     a_scale="per_tensor")
+        a, w = rand(2, 16, 8), rand(2, 8, 8)
+        counts = np.array([5, 16], np.int32)
+        scales = np.array([2.0, 0.5], np.float32)
+        with ctx.plan(16, 8, 8, "float32", batch=2, stride_a=128, stride_b=64, stride_d=128, grouped="masked",
+                      a_scale=deepgemm.Scale("per_tensor", stride=1)) as plan:
+            out = np.zeros((2, 16, 8), dtype=np.float32)
+            plan.execute(a, w, out, counts=counts, a_scale=scales)
+        for g, rows in enumerate(counts):
+            assert close(out[g, :rows], expert(a[g, :rows], w[g], False) * scales[g], 1e-5)
+            assert not out[g, rows:].any()  # rows past the count untouched
         # A scaled plan refuses group arrays, a grouped plan scale arrays (before the library is called).
         with ctx.plan(16, 8, 8, "float32", a_scale="per_tensor") as plan:
             with pytest.raises(ValueError, match="grouped plans"):
