@@ -257,15 +257,24 @@ class Sm90Family final : public FamilyModel {
     const std::string why = missing_features(p, e, runs_scaling(p, e), true);
     return why.empty() || grouping.empty() ? why + grouping : why + "; " + grouping;
   }
-  // The grouped problems the kernel runs (kGrouped, kernels/GROUPED.md): 16-bit operands, row-major
-  // D (the kernel's rows are the groups' rows), no scaling; "" when it runs this one.
+  // The grouped problems the kernel runs (kGrouped, kernels/GROUPED.md): 16-bit operands, or FP8
+  // ones with input scales applied in the epilogue (per tensor, per row / column: each group's at
+  // g * stride); row-major D (the kernel's rows are the groups' rows); "" when it runs this one.
   static std::string grouping_problem(const GemmProblem& p, const Epilogue& e) {
-    if (dtype_size(p.a_type) != 2 || p.a_type != p.b_type)
-      return std::string("sm90 grouped kernels take f16 or bf16 A and B, not ") + dtype_name(p.a_type) + " and " +
-             dtype_name(p.b_type);
+    const bool fp8 = dtype_is_fp8(p.a_type) && dtype_is_fp8(p.b_type);
+    if (!fp8 && (dtype_size(p.a_type) != 2 || p.a_type != p.b_type))
+      return std::string("sm90 grouped kernels take f16, bf16, e4m3 or e5m2 A and B, not ") + dtype_name(p.a_type) +
+             " and " + dtype_name(p.b_type);
     if (p.order != Order::RowMajor) return "sm90 grouped kernels store row-major D (order = col)";
-    if (needs_scaling(p, e)) return "sm90 grouped kernels have no input or output scaling";
+    if (p.a_scale.blocked() || p.b_scale.blocked() || e.d_scale.active() || e.amax_d)
+      return "sm90 grouped kernels take input scales per tensor or per row / column only (no 1 x 128 or 128 x 128 "
+             "blocks, no block-scaled D, no amax of D)";
     return "";
+  }
+  // Grouped problems the kernels have not yet run on a GPU (FP8 operands, input scales): offered
+  // by name only (force_kernel), so a plan never picks them until the GPU test has passed them.
+  static bool grouped_unverified(const GemmProblem& p, const Epilogue& e) {
+    return p.grouping.grouped() && (dtype_size(p.a_type) == 1 || needs_scaling(p, e));
   }
   static bool runs_scaling(const GemmProblem& p, const Epilogue& e) {
     if (e.amax_d) return false;
@@ -759,6 +768,9 @@ class Sm90Family final : public FamilyModel {
       const int rows = tiles64 <= double(sms) ? 64 : 128;
       prefer_only([&](const KernelConfig& c) { return swap_tile(c, rows, false) && c.block_n == width; }, true);
     }
+    // After every rule: a grouped problem no GPU run has checked yet stays by name only.
+    if (grouped_unverified(p, e))
+      for (Candidate& c : out) c.measuring_only = true;
     return out;
   }
 };

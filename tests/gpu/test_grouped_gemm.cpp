@@ -96,9 +96,17 @@ GroupedCase masked(int64_t m, int64_t n, int64_t k, std::vector<int32_t> counts,
 struct Run {
   const GroupedCase& cs;
   std::vector<unsigned char> a, b, bias, d_init;
-  std::vector<float> scale;
+  std::vector<float> scale, a_scale, b_scale;  // the epilogue's output scale; input scales (f32)
   std::size_t d_bytes = 0;
-  DevBuf da, db, dd, dbias, dscale, drows, dstatus;
+  DevBuf da, db, dd, dbias, dscale, drows, dstatus, dascale, dbscale;
+
+  // Elements of an input scale tensor of the plan over every group (0: none). Per tensor and per
+  // row / column only (what the grouped kernels take), packed, at g * stride.
+  static std::size_t in_scale_length(const ScaleDesc& s, int64_t outer, int64_t groups) {
+    if (!s.active()) return 0;
+    const int64_t one = s.mode == ScaleMode::PerTensor ? 1 : outer;
+    return std::size_t(one + s.stride * (groups - 1));
+  }
 
   static std::size_t elems(const GemmProblem& p, int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
     return dgemm_test::span(p, rows, cols, ld, stride);
@@ -115,7 +123,9 @@ struct Run {
         dbias(vector_length(c) * dtype_size(c.e.bias_type)),
         dscale(vector_length(c) * 4),
         drows(c.rows.size() * 4),
-        dstatus(4) {
+        dstatus(4),
+        dascale(in_scale_length(c.p.a_scale, c.p.m, c.groups()) * 4),
+        dbscale(in_scale_length(c.p.b_scale, c.p.n, c.groups()) * 4) {
     const GemmProblem& p = c.p;
     fill_random(rng, p.a_type, a, da.bytes / dtype_size(p.a_type), -1, 1);
     fill_random(rng, p.b_type, b, db.bytes / dtype_size(p.b_type), -1, 1);
@@ -123,6 +133,12 @@ struct Run {
     std::uniform_real_distribution<float> us(0.25f, 2.0f);
     scale.resize(vector_length(c));
     for (float& s : scale) s = us(rng);
+    a_scale.resize(in_scale_length(c.p.a_scale, c.p.m, c.groups()));
+    b_scale.resize(in_scale_length(c.p.b_scale, c.p.n, c.groups()));
+    for (float& s : a_scale) s = us(rng);
+    for (float& s : b_scale) s = us(rng);
+    cudaMemcpy(dascale.base, a_scale.data(), a_scale.size() * 4, cudaMemcpyHostToDevice);
+    cudaMemcpy(dbscale.base, b_scale.data(), b_scale.size() * 4, cudaMemcpyHostToDevice);
     d_init.assign(d_bytes + 2 * kGuard, kPoison);
     cudaMemcpy(da.base, a.data(), a.size(), cudaMemcpyHostToDevice);
     cudaMemcpy(db.base, b.data(), b.size(), cudaMemcpyHostToDevice);
@@ -158,6 +174,13 @@ struct Run {
     dgemm_group_args_init(&g);
     (cs.p.grouping.contiguous() ? g.offsets : g.counts) = static_cast<const int32_t*>(drows.base);
     g.status = static_cast<uint32_t*>(dstatus.base);
+    dgemm_scale_args_t sa;
+    dgemm_scale_args_init(&sa);
+    if (!a_scale.empty() || !b_scale.empty()) {
+      sa.a_scale = a_scale.empty() ? nullptr : dascale.base;
+      sa.b_scale = b_scale.empty() ? nullptr : dbscale.base;
+      g.header.next = &sa;
+    }
     return dgemm_execute_ext(plan, da.base, db.base, nullptr, dd.at(kGuard), &x, &g,
                              workspace ? workspace->base : nullptr, workspace_bytes, s);
   }
@@ -171,6 +194,8 @@ struct Run {
     x.d = out.data() + kGuard;
     x.bias = bias.data();
     x.scale = scale.data();
+    x.a_scale = a_scale.empty() ? nullptr : a_scale.data();
+    x.b_scale = b_scale.empty() ? nullptr : b_scale.data();
     (cs.p.grouping.contiguous() ? x.group_offsets : x.group_counts) = rows.data();
     x.group_status = status;
     cpu_gemm(cs.p, cs.e, x);
@@ -226,6 +251,18 @@ dgemm_status_t make_plan(const GroupedCase& c, dgemm_plan_t* plan, const char* f
   dgemm_grouped_init(&g);
   g.layout = dgemm_group_layout_t(c.p.grouping.layout);
   g.m_alignment = c.p.grouping.m_alignment;
+  dgemm_scaling_t s;
+  dgemm_scaling_init(&s);
+  auto desc = [](const ScaleDesc& d, dgemm_scale_desc_t* out) {
+    out->mode = dgemm_scale_mode_t(d.mode);
+    out->type = dgemm_scale_type_t(d.type);
+    out->layout = dgemm_scale_layout_t(d.layout);
+    out->ld = d.ld;
+    out->stride = d.stride;
+  };
+  desc(c.p.a_scale, &s.a_scale);
+  desc(c.p.b_scale, &s.b_scale);
+  if (c.p.a_scale.active() || c.p.b_scale.active()) g.header.next = &s;
   return dgemm_test::make_plan_forced(c.p, c.e, force_kernel, plan, &g);
 }
 
@@ -376,6 +413,34 @@ std::vector<Planned> stream_k_cases() {
   return out;
 }
 
+// FP8 operands with input scales applied in the epilogue (one A scale per group, B per expert and
+// column), by name: the planner offers grouped FP8 only by name until this has passed on a GPU.
+GroupedCase fp8(GroupedCase c, ScaleMode b_mode) {
+  c.p.a_type = c.p.b_type = DType::F8E4M3;
+  c.p.c_type = c.p.d_type = DType::BF16;
+  c.p.a_scale.mode = ScaleMode::PerTensor;
+  c.p.a_scale.stride = 1;
+  c.p.b_scale.mode = b_mode;
+  c.p.b_scale.stride = b_mode == ScaleMode::PerTensor ? 1 : c.p.n;
+  Epilogue e;
+  resolve_and_validate_scaling(c.p, e);
+  return c;
+}
+
+std::vector<Planned> fp8_cases() {
+  std::vector<Planned> out;
+  GroupedCase cont = fp8(contiguous(768, 256, 512, {0, 128, 128, 384, 640}, 128, "fp8-contiguous"), ScaleMode::OuterVec);
+  GroupedCase odd = fp8(contiguous(320, 208, 272, {3, 4, 68, 68, 300}, 1, "fp8-contiguous-1"), ScaleMode::PerTensor);
+  GroupedCase slot = fp8(masked(192, 256, 256, {0, 1, 64, 192, 100, 7}, "fp8-masked"), ScaleMode::OuterVec);
+  for (const char* k : {"sm90_128x128x128_s6_t384_p", "sm90_128x256x128_s4_t384_p", "sm90_128x128x128_s6_t384_p_streamk"}) {
+    out.push_back({cont, {cont.rows, {0, 256, 384, 512, 768}}, k});
+    out.push_back({with_bias_gelu(cont), {cont.rows}, k});
+    out.push_back({odd, {odd.rows, {0, 1, 2, 3, 320}}, k});
+    out.push_back({slot, {slot.rows, {192, 192, 192, 192, 192, 192}}, k});
+  }
+  return out;
+}
+
 // DeepSeek's decode under a CUDA graph (graph_replay below): the planner's kernel, and a stream-K
 // one whose flags in the workspace must come back cleared at every replay.
 GroupedCase graph_case() {
@@ -393,7 +458,7 @@ void prefill_cache(const char* arch_name) {
   const std::string arch = jit::arch_for_cc(hw.cc_major, hw.cc_minor);
   dgemm_test::PrefillSet all;
   std::vector<Planned> cases;
-  for (auto list : {contiguous_cases, masked_cases, bad_row_cases, stream_k_cases})
+  for (auto list : {contiguous_cases, masked_cases, bad_row_cases, stream_k_cases, fp8_cases})
     for (Planned& c : list()) cases.push_back(std::move(c));
   for (const char* k : kGraphKernels) cases.push_back({graph_case(), {}, k});
   for (const Planned& c : cases) {
@@ -422,6 +487,7 @@ BOOST_AUTO_TEST_CASE(contiguous_vs_oracle) { run_all(contiguous_cases()); }
 BOOST_AUTO_TEST_CASE(masked_vs_oracle) { run_all(masked_cases()); }
 BOOST_AUTO_TEST_CASE(bad_rows_clipped_and_flagged) { run_all(bad_row_cases()); }
 BOOST_AUTO_TEST_CASE(stream_k_vs_oracle) { run_all(stream_k_cases()); }
+BOOST_AUTO_TEST_CASE(fp8_scaled_vs_oracle) { run_all(fp8_cases()); }
 
 // DeepSeek's decode: a masked plan captured once in a CUDA graph, replayed with new counts each
 // time (written to the same device array before the replay); every replay must be right. Also

@@ -426,6 +426,9 @@ class Sm90Executable final : public Executable {
       args.groups.status = x.group_status;
       args.groups.groups = int(batch_);
       args.groups.alignment = int(grouping_.m_alignment);
+      // Grouped kernels are not swapped: the kernel's rows are A's, its columns B's.
+      if (epilogue_in_scale(view_.a_scale)) args.groups.row_scale_stride = view_.a_scale.stride;
+      if (epilogue_in_scale(view_.b_scale)) args.groups.col_scale_stride = view_.b_scale.stride;
     }
     cudaLaunchConfig_t cfg = launch_config(static_cast<cudaStream_t>(x.stream), grid_);
     // Programmatic dependent launch: the kernel's set-up may overlap the previous kernel on the

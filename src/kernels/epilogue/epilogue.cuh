@@ -153,7 +153,11 @@ struct EpilogueOp {
   // Grouped problems (kernels/GROUPED.md): after init(p, g), group g's vectors. Per column they
   // start at g * n, a per-tensor scale and zero point is element g, and a per-row vector is
   // g * m + row for a masked group (contiguous groups share D's rows: the row is already its index).
-  __device__ __forceinline__ void select_group(long long g, long long m, long long n, bool masked) {
+  // Input scales (row_scale / col_scale) are the caller's tensors, group g's at g * their stride.
+  __device__ __forceinline__ void select_group(long long g, long long m, long long n, bool masked,
+                                               long long row_scale_stride, long long col_scale_stride) {
+    if (kRowInScale != 0) row_scale += g * row_scale_stride;
+    if (kColInScale != 0) col_scale += g * col_scale_stride;
     if (Epi::kBiasMode == kVecPerColumn) bias += g * n;
     if (Epi::kBiasMode == kVecPerRow && masked) bias += g * m;
     const long long s = Epi::kScaleMode == kVecPerTensor   ? g

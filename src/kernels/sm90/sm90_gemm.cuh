@@ -1227,7 +1227,9 @@ struct Gemm {
     const long long col_base = (long long)w.n_block * kBlockN + (lane % 4) * 2;
     Op epi;
     epi.init(args.p, w.batch);
-    if constexpr (kGrouped != kGroupNone) epi.select_group(w.group, args.p.m, n, kGrouped == kGroupMasked);
+    if constexpr (kGrouped != kGroupNone)
+      epi.select_group(w.group, args.p.m, n, kGrouped == kGroupMasked, args.groups.row_scale_stride,
+                       args.groups.col_scale_stride);
     // Bias once per row and per column of the thread's fragment, not per element. Column biases
     // come kGroup column pairs at a time, the next group's loads issued before this group's
     // stores (a load after a store to D cannot be hoisted above it: they may alias).
