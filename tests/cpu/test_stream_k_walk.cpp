@@ -2,7 +2,9 @@
 // headers the sm90 kernel compiles (kernels/common/stream_k_split.cuh, stream_k_walk.cuh,
 // group_walk.cuh), checked exhaustively over unit counts, grid sizes and K lengths, because a GPU
 // run only sees the few configurations its shapes happen to give.
-//  - stream-K: every K block of every unit is computed exactly once; each unit is finished by one
+//  - stream-K (in the kernel's form: whole units in a loop of their own, then the pieces, which
+//    must be the one loop's pieces in the same order): every K block of every unit is computed
+//    exactly once; each unit is finished by one
 //    CTA, from its first K block, after exactly the partials of the CTAs it names (cta + 1 .. p - 1);
 //    a CTA's units only increase (the grouped walk requires it); a CTA leaves its partial before it
 //    waits for others, and waits only for later CTAs (so no cycle: the grid is co-resident);
@@ -59,15 +61,29 @@ std::string check_walk(int units, int grid, int kb) {
   std::vector<int> finisher(std::size_t(units), -1), finisher_sk(std::size_t(units), 0);
   std::vector<std::set<int>> partial_ctas{std::size_t(units)};
   for (int cta = 0; cta < grid; ++cta) {
+    // The walk as one loop, and as the kernel runs it (whole units in a loop of their own, then
+    // the pieces): the same pieces in the same order.
+    std::vector<DgStreamKPiece> one, two;
     int it = dg_stream_k_begin(src, cta, grid);
-    int last_unit = -1;
-    bool waited = false;
     DgStreamKPiece p;
     for (int guard = 0; dg_stream_k_next(src, cta, grid, kb, it, p); ++guard) {
       if (guard > units + 4) {
         fail("a CTA's walk does not end");
         break;
       }
+      one.push_back(p);
+    }
+    for (int unit = cta; unit < dg_stream_k_whole_end(src); unit += grid) two.push_back({unit, 0, kb, 0});
+    it = kDgStreamKShared;
+    for (int guard = 0; dg_stream_k_next(src, cta, grid, kb, it, p) && guard <= units + 4; ++guard) two.push_back(p);
+    bool same = one.size() == two.size();
+    for (std::size_t i = 0; same && i < one.size(); ++i)
+      same = one[i].unit == two[i].unit && one[i].kb0 == two[i].kb0 && one[i].kb1 == two[i].kb1 && one[i].sk == two[i].sk;
+    if (!same) fail("CTA " + std::to_string(cta) + ": the kernel's two loops walk other pieces than the one loop");
+    int last_unit = -1;
+    bool waited = false;
+    for (const DgStreamKPiece& piece : two) {
+      p = piece;
       if (p.unit < 0 || p.unit >= units) {
         fail("unit " + std::to_string(p.unit) + " out of range");
         break;

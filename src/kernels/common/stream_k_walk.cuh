@@ -38,6 +38,16 @@ DG_STREAM_K_FN int dg_stream_k_begin(const Src& src, int cta, int grid) {
   return -dg_stream_k_whole(src, cta, grid) - 1;
 }
 
+// The same walk in two parts, as the kernel runs it: the whole units cta, cta + grid, ... below
+// dg_stream_k_whole_end(src) in a loop of their own, then dg_stream_k_next from it =
+// kDgStreamKShared for the pieces. (The kernel's whole units then compile as in a kernel without
+// stream-K; test_stream_k_walk checks that both forms give the same pieces in the same order.)
+template <class Src>
+DG_STREAM_K_FN int dg_stream_k_whole_end(const Src& src) {
+  return src.units() - src.sk_tiles();
+}
+#define kDgStreamKShared (-1)
+
 // The next piece of CTA `cta` of `grid` into *p, advancing `it`; false when the CTA is done.
 // Whole units first (full waves), then this CTA's range of the shared K blocks: at most two
 // pieces, the end of one unit (a partial, left in the workspace) and the start of the next

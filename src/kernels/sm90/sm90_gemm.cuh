@@ -324,8 +324,13 @@ struct Gemm {
     if constexpr (kGrouped != kGroupNone) walk.start(args.groups, args.p.m, args.tiles.num_n_blocks);
     Work w;
     if constexpr (kStreamK) {
-      // The walk (common/stream_k_walk.cuh): one counter live across it, one call of body (inlined
-      // once), every other value read from `src`.
+      // The walk (common/stream_k_walk.cuh), in two loops: the whole units in a plain loop, then
+      // the shared pieces (one counter live across them, every other value read from `src`). One
+      // loop for both, with one call of body, compiled the whole units' K loop and epilogue worse:
+      // their stage descriptors and bounds left the uniform datapath (SASS of e4m3 128x128 s6:
+      // K loop 63 instructions for 4 QGMMA with R2UR against 45 in the kernel without stream-K,
+      // 48 with the loops apart; unit loop 2447 / 2000 / 2086), the likely cause of the ~7 %
+      // whole-tile slowdown (sm90 NOTES -3). The cost is code size (54 -> 91 KB there).
       // A grouped launch learns its units only here: every walker counts them from the group rows
       // (one pass; seeking past the end leaves the total in walk.first) and splits them by the
       // launcher's rule (common/stream_k_split.cuh) before walking from the start again. Plain
@@ -338,7 +343,13 @@ struct Gemm {
       }
       const StreamKSource src{args, units};
       const int cta = int(blockIdx.x);
-      int it = dg_stream_k_begin(src, cta, int(gridDim.x));
+      const int whole_end = dg_stream_k_whole_end(src);
+      for (int unit = cta; unit < whole_end; unit += int(gridDim.x)) {
+        next_work(args, sched, num_units, walk, unit, 0, 0, w);
+        w.sk = 0;
+        body(w, 0, args.num_k_blocks);
+      }
+      int it = kDgStreamKShared;
       DgStreamKPiece piece;
       while (dg_stream_k_next(src, cta, int(gridDim.x), args.num_k_blocks, it, piece)) {
         // One decoding of the unit (its divisions and the code for them once, not per branch).
