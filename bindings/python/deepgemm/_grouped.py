@@ -1,8 +1,9 @@
 """``grouped_matmul``: a grouped (mixture-of-experts) GEMM in one call, in the contiguous or the
 masked layout of deepgemm.h ("DGEMM_1.1: grouped problems"), on plans cached per context."""
+from . import _scaling
 from ._api import _context_for, _default_out, _host_copy, _output, _stored
 from ._errors import argument_error, dtype_error
-from ._tensors import as_view, batch_stride, dtype_name, matrix_layout
+from ._tensors import View, as_view, batch_stride, dtype_name, matrix_layout
 
 
 def _rows_array(x, device):
@@ -18,8 +19,33 @@ def _rows_array(x, device):
     return x
 
 
+def _group_scale(x, name, groups, outer, k, per_group, device):
+    """The Scale of an input scale array of a grouped problem and the array itself (deepgemm.h,
+    "grouped problems": group g's tensor at g * stride). ``per_group``: the operand has one tensor
+    per group (B; A of the masked layout), so the array has a leading group dimension; otherwise
+    (A of the contiguous layout) it spans the shared rows. (G,) is one scale per group either way."""
+    v = _scaling.view_of(x, name, device)
+    if v.device != device:
+        raise argument_error(f"{name} is on {v.device} but the operands are on {device}")
+    shape = tuple(v.shape)
+    dtype = "float32" if v.dtype == "float32" else "ue8m0" if v.dtype in _scaling.ARRAY_TYPES["ue8m0"] else None
+    if dtype is None:
+        raise dtype_error(f"{name} has dtype {v.dtype}: scales are float32, or uint8 / float8_e8m0fnu exponents")
+    if shape == (groups,) and groups > 1:
+        return _scaling.Scale("per_tensor", dtype, "k", 1, v.strides[0]), v
+    if not per_group:
+        return _scaling.infer(v, outer, k, name), v
+    if len(shape) < 2 or shape[0] != groups:
+        raise argument_error(f"{name} has shape {shape}: expected ({groups},) or a leading dimension of {groups} "
+                             "groups (one tensor per group)")
+    one = _scaling.infer(View(v.ptr, shape[1:], tuple(v.strides[1:]), v.dtype, v.device, v.stream, v.owner),
+                         outer, k, name)
+    return one._replace(stride=v.strides[0]), v
+
+
 def grouped_matmul(a, b, *, offsets=None, counts=None, trans_b=False, bias=None, activation=None, alpha=1.0,
-                   scale=None, out_dtype=None, out=None, m_alignment=1, status=None, stream=None, context=None):
+                   scale=None, out_dtype=None, out=None, m_alignment=1, status=None, stream=None, context=None,
+                   a_scale=None, b_scale=None):
     """G GEMMs that share n, k and the epilogue, one per group (expert):
     ``out[rows of g] = act(alpha * a[rows of g] @ op(b[g]) + bias[g]) * scale[g]``.
 
@@ -38,6 +64,14 @@ def grouped_matmul(a, b, *, offsets=None, counts=None, trans_b=False, bias=None,
     one-element int32 array that receives the DGEMM_GROUP_STATUS_* bits (0 when the row array was
     valid; CPU operands with a bad row array raise deepgemm.Error instead). Rows of a newly
     allocated ``out`` that no group covers are left as allocated.
+
+    Input scales (FP8 / INT8, deepgemm.h "grouped problems"), float32 or UE8M0 arrays:
+    ``b_scale`` is (G,) per expert, (G, N) per expert and column, (G, ceil(N/128), KB) in 128 x 128
+    blocks or (G, N, KB) in 1 x 128 blocks (KB = ceil(K/128)); ``a_scale`` is (G,) per group, or
+    for the contiguous layout one element, (M,) / (M, 1) per row, (M, KB) in 1 x 128 blocks (either
+    storage order, as DeepGEMM's column-major TMA-aligned tensor), and for the masked layout (G, M)
+    or (G, M, KB). DeepSeek's m-grouped FP8 GEMM is e4m3 ``a`` with (M, KB) ``a_scale`` and e4m3
+    ``b`` (trans_b) with (G, ceil(N/128), KB) ``b_scale``.
     """
     if (offsets is None) == (counts is None):
         raise argument_error("give offsets (contiguous layout) or counts (masked layout), not both")
@@ -87,20 +121,24 @@ def grouped_matmul(a, b, *, offsets=None, counts=None, trans_b=False, bias=None,
                                  "group and column")
 
     masked = layout == "masked"
+    sa, vsa = _group_scale(a_scale, "a_scale", groups, m, k, masked, device) if a_scale is not None else (None, None)
+    sb, vsb = _group_scale(b_scale, "b_scale", groups, n, k, True, device) if b_scale is not None else (None, None)
     stride_a = batch_stride(va, groups) if masked else 0
     stride_b = batch_stride(vb, groups)
     stride_d = batch_stride(vd, groups) if masked else 0
     ctx = context if context is not None else _context_for(device)
     key = ("grouped", layout, int(m_alignment), m, n, k, va.dtype, vb.dtype, d_name, a_t, bool(trans_b) != b_t, lda,
            ldb, d_layout[1], groups, stride_a, stride_b, stride_d, vbias.dtype if vbias is not None else None,
-           activation, scale_mode)
+           activation, scale_mode, sa, sb)
     plan = ctx._cached_plan(key, lambda: ctx.plan(
         m, n, k, va.dtype, b_dtype=vb.dtype, out_dtype=d_name, trans_a=a_t, trans_b=key[10], lda=lda, ldb=ldb,
         ldd=d_layout[1], batch=groups, stride_a=stride_a, stride_b=stride_b, stride_d=stride_d, bias=key[18],
-        activation=activation, scale=scale_mode, grouped=layout, m_alignment=m_alignment))
+        activation=activation, scale=scale_mode, grouped=layout, m_alignment=m_alignment, a_scale=sa, b_scale=sb))
+    # The scale arrays were matched to the plan's tensors above: their addresses go as they are.
     plan.execute(_stored(va, a_t), _stored(vb, b_t), vd, bias=vbias, alpha=alpha, scale=vscale,
                  offsets=rows if layout == "contiguous" else None, counts=rows if masked else None,
-                 group_status=status, stream=stream)
+                 group_status=status, stream=stream, a_scale=vsa.ptr if vsa is not None else None,
+                 b_scale=vsb.ptr if vsb is not None else None)
     return out
 
 

@@ -148,3 +148,64 @@ def test_grouped_with_scaling():
             with pytest.raises(ValueError, match="no scaling"):
                 plan.execute(rand(16, 8), rand(2, 8, 8), np.zeros((16, 8), np.float32),
                              offsets=np.array([0, 4, 16], np.int32), a_scale=np.ones(1, np.float32))
+
+
+def _expand(s, rows, k, mode):
+    """The scale of each element (r, p) of an operand (rows x k) as a float64 array."""
+    s = np.asarray(s, dtype=np.float64)
+    if mode == "per_tensor":
+        return np.full((rows, k), s.reshape(-1)[0])
+    if mode == "outer_vec":
+        return np.broadcast_to(s.reshape(rows, 1), (rows, k))
+    if mode == "vec128":
+        return np.repeat(s, 128, axis=1)[:, :k]
+    return np.repeat(np.repeat(s, 128, axis=0), 128, axis=1)[:rows, :k]
+
+
+@pytest.mark.parametrize("ue8m0", [False, True])
+def test_grouped_fp8_deepseek_scales(ue8m0):
+    """DeepSeek's m-grouped FP8 GEMM on the CPU: e4m3 a with 1 x 128 scales over the shared rows
+    (contiguous) or per slot (masked), e4m3 experts with 128 x 128 block scales per expert; and the
+    simpler per-group / per-expert-column scales. Reference: each group's rows in float64."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    e4m3 = ml_dtypes.float8_e4m3fn
+    rng = np.random.default_rng(3)
+    g, m, n, k = 3, 96, 136, 300
+    kb, nb = -(-k // 128), -(-n // 128)
+
+    def scales(shape):
+        if ue8m0:
+            e = rng.integers(124, 131, size=shape).astype(np.uint8)
+            return e, np.ldexp(1.0, e.astype(int) - 127)
+        s = rng.uniform(0.25, 2.0, size=shape).astype(np.float32)
+        return s, s
+
+    w = rng.uniform(-4, 4, size=(g, n, k)).astype(e4m3)
+    # Contiguous: (M, KB) a_scale over the shared rows, (G, ceil(N/128), KB) b_scale per expert.
+    a = rng.uniform(-4, 4, size=(m, k)).astype(e4m3)
+    offsets = np.array([0, 17, 17, 90], np.int32)
+    sa, fa = scales((m, kb))
+    sb, fb = scales((g, nb, kb))
+    out = deepgemm.grouped_matmul(a, w, offsets=offsets, trans_b=True, a_scale=sa, b_scale=sb, out_dtype="float32")
+    for e in range(g):
+        lo, hi = offsets[e], offsets[e + 1]
+        if hi == lo:
+            continue
+        ref = (a[lo:hi].astype(np.float64) * _expand(fa[lo:hi], hi - lo, k, "vec128")) @ \
+              (w[e].astype(np.float64) * _expand(fb[e], n, k, "blk128")).T
+        assert close(out[lo:hi], ref, 1e-5)
+    # Masked: one scale per group for a, per expert and column for b.
+    am = rng.uniform(-4, 4, size=(g, m, k)).astype(e4m3)
+    counts = np.array([5, 0, 96], np.int32)
+    sa, fa = scales((g,))
+    sb, fb = scales((g, n))
+    out = deepgemm.grouped_matmul(am, w, counts=counts, trans_b=True, a_scale=sa, b_scale=sb, out_dtype="float32")
+    for e in range(g):
+        rows = counts[e]
+        if rows == 0:
+            continue
+        ref = (am[e, :rows].astype(np.float64) * fa[e]) @ (w[e].astype(np.float64) * fb[e].reshape(n, 1)).T
+        assert close(out[e, :rows], ref, 1e-5)
+    with pytest.raises(ValueError, match="leading dimension of 3 groups"):
+        deepgemm.grouped_matmul(am, w, counts=counts, trans_b=True, b_scale=np.ones((n, kb), np.float32),
+                                out_dtype="float32")
