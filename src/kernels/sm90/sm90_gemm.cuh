@@ -329,8 +329,12 @@ struct Gemm {
       // loop for both, with one call of body, compiled the whole units' K loop and epilogue worse:
       // their stage descriptors and bounds left the uniform datapath (SASS of e4m3 128x128 s6:
       // K loop 63 instructions for 4 QGMMA with R2UR against 45 in the kernel without stream-K,
-      // 48 with the loops apart; unit loop 2447 / 2000 / 2086), the likely cause of the ~7 %
-      // whole-tile slowdown (sm90 NOTES -3). The cost is code size (54 -> 91 KB there).
+      // 48 with the loops apart; unit loop 2447 / 2000 / 2086), a candidate cause of the ~7 %
+      // whole-tile slowdown (sm90 NOTES -3). The cost is code size (54 -> 91 KB there), so only
+      // the cooperative tiles (two warpgroups on one tile) walk in two loops: the one-warpgroup
+      // and ping-pong kernels' K loops build descriptors in vector registers either way (as
+      // their kernels without stream-K do), and the rules that choose their twins were measured
+      // with one loop.
       // A grouped launch learns its units only here: every walker counts them from the group rows
       // (one pass; seeking past the end leaves the total in walk.first) and splits them by the
       // launcher's rule (common/stream_k_split.cuh) before walking from the start again. Plain
@@ -343,13 +347,16 @@ struct Gemm {
       }
       const StreamKSource src{args, units};
       const int cta = int(blockIdx.x);
-      const int whole_end = dg_stream_k_whole_end(src);
-      for (int unit = cta; unit < whole_end; unit += int(gridDim.x)) {
-        next_work(args, sched, num_units, walk, unit, 0, 0, w);
-        w.sk = 0;
-        body(w, 0, args.num_k_blocks);
+      int it = dg_stream_k_begin(src, cta, int(gridDim.x));
+      if constexpr (kMathWGs == 2 && !kPingPong) {
+        const int whole_end = dg_stream_k_whole_end(src);
+        for (int unit = cta; unit < whole_end; unit += int(gridDim.x)) {
+          next_work(args, sched, num_units, walk, unit, 0, 0, w);
+          w.sk = 0;
+          body(w, 0, args.num_k_blocks);
+        }
+        it = kDgStreamKShared;
       }
-      int it = kDgStreamKShared;
       DgStreamKPiece piece;
       while (dg_stream_k_next(src, cta, int(gridDim.x), args.num_k_blocks, it, piece)) {
         // One decoding of the unit (its divisions and the code for them once, not per branch).
