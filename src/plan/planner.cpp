@@ -200,6 +200,16 @@ CandidateSet evaluate_candidates(const GemmProblem& p, const Epilogue& e, const 
         if (seen.insert(c.reject_reason).second)
           why << (seen.size() > 1 ? "; " : "") << family_name(c.config.family) << ": " << c.reject_reason;
       }
+      // Configurations that would run it but are offered by name only (measuring, or not yet
+      // checked on a GPU): say so, since the first reasons above may be about other ones.
+      int by_name = 0;
+      std::string example;
+      for (const Candidate& c : set.rejected)
+        if (c.measuring_only && c.reject_reason.rfind("kept for measuring only", 0) == 0 && by_name++ == 0)
+          example = c.config.name();
+      if (by_name > 0)
+        why << "; " << by_name << (by_name > 1 ? " configurations run it" : " configuration runs it")
+            << " by name only (force_kernel, e.g. \"" << example << "\"; deepgemm plan --all lists them)";
     }
     set.why_none = why.str();
   }

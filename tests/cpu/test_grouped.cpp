@@ -1097,6 +1097,9 @@ BOOST_AUTO_TEST_CASE(sm90_grouped_fp8_by_name_only) {
   dgemm::resolve_and_validate_scaling(p, e);
   const dgemm::CandidateSet set = dgemm::evaluate_candidates(p, e, h200, {}, dgemm::family_models());
   BOOST_TEST(set.feasible.empty());
+  // The refusal says that configurations run it by name, not only the first reasons it met.
+  BOOST_TEST(set.why_none.find("configurations run it by name only (force_kernel, e.g. \"sm90_") != std::string::npos,
+             set.why_none);
   dgemm::PlanRequest forced;
   forced.force = dgemm::Family::Sm90;
   forced.force_config = "sm90_128x128x128_s6_t384_p";
