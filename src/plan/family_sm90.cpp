@@ -519,9 +519,9 @@ class Sm90Family final : public FamilyModel {
     // rules choose alone) among them.
     for (const Sm90Tile& t : kMenu) {
       const bool grouped_64x128 = p.grouping.grouped() && t.block_m == 64 && t.block_n == 128 && t.stages == 7;
-      if (t.cluster_m > 1 || t.cluster_n > 1 || t.cluster_k > 1 || t.blocks > 1 ||
-          (t.block_m == 64 && !grouped_64x128) || (t.measuring && !(t.variant == 1 && t.block_n == 128) && !grouped_64x128))
-        continue;
+      const bool ping_pong_128 = t.variant == 1 && t.block_n == 128;
+      const bool offered = grouped_64x128 || (t.block_m != 64 && (!t.measuring || ping_pong_128));
+      if (t.cluster_m > 1 || t.cluster_n > 1 || t.cluster_k > 1 || t.blocks > 1 || !offered) continue;
       const long tiles = tile_count(t.block_m, t.block_n);
       if (tiles % sms == 0 && !p.grouping.grouped()) continue;
       const bool ping_pong_i8 = t.variant == 1 && t.block_n == 128 && exact_i32 && tiles >= sms;

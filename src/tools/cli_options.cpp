@@ -175,6 +175,23 @@ const char* dtype_label(dgemm_dtype_t t) {
   return "?";
 }
 
+namespace {
+// Packed batch strides (each matrix right after the previous one, as stored) of B, and of A, C
+// and D when `a_c_d` (else 0: a contiguous grouped problem shares one A, C and D).
+void set_packed_strides(dgemm_problem_t* p, bool a_c_d) {
+  const bool row = p->order == DGEMM_ORDER_ROW_MAJOR;
+  auto packed = [&](int64_t rows, int64_t cols, int64_t ld) {
+    return (row ? rows : cols) * (ld ? ld : (row ? cols : rows));
+  };
+  const int64_t ar = p->op_a == DGEMM_OP_N ? p->m : p->k, ac = p->op_a == DGEMM_OP_N ? p->k : p->m;
+  const int64_t br = p->op_b == DGEMM_OP_N ? p->k : p->n, bc = p->op_b == DGEMM_OP_N ? p->n : p->k;
+  p->stride_b = packed(br, bc, p->ldb);
+  p->stride_a = a_c_d ? packed(ar, ac, p->lda) : 0;
+  p->stride_c = a_c_d ? packed(p->m, p->n, p->ldc) : 0;
+  p->stride_d = a_c_d ? packed(p->m, p->n, p->ldd) : 0;
+}
+}  // namespace
+
 GemmOptions parse_gemm_options(const Flags& f) {
   GemmOptions o;
   dgemm_problem_init(&o.problem);
@@ -200,19 +217,7 @@ GemmOptions parse_gemm_options(const Flags& f) {
   p.ldc = f.get_int("ldc", 0, 0);
   p.ldd = f.get_int("ldd", 0, 0);
   p.batch_count = f.get_int("batch", 1, 1);
-  if (p.batch_count > 1) {
-    // Packed batches: each matrix right after the previous one.
-    bool row = p.order == DGEMM_ORDER_ROW_MAJOR;
-    auto packed = [&](int64_t rows, int64_t cols, int64_t ld) {
-      return (row ? rows : cols) * (ld ? ld : (row ? cols : rows));
-    };
-    int64_t ar = p.op_a == DGEMM_OP_N ? p.m : p.k, ac = p.op_a == DGEMM_OP_N ? p.k : p.m;
-    int64_t br = p.op_b == DGEMM_OP_N ? p.k : p.n, bc = p.op_b == DGEMM_OP_N ? p.n : p.k;
-    p.stride_a = packed(ar, ac, p.lda);
-    p.stride_b = packed(br, bc, p.ldb);
-    p.stride_c = packed(p.m, p.n, p.ldc);
-    p.stride_d = packed(p.m, p.n, p.ldd);
-  }
+  if (p.batch_count > 1) set_packed_strides(&p, true);
   // Explicit batch strides (gaps between batches, 0 = one matrix every batch shares): what the
   // GPU tests' batched cases use, so their repro lines can say it. Negative or batch-less strides
   // are refused here, naming the flag; the library checks the rest (overlapping D, overflow).
@@ -279,18 +284,8 @@ GroupingOptions parse_grouping_options(const Flags& f) {
 
 void GroupingOptions::apply(dgemm_problem_t* p) const {
   if (groups == 0) return;
-  // Packed as stored (row-major; --order col swaps the roles of rows and columns alike).
-  auto packed = [&](int64_t rows, int64_t cols, int64_t ld) {
-    const bool row = p->order == DGEMM_ORDER_ROW_MAJOR;
-    return (row ? rows : cols) * (ld ? ld : (row ? cols : rows));
-  };
-  const int64_t ar = p->op_a == DGEMM_OP_N ? p->m : p->k, ac = p->op_a == DGEMM_OP_N ? p->k : p->m;
-  const int64_t br = p->op_b == DGEMM_OP_N ? p->k : p->n, bc = p->op_b == DGEMM_OP_N ? p->n : p->k;
   p->batch_count = groups;
-  p->stride_b = packed(br, bc, p->ldb);
-  p->stride_a = masked ? packed(ar, ac, p->lda) : 0;
-  p->stride_c = masked ? packed(p->m, p->n, p->ldc) : 0;
-  p->stride_d = masked ? packed(p->m, p->n, p->ldd) : 0;
+  set_packed_strides(p, masked);  // contiguous: one A, C and D the groups share
 }
 
 dgemm_grouped_t GroupingOptions::extension() const {

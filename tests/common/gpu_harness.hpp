@@ -27,10 +27,12 @@
 #include "backend/backend.hpp"
 #include "backend/cpu/cpu_gemm.hpp"
 #include "backend/cuda/jit.hpp"
+#include "backend/cuda/launcher.hpp"
 #include "common/run_command.hpp"
 #include "core/float_convert.hpp"
 #include "core/problem.hpp"
 #include "deepgemm/deepgemm.h"
+#include "plan/planner.hpp"
 
 #define CUDA_OK(x) BOOST_REQUIRE_EQUAL(cudaGetErrorString(x), cudaGetErrorString(cudaSuccess))
 
@@ -399,6 +401,38 @@ class PrefillSet {
     requests_.push_back(std::move(req));
   }
   std::size_t size() const { return requests_.size(); }
+
+  // The kernels a plan for (p, e) on `hw` compiles: the planner's choice (`force`: a family or a
+  // sm90 configuration name, "" for none) with the fallback it prepares for unaligned pointers,
+  // and, unforced, the best plan of the other family (the benchmark's runner-up column). A
+  // problem the machine cannot plan (e.g. a forced family that rejects it) adds nothing.
+  void add_plan(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw, const std::string& arch,
+                const std::string& force) {
+    auto add_decision = [&](const PlanDecision& d) {
+      for (jit::CompileRequest& r :
+           cuda::plan_compile_requests(p, e, d.chosen.config, d.fallback ? &d.fallback->config : nullptr, arch))
+        add(std::move(r));
+    };
+    try {
+      PlanRequest r;
+      Family f;
+      if (force.empty()) {
+      } else if (family_from_name(force, &f)) {
+        r.force = f;
+      } else {
+        r.force = Family::Sm90;
+        r.force_config = force;
+      }
+      const PlanDecision d = choose_kernel(p, e, hw, r);
+      add_decision(d);
+      if (force.empty()) {
+        PlanRequest other;
+        other.force = d.chosen.config.family == Family::Sm90 ? Family::Sm80 : Family::Sm90;
+        add_decision(choose_kernel(p, e, hw, other));
+      }
+    } catch (const std::exception&) {
+    }
+  }
 
   // Prints the count and compiles on `threads` threads. DGEMM_TEST_PREFILL_DRY=1 prints the count
   // and every request's cache key instead of compiling (to compare request lists in seconds).

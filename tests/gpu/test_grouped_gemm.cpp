@@ -24,11 +24,9 @@
 #include <string>
 #include <vector>
 
-#include "backend/cuda/launcher.hpp"
 #include "common/gpu_harness.hpp"
 #include "core/grouping.hpp"
 #include "plan/arch_file.hpp"
-#include "plan/planner.hpp"
 
 namespace {
 
@@ -452,7 +450,7 @@ void run_all(const std::vector<Planned>& cases) {
   for (const Planned& c : cases) run_case(c.cs, c.row_sets, c.force.empty() ? nullptr : c.force.c_str());
 }
 
-// DGEMM_TEST_PREFILL: the kernel of every case's plan (chosen or forced) and its fallback.
+// DGEMM_TEST_PREFILL: the kernels of every case's plan (chosen or forced).
 void prefill_cache(const char* arch_name) {
   const HardwareDesc hw = apply_arch_file(HardwareDesc{}, arch_name);
   const std::string arch = jit::arch_for_cc(hw.cc_major, hw.cc_minor);
@@ -461,21 +459,7 @@ void prefill_cache(const char* arch_name) {
   for (auto list : {contiguous_cases, masked_cases, bad_row_cases, stream_k_cases, fp8_cases})
     for (Planned& c : list()) cases.push_back(std::move(c));
   for (const char* k : kGraphKernels) cases.push_back({graph_case(), {}, k});
-  for (const Planned& c : cases) {
-    PlanRequest r;
-    if (!c.force.empty()) {
-      r.force = Family::Sm90;
-      r.force_config = c.force;
-    }
-    try {
-      const PlanDecision d = choose_kernel(c.cs.p, c.cs.e, hw, r);
-      for (jit::CompileRequest& q : cuda::plan_compile_requests(c.cs.p, c.cs.e, d.chosen.config,
-                                                                d.fallback ? &d.fallback->config : nullptr, arch))
-        all.add(std::move(q));
-    } catch (const std::exception& ex) {
-      std::printf("prefill: %s: %s\n", c.cs.repro().c_str(), ex.what());
-    }
-  }
+  for (const Planned& c : cases) all.add_plan(c.cs.p, c.cs.e, hw, arch, c.force);
   all.compile(arch_name, arch, dgemm_test::worker_count());
 }
 

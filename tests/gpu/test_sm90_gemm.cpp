@@ -678,43 +678,11 @@ BOOST_AUTO_TEST_CASE(sm90_stream_graph_and_threads) {
 
 namespace {
 
-// The kernels a plan for (p, e) on `hw` compiles: the planner's choice (sm90 forced when
-// `force_sm90`), the sm80 kernel an sm90 plan prepares for unaligned pointers, and, for the
-// benchmark's runner-up column, the best candidate of the other family.
-void add_requests(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw, const std::string& arch,
-                  const std::string& force, PrefillSet& out) {
-  auto add = [&](const PlanDecision& d) {
-    for (jit::CompileRequest& r : cuda::plan_compile_requests(p, e, d.chosen.config,
-                                                              d.fallback ? &d.fallback->config : nullptr, arch))
-      out.add(std::move(r));
-  };
-  try {
-    PlanRequest r;
-    Family f;
-    if (force.empty()) {
-    } else if (family_from_name(force, &f)) {
-      r.force = f;
-    } else {
-      r.force = Family::Sm90;
-      r.force_config = force;
-    }
-    const PlanDecision d = choose_kernel(p, e, hw, r);
-    add(d);
-    if (force.empty()) {
-      PlanRequest other;
-      other.force = d.chosen.config.family == Family::Sm90 ? Family::Sm80 : Family::Sm90;
-      add(choose_kernel(p, e, hw, other));
-    }
-  } catch (const std::exception&) {
-    // not plannable on this machine (e.g. sm90 forced on a problem it rejects): nothing to compile
-  }
-}
-
 void prefill_cache(const char* arch_name) {
   const HardwareDesc hw = apply_arch_file(HardwareDesc{}, arch_name);
   const std::string arch = jit::arch_for_cc(hw.cc_major, hw.cc_minor);
   PrefillSet all;  // each kernel once, in first-come order
-  for (const Case& c : sweep()) add_requests(c.p, c.e, hw, arch, forced(c), all);
+  for (const Case& c : sweep()) all.add_plan(c.p, c.e, hw, arch, forced(c));
   // deepgemm-bench rows (row-major, A op N, B op T (tn) or N (nn), tight leading dimensions, a
   // per-column bias of D's type + GELU for bias_gelu rows).
   const int64_t shapes[][3] = {{4096, 4096, 4096}, {8192, 8192, 8192}, {1024, 1024, 4096}, {1000, 1000, 1000},
@@ -732,7 +700,7 @@ void prefill_cache(const char* arch_name) {
             c.e.bias_type = t;
             c.e.activation = Activation::GeluTanh;
           }
-          add_requests(c.p, c.e, hw, arch, "", all);
+          all.add_plan(c.p, c.e, hw, arch, "");
         }
   all.compile(arch_name, arch, 2);
 }

@@ -150,24 +150,13 @@ def test_grouped_with_scaling():
                              offsets=np.array([0, 4, 16], np.int32), a_scale=np.ones(1, np.float32))
 
 
-def _expand(s, rows, k, mode):
-    """The scale of each element (r, p) of an operand (rows x k) as a float64 array."""
-    s = np.asarray(s, dtype=np.float64)
-    if mode == "per_tensor":
-        return np.full((rows, k), s.reshape(-1)[0])
-    if mode == "outer_vec":
-        return np.broadcast_to(s.reshape(rows, 1), (rows, k))
-    if mode == "vec128":
-        return np.repeat(s, 128, axis=1)[:, :k]
-    return np.repeat(np.repeat(s, 128, axis=0), 128, axis=1)[:rows, :k]
-
-
 @pytest.mark.parametrize("ue8m0", [False, True])
 def test_grouped_fp8_deepseek_scales(ue8m0):
     """DeepSeek's m-grouped FP8 GEMM on the CPU: e4m3 a with 1 x 128 scales over the shared rows
     (contiguous) or per slot (masked), e4m3 experts with 128 x 128 block scales per expert; and the
     simpler per-group / per-expert-column scales. Reference: each group's rows in float64."""
     ml_dtypes = pytest.importorskip("ml_dtypes")
+    from test_scaling import expand_a  # the scale of each element, as test_scaling defines it
     e4m3 = ml_dtypes.float8_e4m3fn
     rng = np.random.default_rng(3)
     g, m, n, k = 3, 96, 136, 300
@@ -191,8 +180,8 @@ def test_grouped_fp8_deepseek_scales(ue8m0):
         lo, hi = offsets[e], offsets[e + 1]
         if hi == lo:
             continue
-        ref = (a[lo:hi].astype(np.float64) * _expand(fa[lo:hi], hi - lo, k, "vec128")) @ \
-              (w[e].astype(np.float64) * _expand(fb[e], n, k, "blk128")).T
+        ref = (a[lo:hi].astype(np.float64) * expand_a(fa[lo:hi], hi - lo, k, "vec128")) @ \
+              (w[e].astype(np.float64) * expand_a(fb[e], n, k, "blk128x128")).T
         assert close(out[lo:hi], ref, 1e-5)
     # Masked: one scale per group for a, per expert and column for b.
     am = rng.uniform(-4, 4, size=(g, m, k)).astype(e4m3)

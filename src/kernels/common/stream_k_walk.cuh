@@ -46,7 +46,7 @@ template <class Src>
 DG_STREAM_K_FN int dg_stream_k_whole_end(const Src& src) {
   return src.units() - src.sk_tiles();
 }
-#define kDgStreamKShared (-1)
+constexpr int kDgStreamKShared = -1;
 
 // The next piece of CTA `cta` of `grid` into *p, advancing `it`; false when the CTA is done.
 // Whole units first (full waves), then this CTA's range of the shared K blocks: at most two

@@ -347,16 +347,16 @@ struct Gemm {
       }
       const StreamKSource src{args, units};
       const int cta = int(blockIdx.x);
-      int it = dg_stream_k_begin(src, cta, int(gridDim.x));
-      if constexpr (kMathWGs == 2 && !kPingPong) {
+      constexpr bool kWholeApart = kMathWGs == 2 && !kPingPong;
+      if constexpr (kWholeApart) {
         const int whole_end = dg_stream_k_whole_end(src);
         for (int unit = cta; unit < whole_end; unit += int(gridDim.x)) {
           next_work(args, sched, num_units, walk, unit, 0, 0, w);
           w.sk = 0;
           body(w, 0, args.num_k_blocks);
         }
-        it = kDgStreamKShared;
       }
+      int it = kWholeApart ? kDgStreamKShared : dg_stream_k_begin(src, cta, int(gridDim.x));
       DgStreamKPiece piece;
       while (dg_stream_k_next(src, cta, int(gridDim.x), args.num_k_blocks, it, piece)) {
         // One decoding of the unit (its divisions and the code for them once, not per branch).
