@@ -135,17 +135,32 @@ std::string Cublas::grouped_gemm_ex(const GemmShape& s, const std::vector<int>& 
                                                  group_size.data(), CUBLAS_COMPUTE_32F));
 }
 
-void Cublas::release_lt() {
-  if (lt_state_->desc) cublasLtMatmulDescDestroy(lt_state_->desc);
-  if (lt_state_->first) cublasLtMatrixLayoutDestroy(lt_state_->first);
-  if (lt_state_->second) cublasLtMatrixLayoutDestroy(lt_state_->second);
-  if (lt_state_->out) cublasLtMatrixLayoutDestroy(lt_state_->out);
-  *lt_state_ = LtState();
+void Cublas::release_lt() { release_lt_state(*lt_state_); }
+
+void Cublas::release_lt_state(LtState& st) {
+  if (st.desc) cublasLtMatmulDescDestroy(st.desc);
+  if (st.first) cublasLtMatrixLayoutDestroy(st.first);
+  if (st.second) cublasLtMatrixLayoutDestroy(st.second);
+  if (st.out) cublasLtMatrixLayoutDestroy(st.out);
+  st = LtState();
 }
 
 std::string Cublas::prepare_lt(const GemmShape& s, const void* bias) {
   release_lt();
-  LtState& st = *lt_state_;
+  return prepare_lt_state(*lt_state_, s, bias);
+}
+
+std::shared_ptr<const Cublas::LtState> Cublas::prepare_lt_gemm(const GemmShape& s, const void* bias, std::string* why) {
+  std::shared_ptr<LtState> st(new LtState, [](LtState* p) {
+    release_lt_state(*p);
+    delete p;
+  });
+  *why = prepare_lt_state(*st, s, bias);
+  return why->empty() ? st : nullptr;
+}
+
+// Fills st (released) with the descriptors and algorithm of s; on failure releases it again.
+std::string Cublas::prepare_lt_state(LtState& st, const GemmShape& s, const void* bias) {
   ColMajor c = col_major(s);
   cudaDataType_t t = cuda_type(s.type), t_out = cuda_type(out_type(s));
   st.int_scalars = s.type == ElemType::I8;
@@ -211,12 +226,15 @@ std::string Cublas::prepare_lt(const GemmShape& s, const void* bias) {
     }
   }
   if (pref) cublasLtMatmulPreferenceDestroy(pref);
-  if (!e.empty()) release_lt();
+  if (!e.empty()) release_lt_state(st);
   return e;
 }
 
 std::string Cublas::run_lt(const void* A, const void* B, void* D, void* stream) {
-  LtState& st = *lt_state_;
+  return run_lt_gemm(*lt_state_, A, B, D, stream);
+}
+
+std::string Cublas::run_lt_gemm(const LtState& st, const void* A, const void* B, void* D, void* stream) {
   if (!st.ready) return "cuBLASLt not prepared";
   const float alpha = 1.0f, beta = 0.0f;
   const int32_t ialpha = 1, ibeta = 0;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -71,8 +72,18 @@ class Cublas {
   std::string prepare_lt(const GemmShape& s, const void* bias);
   std::string run_lt(const void* A, const void* B, void* D, void* stream);
 
+  // The same GEMM prepared into a state the caller keeps, for several at once (--grouped's
+  // cublaslt_loop: one per expert, each with its own rows and scale pointers). prepare_lt_gemm
+  // returns null and sets *why when Lt cannot run the shape; the state frees its descriptors when
+  // the last copy goes. run_lt_gemm launches it on this object's Lt handle and workspace.
+  struct LtState;
+  std::shared_ptr<const LtState> prepare_lt_gemm(const GemmShape& s, const void* bias, std::string* why);
+  std::string run_lt_gemm(const LtState& gemm, const void* A, const void* B, void* D, void* stream);
+
  private:
   void release_lt();
+  std::string prepare_lt_state(LtState& st, const GemmShape& s, const void* bias);
+  static void release_lt_state(LtState& st);
 
   std::string error_;
   void* handle_ = nullptr;     // cublasHandle_t
@@ -80,7 +91,6 @@ class Cublas {
   void* workspace_ = nullptr;  // for cublasGemmEx (cublasSetWorkspace: required for graph capture)
   void* lt_workspace_ = nullptr;
   size_t workspace_size_ = 0;
-  struct LtState;
   LtState* lt_state_ = nullptr;
 };
 
