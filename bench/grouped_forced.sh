@@ -11,9 +11,12 @@
 #         for bench/stage.sh BUILD STAGE CACHE.
 #   run:  on the device: test_grouped_gemm, then `deepgemm-bench --grouped --quick --seed 1` for
 #         auto and each CONFIG in separate processes, alternated over GROUPED_ROUNDS rounds
-#         (default 2), JSON in OUT/<config>-<round>.json; prints per row (layout, N x K, G,
-#         tokens) each contender's median time and its ratio to the loop of cuBLAS GEMMs.
-#   GROUPED_ARGS="..."   more deepgemm-bench flags (e.g. --tokens 64,256)
+#         (default 2), JSON in OUT/<config>-<round>.json; prints per row (layout, dtype, N x K,
+#         G, tokens) each contender's median time and its ratio to the row's loop of vendor GEMMs
+#         (cublasGemmEx for bf16, cuBLASLt FP8 for fp8t / fp8b).
+#   GROUPED_ARGS="..."   more deepgemm-bench flags (e.g. --tokens 64,256, or --dtype fp8t,fp8b with
+#                        FP8 configurations such as sm90_128x128x128_s6_t384_p: warm compiles no
+#                        FP8 kernels, so those compile on the device at their first use)
 #   GROUPED_TIMEOUT=S    seconds per benchmark process (default 90)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -82,16 +85,17 @@ for path in sorted(glob.glob(os.path.join(out, "*-*.json"))):
     except (OSError, ValueError, KeyError):
         continue
     for r in rows:
-        key = (r["layout"], f'{r["n"]}x{r["k"]}', r["groups"], r["tokens"])
+        key = (r["layout"], r.get("dtype", "bf16"), f'{r["n"]}x{r["k"]}', r["groups"], r["tokens"])
         entry = times.setdefault(key, {"loop": [], "configs": {}})
-        if r.get("cublas_loop_us"):
-            entry["loop"].append(r["cublas_loop_us"])
+        loop = r.get("cublas_loop_us") or r.get("cublaslt_loop_us")  # bf16 / FP8 rows
+        if loop:
+            entry["loop"].append(loop)
         if r.get("ours_us") and not r.get("mismatch"):
             entry["configs"].setdefault(config, []).append(r["ours_us"])
         elif r.get("mismatch"):
             print(f"MISMATCH: {config} {key}")
 names = sorted({c for e in times.values() for c in e["configs"]})
-print("median us (ratio = cuBLAS loop / ours); rows: layout NxK G tokens")
+print("median us (ratio = vendor loop / ours: cublasGemmEx bf16, cuBLASLt FP8); rows: layout dtype NxK G tokens")
 for key in sorted(times):
     e = times[key]
     loop = statistics.median(e["loop"]) if e["loop"] else float("nan")
@@ -99,5 +103,5 @@ for key in sorted(times):
     for c in names:
         v = e["configs"].get(c)
         cells.append(f"{c.replace('sm90_', '')}: {statistics.median(v):.1f} ({loop / statistics.median(v):.3f})" if v else f"{c}: -")
-    print(f"{key[0]:10s} {key[1]:9s} G={key[2]:<3d} t={key[3]:<5d} loop {loop:.1f} | " + " | ".join(cells))
+    print(f"{key[0]:10s} {key[1]:5s} {key[2]:9s} G={key[3]:<3d} t={key[4]:<5d} loop {loop:.1f} | " + " | ".join(cells))
 EOF
