@@ -258,17 +258,28 @@ class Sm90Family final : public FamilyModel {
     return why.empty() || grouping.empty() ? why + grouping : why + "; " + grouping;
   }
   // The grouped problems the kernel runs (kGrouped, kernels/GROUPED.md): 16-bit operands, or FP8
-  // ones with input scales applied in the epilogue (per tensor, per row / column: each group's at
-  // g * stride); row-major D (the kernel's rows are the groups' rows); "" when it runs this one.
+  // ones with input scales (each group's tensor at g * stride): per tensor and per row / column in
+  // the epilogue, 1 x 128 (VEC128) and 128 x 128 blocks in the promoted main loop; row-major D
+  // (the kernel's rows are the groups' rows), no block-scaled D, no amax; "" when it runs this one.
   static std::string grouping_problem(const GemmProblem& p, const Epilogue& e) {
     const bool fp8 = dtype_is_fp8(p.a_type) && dtype_is_fp8(p.b_type);
     if (!fp8 && (dtype_size(p.a_type) != 2 || p.a_type != p.b_type))
       return std::string("sm90 grouped kernels take f16, bf16, e4m3 or e5m2 A and B, not ") + dtype_name(p.a_type) +
              " and " + dtype_name(p.b_type);
     if (p.order != Order::RowMajor) return "sm90 grouped kernels store row-major D (order = col)";
-    if (p.a_scale.blocked() || p.b_scale.blocked() || e.d_scale.active() || e.amax_d)
-      return "sm90 grouped kernels take input scales per tensor or per row / column only (no 1 x 128 or 128 x 128 "
-             "blocks, no block-scaled D, no amax of D)";
+    if (e.d_scale.active() || e.amax_d) return "sm90 grouped kernels write no block-scaled D and no amax of D";
+    // A VEC128 tensor per group is the third dimension of a TMA map: 16-byte group strides.
+    for (const ScaleDesc* s : {&p.a_scale, &p.b_scale}) {
+      const int64_t es = int64_t(scale_type_size(s->type));
+      if (s->mode == ScaleMode::Vec128 && s->stride * es % 16 != 0)
+        return std::string("sm90 grouped kernels read VEC128 scales of ") + (s == &p.a_scale ? "A" : "B") +
+               " per group with TMA: the group stride must be a multiple of 16 bytes (" + std::to_string(16 / es) +
+               " " + scale_type_name(s->type) + " scales; got " + std::to_string(s->stride) + ")";
+    }
+    // A tile's rows must lie in one of A's 128 x 128 blocks: contiguous groups must start on one.
+    if (p.a_scale.mode == ScaleMode::Blk128x128 && p.grouping.contiguous() && p.grouping.m_alignment % 128 != 0)
+      return "sm90 grouped kernels with 128 x 128 block scales of A need a contiguous m_alignment that is a multiple "
+             "of 128 (got " + std::to_string(p.grouping.m_alignment) + "), so that no tile straddles two blocks";
     return "";
   }
   // Grouped problems the kernels have not yet run on a GPU (FP8 operands, input scales): offered
@@ -282,7 +293,7 @@ class Sm90Family final : public FamilyModel {
     for (const ScaleDesc* s : {&p.a_scale, &p.b_scale}) {
       if (!s->active()) continue;
       if (s->type != ScaleType::F32 && !s->blocked()) return false;
-      if (s->blocked() && (dtype_size(p.a_type) != 1 || p.batch_count > 1)) return false;
+      if (s->blocked() && (dtype_size(p.a_type) != 1 || (p.batch_count > 1 && !p.grouping.grouped()))) return false;
     }
     return true;
   }

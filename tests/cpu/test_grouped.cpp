@@ -1072,9 +1072,11 @@ BOOST_FIXTURE_TEST_CASE(grouped_scaling_validation, CpuContext) {
   BOOST_TEST(sm90_by_name > 0);  // sm90 runs it by name only (sm90_grouped_fp8_by_name_only)
 }
 
-// Grouped FP8 with per-tensor / per-row / per-column input scales on sm90: the kernel applies each
-// group's scale (g * stride) in the epilogue; until a GPU run has checked it, the plans are by
-// name only. Block scales, a block-scaled D or an amax are refused with the reason.
+// Grouped FP8 with input scales on sm90: per tensor / per row / per column (applied in the
+// epilogue) and 1 x 128 / 128 x 128 blocks (promoted in the main loop), each group's tensor at
+// g * stride; until a GPU run has checked them, the plans are by name only. A block-scaled D, an
+// amax, a VEC128 group stride TMA cannot step, and A's 128 x 128 blocks over contiguous groups
+// not aligned to them are refused with the reason.
 BOOST_AUTO_TEST_CASE(sm90_grouped_fp8_by_name_only) {
   const dgemm::HardwareDesc h200 = dgemm::apply_arch_file(dgemm::cpu_hardware(), "h200");
   dgemm::GemmProblem p;
@@ -1105,17 +1107,69 @@ BOOST_AUTO_TEST_CASE(sm90_grouped_fp8_by_name_only) {
   forced.force_config = "sm90_128x128x128_s6_t384_p";
   const dgemm::PlanDecision d = dgemm::choose_kernel(p, e, h200, forced);
   BOOST_TEST(d.chosen.config.name() == forced.force_config);
-  // Block scales stay refused, with the reason.
-  p.b_scale.mode = dgemm::ScaleMode::Blk128x128;
-  p.b_scale.stride = 0;
-  p.b_scale.ld = 0;
-  dgemm::resolve_and_validate_scaling(p, e);
-  const dgemm::CandidateSet blocked = dgemm::evaluate_candidates(p, e, h200, forced, dgemm::family_models());
-  BOOST_TEST(blocked.feasible.empty());
-  bool said = false;
-  for (const dgemm::Candidate& c : blocked.rejected)
-    said = said || c.reject_reason.find("no 1 x 128 or 128 x 128 blocks") != std::string::npos;
-  BOOST_TEST(said);
+
+  // DeepSeek's m-grouped FP8: A 1 x 128 over the shared rows, B 128 x 128 per expert; by name only.
+  const int64_t kb = (p.k + 127) / 128;
+  auto deepseek = [&](dgemm::GemmProblem q) {
+    q.a_scale = dgemm::ScaleDesc{};
+    q.a_scale.mode = dgemm::ScaleMode::Vec128;
+    q.a_scale.ld = q.m;
+    q.b_scale = dgemm::ScaleDesc{};
+    q.b_scale.mode = dgemm::ScaleMode::Blk128x128;
+    q.b_scale.layout = dgemm::ScaleLayout::KMajor;
+    q.b_scale.stride = (q.n + 127) / 128 * kb;
+    return q;
+  };
+  dgemm::GemmProblem blocked = deepseek(p);
+  dgemm::resolve_and_validate_scaling(blocked, e);
+  BOOST_TEST(dgemm::evaluate_candidates(blocked, e, h200, {}, dgemm::family_models()).feasible.empty());
+  for (const char* name : {"sm90_128x128x128_s6_t384_p", "sm90_64x128x128_s8_t256_p", "sm90_128x128x128_s6_t384_p_streamk"}) {
+    forced.force_config = name;
+    BOOST_TEST(dgemm::choose_kernel(blocked, e, h200, forced).chosen.config.name() == name);
+  }
+  forced.force_config.clear();
+  auto refused_saying = [&](const dgemm::GemmProblem& q, const dgemm::Epilogue& qe, const std::string& words) {
+    const dgemm::CandidateSet c = dgemm::evaluate_candidates(q, qe, h200, forced, dgemm::family_models());
+    bool said = false;
+    for (const dgemm::Candidate& r : c.rejected)
+      said = said || (r.config.family == dgemm::Family::Sm90 && r.reject_reason.find(words) != std::string::npos);
+    return c.feasible.empty() && said;
+  };
+  // A block-scaled D: refused.
+  {
+    dgemm::GemmProblem q = blocked;
+    q.d_type = DType::F8E4M3;
+    dgemm::Epilogue qe;
+    qe.d_scale.mode = dgemm::ScaleMode::Vec128;
+    dgemm::resolve_and_validate_scaling(q, qe);
+    BOOST_TEST(refused_saying(q, qe, "no block-scaled D"));
+  }
+  // B's 1 x 128 scales per expert at a stride TMA cannot step (not 16 bytes).
+  {
+    dgemm::GemmProblem q = blocked;
+    q.b_scale = dgemm::ScaleDesc{};
+    q.b_scale.mode = dgemm::ScaleMode::Vec128;
+    q.b_scale.ld = q.n;
+    q.b_scale.stride = q.n * kb + 2;
+    dgemm::resolve_and_validate_scaling(q, e);
+    BOOST_TEST(refused_saying(q, e, "group stride must be a multiple of 16 bytes"));
+    q.b_scale.stride = q.n * kb;
+    BOOST_TEST(!refused_saying(q, e, "group stride"));
+  }
+  // A's 128 x 128 blocks over contiguous groups that may start inside a block.
+  {
+    dgemm::GemmProblem q = blocked;
+    q.grouping.m_alignment = 64;
+    q.a_scale = dgemm::ScaleDesc{};
+    q.a_scale.mode = dgemm::ScaleMode::Blk128x128;
+    q.a_scale.layout = dgemm::ScaleLayout::KMajor;
+    dgemm::resolve_and_validate_scaling(q, e);
+    BOOST_TEST(refused_saying(q, e, "m_alignment that is a multiple of 128"));
+    q.grouping.m_alignment = 128;
+    forced.force_config = "sm90_128x128x128_s6_t384_p";
+    BOOST_TEST(dgemm::choose_kernel(q, e, h200, forced).chosen.config.name() == forced.force_config);
+    forced.force_config.clear();
+  }
 }
 
 // The autotuning memory keys on the problem's class: the grouping is part of it.

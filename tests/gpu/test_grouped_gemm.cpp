@@ -94,16 +94,28 @@ GroupedCase masked(int64_t m, int64_t n, int64_t k, std::vector<int32_t> counts,
 struct Run {
   const GroupedCase& cs;
   std::vector<unsigned char> a, b, bias, d_init;
-  std::vector<float> scale, a_scale, b_scale;  // the epilogue's output scale; input scales (f32)
+  std::vector<float> scale;                     // the epilogue's output scale
+  std::vector<unsigned char> a_scale, b_scale;  // input scales as stored (f32 or UE8M0 bytes)
   std::size_t d_bytes = 0;
   DevBuf da, db, dd, dbias, dscale, drows, dstatus, dascale, dbscale;
 
-  // Elements of an input scale tensor of the plan over every group (0: none). Per tensor and per
-  // row / column only (what the grouped kernels take), packed, at g * stride.
-  static std::size_t in_scale_length(const ScaleDesc& s, int64_t outer, int64_t groups) {
+  // Bytes of an input scale tensor of the plan over every group (0: none): group g's at g * stride.
+  static std::size_t in_scale_bytes(const ScaleDesc& s, int64_t outer, int64_t k, int64_t groups) {
     if (!s.active()) return 0;
-    const int64_t one = s.mode == ScaleMode::PerTensor ? 1 : outer;
-    return std::size_t(one + s.stride * (groups - 1));
+    return std::size_t(s.extent(outer, k, groups)) * scale_type_size(s.type);
+  }
+  // Random scales in [0.25, 2): f32, or UE8M0 exponents 2^-2 ... 2^0 (exact in both).
+  static void fill_scales(std::mt19937& rng, const ScaleDesc& s, std::vector<unsigned char>& out) {
+    std::uniform_real_distribution<float> us(0.25f, 2.0f);
+    std::uniform_int_distribution<int> ue(125, 127);
+    if (s.type == ScaleType::UE8M0) {
+      for (unsigned char& v : out) v = static_cast<unsigned char>(ue(rng));
+      return;
+    }
+    for (std::size_t i = 0; i + 4 <= out.size(); i += 4) {
+      const float v = us(rng);
+      std::memcpy(&out[i], &v, 4);
+    }
   }
 
   static std::size_t elems(const GemmProblem& p, int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
@@ -122,8 +134,8 @@ struct Run {
         dscale(vector_length(c) * 4),
         drows(c.rows.size() * 4),
         dstatus(4),
-        dascale(in_scale_length(c.p.a_scale, c.p.m, c.groups()) * 4),
-        dbscale(in_scale_length(c.p.b_scale, c.p.n, c.groups()) * 4) {
+        dascale(in_scale_bytes(c.p.a_scale, c.p.m, c.p.k, c.groups())),
+        dbscale(in_scale_bytes(c.p.b_scale, c.p.n, c.p.k, c.groups())) {
     const GemmProblem& p = c.p;
     fill_random(rng, p.a_type, a, da.bytes / dtype_size(p.a_type), -1, 1);
     fill_random(rng, p.b_type, b, db.bytes / dtype_size(p.b_type), -1, 1);
@@ -131,12 +143,12 @@ struct Run {
     std::uniform_real_distribution<float> us(0.25f, 2.0f);
     scale.resize(vector_length(c));
     for (float& s : scale) s = us(rng);
-    a_scale.resize(in_scale_length(c.p.a_scale, c.p.m, c.groups()));
-    b_scale.resize(in_scale_length(c.p.b_scale, c.p.n, c.groups()));
-    for (float& s : a_scale) s = us(rng);
-    for (float& s : b_scale) s = us(rng);
-    cudaMemcpy(dascale.base, a_scale.data(), a_scale.size() * 4, cudaMemcpyHostToDevice);
-    cudaMemcpy(dbscale.base, b_scale.data(), b_scale.size() * 4, cudaMemcpyHostToDevice);
+    a_scale.resize(in_scale_bytes(c.p.a_scale, c.p.m, c.p.k, c.groups()));
+    b_scale.resize(in_scale_bytes(c.p.b_scale, c.p.n, c.p.k, c.groups()));
+    fill_scales(rng, c.p.a_scale, a_scale);
+    fill_scales(rng, c.p.b_scale, b_scale);
+    cudaMemcpy(dascale.base, a_scale.data(), a_scale.size(), cudaMemcpyHostToDevice);
+    cudaMemcpy(dbscale.base, b_scale.data(), b_scale.size(), cudaMemcpyHostToDevice);
     d_init.assign(d_bytes + 2 * kGuard, kPoison);
     cudaMemcpy(da.base, a.data(), a.size(), cudaMemcpyHostToDevice);
     cudaMemcpy(db.base, b.data(), b.size(), cudaMemcpyHostToDevice);
@@ -439,6 +451,68 @@ std::vector<Planned> fp8_cases() {
   return out;
 }
 
+// Block-scaled FP8 (DeepSeek's m-grouped GEMMs), by name: A's 1 x 128 scales (VEC128, MN-major,
+// ld = the rows padded to 16 bytes: one tensor over the shared rows when contiguous, one per slot
+// when masked) or 128 x 128 ones (masked), B's 128 x 128 blocks (K-major) or 1 x 128 per column,
+// one tensor per expert; f32 and UE8M0. n = 320 ends inside a block and crosses one inside a
+// 192-column tile; k = 400 has a partial last K block.
+GroupedCase fp8_blocks(GroupedCase c, ScaleMode a_mode, ScaleMode b_mode, ScaleType type) {
+  c.p.a_type = c.p.b_type = DType::F8E4M3;
+  c.p.c_type = c.p.d_type = DType::BF16;
+  const int64_t kb = (c.p.k + 127) / 128, per_16 = type == ScaleType::F32 ? 4 : 16;
+  auto desc = [&](ScaleDesc& s, ScaleMode mode, int64_t outer, bool per_group) {
+    s.mode = mode;
+    s.type = type;
+    if (mode == ScaleMode::Vec128) {
+      s.layout = ScaleLayout::MnMajor;
+      s.ld = (outer + per_16 - 1) / per_16 * per_16;
+      s.stride = per_group ? s.ld * kb : 0;
+    } else {
+      s.layout = ScaleLayout::KMajor;
+      s.ld = kb;
+      s.stride = per_group ? (outer + 127) / 128 * kb : 0;
+    }
+  };
+  desc(c.p.a_scale, a_mode, c.p.m, c.p.grouping.masked());
+  desc(c.p.b_scale, b_mode, c.p.n, true);
+  Epilogue e;
+  resolve_and_validate_scaling(c.p, e);
+  return c;
+}
+
+std::vector<Planned> fp8_block_cases() {
+  std::vector<Planned> out;
+  for (ScaleType t : {ScaleType::F32, ScaleType::UE8M0}) {
+    const std::string ty = t == ScaleType::F32 ? "-f32" : "-ue8m0";
+    GroupedCase cont = fp8_blocks(contiguous(768, 320, 400, {0, 128, 128, 384, 640}, 128, "fp8b-contiguous" + ty),
+                                  ScaleMode::Vec128, ScaleMode::Blk128x128, t);
+    GroupedCase odd = fp8_blocks(contiguous(320, 320, 400, {3, 4, 68, 68, 300}, 1, "fp8b-contiguous-1" + ty),
+                                 ScaleMode::Vec128, ScaleMode::Blk128x128, t);
+    GroupedCase slot = fp8_blocks(masked(192, 320, 400, {0, 1, 64, 192, 100, 7}, "fp8b-masked" + ty),
+                                  ScaleMode::Vec128, ScaleMode::Blk128x128, t);
+    GroupedCase b_vec = fp8_blocks(contiguous(320, 320, 400, {3, 4, 68, 68, 300}, 1, "fp8b-b-vec128" + ty),
+                                   ScaleMode::Vec128, ScaleMode::Vec128, t);
+    GroupedCase a_blk = fp8_blocks(masked(192, 320, 400, {0, 1, 64, 192, 100, 7}, "fp8b-a-blk128" + ty),
+                                   ScaleMode::Blk128x128, ScaleMode::Blk128x128, t);
+    for (const char* k : {"sm90_128x128x128_s6_t384_p", "sm90_64x128x128_s8_t256_p", "sm90_128x192x128_s5_t384_p",
+                          "sm90_128x128x128_s6_t384_p_streamk"}) {
+      out.push_back({cont, {cont.rows, {0, 256, 384, 512, 768}, {0, 0, 0, 0, 0}}, k});
+      out.push_back({odd, {odd.rows, {0, 1, 2, 3, 320}}, k});
+      out.push_back({slot, {slot.rows, {192, 192, 192, 192, 192, 192}}, k});
+      out.push_back({b_vec, {b_vec.rows}, k});
+      out.push_back({a_blk, {a_blk.rows}, k});
+    }
+    out.push_back({with_bias_gelu(cont), {cont.rows}, "sm90_128x128x128_s6_t384_p"});
+  }
+  // Many CTAs per group and the stream-K split on the device: DeepSeek-V3-like sizes, small.
+  GroupedCase big = fp8_blocks(contiguous(2048, 256, 1024, {0, 256, 768, 768, 1280, 2048}, 128, "fp8b-contiguous-big"),
+                               ScaleMode::Vec128, ScaleMode::Blk128x128, ScaleType::F32);
+  for (const char* k : {"sm90_128x128x128_s6_t384_p", "sm90_128x128x128_s6_t384_p_streamk",
+                        "sm90_64x128x128_s7_t256_p_streamk"})
+    out.push_back({big, {big.rows, {0, 128, 1024, 1152, 2048}}, k});
+  return out;
+}
+
 // DeepSeek's decode under a CUDA graph (graph_replay below): the planner's kernel, and a stream-K
 // one whose flags in the workspace must come back cleared at every replay.
 GroupedCase graph_case() {
@@ -456,7 +530,7 @@ void prefill_cache(const char* arch_name) {
   const std::string arch = jit::arch_for_cc(hw.cc_major, hw.cc_minor);
   dgemm_test::PrefillSet all;
   std::vector<Planned> cases;
-  for (auto list : {contiguous_cases, masked_cases, bad_row_cases, stream_k_cases, fp8_cases})
+  for (auto list : {contiguous_cases, masked_cases, bad_row_cases, stream_k_cases, fp8_cases, fp8_block_cases})
     for (Planned& c : list()) cases.push_back(std::move(c));
   for (const char* k : kGraphKernels) cases.push_back({graph_case(), {}, k});
   for (const Planned& c : cases) all.add_plan(c.cs.p, c.cs.e, hw, arch, c.force);
@@ -472,6 +546,7 @@ BOOST_AUTO_TEST_CASE(masked_vs_oracle) { run_all(masked_cases()); }
 BOOST_AUTO_TEST_CASE(bad_rows_clipped_and_flagged) { run_all(bad_row_cases()); }
 BOOST_AUTO_TEST_CASE(stream_k_vs_oracle) { run_all(stream_k_cases()); }
 BOOST_AUTO_TEST_CASE(fp8_scaled_vs_oracle) { run_all(fp8_cases()); }
+BOOST_AUTO_TEST_CASE(fp8_block_scaled_vs_oracle) { run_all(fp8_block_cases()); }
 
 // DeepSeek's decode: a masked plan captured once in a CUDA graph, replayed with new counts each
 // time (written to the same device array before the replay); every replay must be right. Also

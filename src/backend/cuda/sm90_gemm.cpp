@@ -301,7 +301,8 @@ class Sm90Executable final : public Executable {
       fail(Status::InternalError, "sm90: ", c.name(), " cannot write a block-scaled D (transposed, swapped, or BLOCK_N not a multiple of 128)");
     sa_mode_ = sm90_mainloop_scale(view_.a_scale);
     sb_mode_ = sm90_mainloop_scale(view_.b_scale);
-    if ((sa_mode_ || sb_mode_) && p.batch_count > 1)
+    // Grouped problems take block scales per group (GroupArgs' strides); strided batches do not.
+    if ((sa_mode_ || sb_mode_) && p.batch_count > 1 && !p.grouping.grouped())
       fail(Status::NotSupported, "sm90 family: block-scaled inputs with batch_count = ", p.batch_count);
     base_ = plan_params(kp, view_);
     batch_ = p.batch_count;
@@ -385,6 +386,8 @@ class Sm90Executable final : public Executable {
     const void* kb_scale = view_.swap_operands ? x.a_scale : x.b_scale;
     if (sa_mode_ == 1) encode_scales(&args.tma_sa, ka_scale, view_.a_scale, base_.m, config_.block_m, "a_scale");
     if (sb_mode_ == 1) encode_scales(&args.tma_sb, kb_scale, view_.b_scale, base_.n, config_.block_n, "b_scale");
+    // (Grouped kernels are not swapped, so KA's and KB's scales are A's and B's: their group
+    // strides go in args.groups below.)
     if (sa_mode_ == 2) {
       args.sa_blk = ka_scale;
       args.sa_ld = view_.a_scale.layout == ScaleLayout::KMajor ? view_.a_scale.ld : -view_.a_scale.ld;
@@ -426,9 +429,10 @@ class Sm90Executable final : public Executable {
       args.groups.status = x.group_status;
       args.groups.groups = int(batch_);
       args.groups.alignment = int(grouping_.m_alignment);
-      // Grouped kernels are not swapped: the kernel's rows are A's, its columns B's.
-      if (epilogue_in_scale(view_.a_scale)) args.groups.row_scale_stride = view_.a_scale.stride;
-      if (epilogue_in_scale(view_.b_scale)) args.groups.col_scale_stride = view_.b_scale.stride;
+      // Grouped kernels are not swapped: the kernel's rows are A's, its columns B's. Every mode's
+      // tensor of group g is g * stride further (epilogue and block-scaled main loop alike).
+      if (view_.a_scale.active()) args.groups.row_scale_stride = view_.a_scale.stride;
+      if (view_.b_scale.active()) args.groups.col_scale_stride = view_.b_scale.stride;
     }
     cudaLaunchConfig_t cfg = launch_config(static_cast<cudaStream_t>(x.stream), grid_);
     // Programmatic dependent launch: the kernel's set-up may overlap the previous kernel on the
@@ -556,15 +560,21 @@ class Sm90Executable final : public Executable {
 
   // A 2-D map {outer, K blocks} of an operand's VEC128 scales, f32 or UE8M0 bytes (MN-major: the
   // outer index is contiguous, a column per K block): one box of the tile's rows per stage.
+  // A kScaleVec128 tensor: {outer, K blocks}, or for a grouped plan {outer, K blocks, groups}
+  // with the groups s.stride apart (one group when they share it), read with the group as the
+  // third coordinate (sm90_gemm.cuh). The planner has checked the 16-byte rules of ld and stride.
   void encode_scales(CUtensorMap* out, const void* ptr, const ScaleDesc& s, int64_t outer, int rows, const char* name) const {
     if (!aligned16(ptr))
       fail(Status::InvalidArgument, "scale_args->", name, " = ", ptr, ": this plan reads it with TMA (16-byte aligned)");
-    cuuint64_t dims[2] = {cuuint64_t(outer), cuuint64_t(num_k_blocks_)};
+    const bool grouped = grouping_.grouped();
+    const bool per_group = grouped && s.stride != 0 && batch_ > 1;
+    cuuint64_t dims[3] = {cuuint64_t(outer), cuuint64_t(num_k_blocks_), cuuint64_t(per_group ? batch_ : 1)};
     const bool u8 = s.type == ScaleType::UE8M0;
-    cuuint64_t strides[1] = {cuuint64_t(s.ld * (u8 ? 1 : 4))};
-    cuuint32_t box[2] = {cuuint32_t(rows), 1u};
-    cuuint32_t elem_strides[2] = {1u, 1u};
-    CUresult r = encode_(out, u8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2,
+    const int64_t es = u8 ? 1 : 4;
+    cuuint64_t strides[2] = {cuuint64_t(s.ld * es), cuuint64_t((per_group ? s.stride : s.ld * num_k_blocks_) * es)};
+    cuuint32_t box[3] = {cuuint32_t(rows), 1u, 1u};
+    cuuint32_t elem_strides[3] = {1u, 1u, 1u};
+    CUresult r = encode_(out, u8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32, grouped ? 3 : 2,
                          const_cast<void*>(ptr), dims, strides, box,
                          elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
                          CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);

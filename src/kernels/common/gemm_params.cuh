@@ -43,7 +43,8 @@ struct GroupArgs {
   unsigned* status;  // the run's status word (DGEMM_GROUP_STATUS_* bits), or null
   int groups;        // G
   int alignment;     // contiguous: the plan's m_alignment (>= 1)
-  // Input scales applied in the epilogue (DgemmParams::row_scale / col_scale): group g's start
-  // g * stride elements further (deepgemm.h, "grouped problems"); 0 when shared or absent.
+  // Input scales of A (row) and B (col), in any mode: group g's tensor starts g * stride elements
+  // further (deepgemm.h, "grouped problems"); 0 when shared or absent. The epilogue steps its
+  // row_scale / col_scale by them; sm90's block-scaled main loop reads its scale tensors there.
   long long row_scale_stride, col_scale_stride;
 };

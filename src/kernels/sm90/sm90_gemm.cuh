@@ -41,7 +41,9 @@
 // mixture-of-experts layer, whose rows the kernel reads from the caller's device array as it runs
 // (common/group_walk.cuh): the persistent walk covers each group's own M tiles, a tile's rows past
 // its group's end are loaded (they are inside A, or zero-filled) but never stored, and the
-// epilogue's vectors are the group's. One CTA per tile, no block scales.
+// epilogue's vectors are the group's. One CTA per tile. Block scales are the group's tensors
+// (GroupArgs' strides): a kScaleVec128 map gains the group as a third coordinate, a kScaleBlk128
+// tensor is read g * stride further; a contiguous A's are indexed by its shared rows.
 //
 // The JIT prelude instantiates Gemm<...> through DGEMM_SM90_DEFINE_KERNEL (bottom) so that the
 // kernel has a stable extern "C" name.
@@ -79,8 +81,8 @@ enum : int { kScaleUE8M0 = 4 };
 struct GemmArgs {
   TensorMap tma_a;   // KA: K-major {K, rows, batch} box {BLOCK_K, BLOCK_M / kClusterN}, or MN-major {rows, K, batch} box {64, 64}
   TensorMap tma_b;   // KB: K-major {K, cols, batch} box {BLOCK_K, BLOCK_N / kClusterM}, or MN-major box {64, 64}
-  TensorMap tma_sa;  // kScaleVec128 scales of KA: f32 {rows, K blocks} box {BLOCK_M, 1}
-  TensorMap tma_sb;  // kScaleVec128 scales of KB: f32 {cols, K blocks} box {BLOCK_N, 1}
+  TensorMap tma_sa;  // kScaleVec128 scales of KA: f32 {rows, K blocks} box {BLOCK_M, 1} (grouped: {.., groups} box {.., 1})
+  TensorMap tma_sb;  // kScaleVec128 scales of KB: f32 {cols, K blocks} box {BLOCK_N, 1} (grouped: as KA's)
   TensorMap tma_d;   // kStoreChunks: X (16-bit, row-major) {cols, rows, batch} box {64, 64}, 128B swizzle
   DgemmParams p;     // the kernel's view: sizes, leading dimensions, pointers, epilogue values
   TileGrid tiles;    // what the scheduler walks (cluster_m = kClusterM, split_k = 1; kClusterN: N blocks counted in pairs)
@@ -257,8 +259,8 @@ struct Gemm {
                                kMAtoms * kAcc <= 128),
                 "ping-pong: two consumer warpgroups each holding a whole tile, no cluster, no promoted block scales");
   static_assert(!kPingPong || EpilogueOp<Epi>::kOutBlock == 0, "ping-pong: not with a block-scaled D");
-  static_assert(kGrouped == kGroupNone || (kClusterSize == 1 && !kPromote),
-                "grouped: one CTA per tile (a cluster's tiles could straddle groups), no block scales");
+  static_assert(kGrouped == kGroupNone || (kClusterSize == 1 && EpilogueOp<Epi>::kOutBlock == 0),
+                "grouped: one CTA per tile (a cluster's tiles could straddle groups), no block-scaled D");
   static_assert(!kStreamK || kClusterSize == 1, "stream-K: one CTA per work unit");
 
   // The work unit `unit`, or false past the last one. Grouped walks scan the group rows (each
@@ -444,6 +446,9 @@ struct Gemm {
         for_each_work(args, rank_m, rank_n, rank_k, [&](const Work& w, int kb_begin, int kb_end) {
           const int m0 = int(w.row0), n0 = w.n_block * kBlockN;
           const int a_batch = w.batch * args.a_batch_step, b_batch = w.batch * args.b_batch_step;
+          // Grouped: the group's scale tensors (the map's third coordinate; 0 when they are shared).
+          [[maybe_unused]] const int sa_group = args.groups.row_scale_stride != 0 ? w.group : 0;
+          [[maybe_unused]] const int sb_group = args.groups.col_scale_stride != 0 ? w.group : 0;
           for (int kb = kb_begin; kb < kb_end; ++kb, ps.advance()) {
             const int k0 = kb * kBlockK;
             mbar_wait(empty_bar(ps.stage), ps.phase ^ 1);
@@ -451,8 +456,18 @@ struct Gemm {
             mbar_arrive_expect_tx(full_bar(ps.stage), kStageBytes);
             load_a(args, smem_a(ps.stage), full_bar(ps.stage), m0, k0, a_batch, rank_n);
             load_b(args, smem_b(ps.stage), full_bar(ps.stage), n0, k0, b_batch, rank_m);
-            if constexpr (kAMode == kScaleVec128) tma_load_2d(scale_a(ps.stage), &args.tma_sa, full_bar(ps.stage), m0, kb);
-            if constexpr (kBMode == kScaleVec128) tma_load_2d(scale_b(ps.stage), &args.tma_sb, full_bar(ps.stage), n0, kb);
+            if constexpr (kAMode == kScaleVec128) {
+              if constexpr (kGrouped != kGroupNone)
+                tma_load_3d(scale_a(ps.stage), &args.tma_sa, full_bar(ps.stage), m0, kb, sa_group);
+              else
+                tma_load_2d(scale_a(ps.stage), &args.tma_sa, full_bar(ps.stage), m0, kb);
+            }
+            if constexpr (kBMode == kScaleVec128) {
+              if constexpr (kGrouped != kGroupNone)
+                tma_load_3d(scale_b(ps.stage), &args.tma_sb, full_bar(ps.stage), n0, kb, sb_group);
+              else
+                tma_load_2d(scale_b(ps.stage), &args.tma_sb, full_bar(ps.stage), n0, kb);
+            }
           }
         });
       }
@@ -508,7 +523,7 @@ struct Gemm {
         // multiple of gcd(BLOCK_N, 128) >= 8, so no group straddles the boundary).
         const int b_split = kBSpan2 ? (128 - n0 % 128) / 8 : 0;
         if constexpr (kAMode == kScaleBlk128 || kBMode == kScaleBlk128)
-          load_blk_scales(args, blk_scales, blk_stride, m0, n0, kb_begin, kb_end, ctid);
+          load_blk_scales(args, blk_scales, blk_stride, m0, n0, w.group, kb_begin, kb_end, ctid);
         [[maybe_unused]] bool handed_over = false;  // kPingPong: the next tile's warpgroup was let go (named barrier)
         if (kPromote || kb_begin == kb_end) {
           // Promotion adds into a zeroed sum; a CTA with no K blocks contributes zero.
@@ -864,24 +879,30 @@ struct Gemm {
   }
 
   // The tile's row of 128 x 128 block scales for its K blocks, into shared memory (after every
-  // consumer has finished the previous tile, which read the same slots).
-  __device__ static void load_blk_scales(const GemmArgs& args, float* blk, int blk_stride, int m0, int n0, int kb_begin,
-                                         int kb_end, int ctid) {
+  // consumer has finished the previous tile, which read the same slots). Grouped: the group's
+  // tensors, g * stride further (a contiguous A's rows are already the shared ones).
+  __device__ static void load_blk_scales(const GemmArgs& args, float* blk, int blk_stride, int m0, int n0, int group,
+                                         int kb_begin, int kb_end, int ctid) {
     asm volatile("bar.sync 1, %0;" ::"n"(kConsumers) : "memory");
+    long long a_off = 0, b_off = 0;
+    if constexpr (kGrouped != kGroupNone) {
+      a_off = group * args.groups.row_scale_stride;
+      b_off = group * args.groups.col_scale_stride;
+    }
     for (int c = ctid; c < kb_end - kb_begin; c += kConsumers) {
       const long long kb = kb_begin + c;
       if constexpr (kAMode == kScaleBlk128) {
         const long long r = m0 / 128, ld = args.sa_ld;
-        blk[c] = scale_at<kAU8>(args.sa_blk, ld > 0 ? r * ld + kb : r + kb * -ld);
+        blk[c] = scale_at<kAU8>(args.sa_blk, a_off + (ld > 0 ? r * ld + kb : r + kb * -ld));
       }
       if constexpr (kBMode == kScaleBlk128) {
         const long long r = n0 / 128, ld = args.sb_ld;
-        blk[blk_stride + c] = scale_at<kBU8>(args.sb_blk, ld > 0 ? r * ld + kb : r + kb * -ld);
+        blk[blk_stride + c] = scale_at<kBU8>(args.sb_blk, b_off + (ld > 0 ? r * ld + kb : r + kb * -ld));
         // The next block's scales, where it exists (a tile at N's end may reach past the last
         // block: those columns are never stored).
         if constexpr (kBSpan2)
           blk[2 * blk_stride + c] = (r + 1) * 128 >= args.p.n ? 0.0f
-                                    : scale_at<kBU8>(args.sb_blk, ld > 0 ? (r + 1) * ld + kb : r + 1 + kb * -ld);
+                                    : scale_at<kBU8>(args.sb_blk, b_off + (ld > 0 ? (r + 1) * ld + kb : r + 1 + kb * -ld));
       }
     }
     asm volatile("bar.sync 1, %0;" ::"n"(kConsumers) : "memory");
