@@ -324,20 +324,43 @@ ScalingOptions parse_scaling_options(const Flags& f) {
   // DeepGEMM's B layout: each 128 x 128 block's K blocks contiguous.
   for (dgemm_scale_desc_t* d : {&s.a_scale, &s.b_scale})
     if (d->mode == DGEMM_SCALE_BLK128x128) d->layout = DGEMM_SCALE_K_MAJOR;
+  // UE8M0 (power-of-two bytes, DeepGEMM's and the MX formats'): the block modes' only other type.
+  if (f.get_choice("scale-type", "f32", {"f32", "ue8m0"}) == "ue8m0")
+    for (dgemm_scale_desc_t* d : {&s.a_scale, &s.b_scale, &s.d_scale})
+      if (d->mode == DGEMM_SCALE_VEC128 || d->mode == DGEMM_SCALE_BLK128x128) d->type = DGEMM_SCALE_TYPE_UE8M0;
   o.active = s.a_scale.mode != DGEMM_SCALE_NONE || s.b_scale.mode != DGEMM_SCALE_NONE ||
              s.d_scale.mode != DGEMM_SCALE_NONE;
   return o;
 }
 
-dgemm_scaling_t ScalingOptions::for_problem(const dgemm_problem_t& p) const {
+dgemm_scaling_t ScalingOptions::for_problem(const dgemm_problem_t& p, bool grouped) const {
   dgemm_scaling_t s = scaling;
   // 1 x 128 scales in DeepGEMM's "MN-major TMA-aligned" layout (deepgemm-bench's): the rows
-  // padded to a multiple of 4, as the sm90 kernels read them with TMA.
-  auto tma_aligned = [](int64_t rows) { return (rows + 3) / 4 * 4; };
-  if (s.a_scale.mode == DGEMM_SCALE_VEC128) s.a_scale.ld = tma_aligned(p.m);
-  if (s.b_scale.mode == DGEMM_SCALE_VEC128) s.b_scale.ld = tma_aligned(p.n);
+  // padded to 16 bytes (4 f32 or 16 UE8M0 scales), as the sm90 kernels read them with TMA.
+  auto tma_aligned = [](int64_t rows, const dgemm_scale_desc_t& d) {
+    const int64_t per_16 = d.type == DGEMM_SCALE_TYPE_UE8M0 ? 16 : 4;
+    return (rows + per_16 - 1) / per_16 * per_16;
+  };
+  if (s.a_scale.mode == DGEMM_SCALE_VEC128) s.a_scale.ld = tma_aligned(p.m, s.a_scale);
+  if (s.b_scale.mode == DGEMM_SCALE_VEC128) s.b_scale.ld = tma_aligned(p.n, s.b_scale);
+  // A grouped problem's input scales follow their operand: one tensor per group (per expert, per
+  // masked slot) where the operand has one per group (a batch stride), one shared tensor where it
+  // is shared (a contiguous A, whose rows the groups share). A strided batch's stay shared, as
+  // the flags have always said (and as `deepgemm run` lines round-trip).
+  const int64_t kb = (p.k + 127) / 128;
+  auto natural = [&](const dgemm_scale_desc_t& d, int64_t outer) -> int64_t {
+    switch (d.mode) {
+      case DGEMM_SCALE_PER_TENSOR: return 1;
+      case DGEMM_SCALE_OUTER_VEC: return outer;
+      case DGEMM_SCALE_VEC128: return d.ld * kb;                  // MN-major, ld rows
+      case DGEMM_SCALE_BLK128x128: return (outer + 127) / 128 * kb;  // K-major, packed
+      default: return 0;
+    }
+  };
+  if (grouped && p.batch_count > 1 && p.stride_a != 0) s.a_scale.stride = natural(s.a_scale, p.m);
+  if (grouped && p.batch_count > 1 && p.stride_b != 0) s.b_scale.stride = natural(s.b_scale, p.n);
   if (s.d_scale.mode == DGEMM_SCALE_VEC128) {
-    s.d_scale.ld = tma_aligned(p.m);
+    s.d_scale.ld = tma_aligned(p.m, s.d_scale);
     // Written tensors cannot be shared: one after the other.
     if (p.batch_count > 1) s.d_scale.stride = std::max<int64_t>(s.d_scale.ld, 1) * ((p.n + 127) / 128);
   }
@@ -346,11 +369,13 @@ dgemm_scaling_t ScalingOptions::for_problem(const dgemm_problem_t& p) const {
 
 const char* scaling_options_help() {
   return "  --a-scale/--b-scale none|tensor|outer|vec128|blk128  f32 input scales of A / B (DGEMM_1.1),\n"
-         "                               shared by every batch: tensor, outer (per row of op(A) / column\n"
+         "                               shared by every batch (grouped: one per group where the operand\n"
+         "                               has one, e.g. B's per expert): tensor, outer (per row of op(A) / column\n"
          "                               of op(B)), vec128 (1 x 128: MN-major, ld = m / n rounded up to a\n"
          "                               multiple of 4, DeepGEMM's TMA-aligned layout), blk128 (128 x 128:\n"
          "                               K-major, packed); deepgemm-bench's fp8t (tensor, tensor) and fp8b\n"
          "                               (vec128, blk128) rows\n"
+         "  --scale-type f32|ue8m0       the type of the vec128 / blk128 scales (default f32)\n"
          "  --d-scale none|vec128        an e4m3/e5m2 D quantized per 1 x 128 block of a row, with f32 scales\n"
          "                               the epilogue computes (laid out as a vec128 A scale, one tensor per\n"
          "                               batch): deepgemm-bench's fp8q rows\n";

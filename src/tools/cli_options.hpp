@@ -61,8 +61,9 @@ const char* gemm_options_help();
 struct ScalingOptions {
   dgemm_scaling_t scaling;  // the modes and layouts; for_problem sets ld and stride
   bool active = false;      // any mode other than none: plans need the extension
-  // The scaling for `problem`: the leading dimensions above, and D's batch stride.
-  dgemm_scaling_t for_problem(const dgemm_problem_t& problem) const;
+  // The scaling for `problem`: the leading dimensions above, D's batch stride, and for a grouped
+  // problem the input scales' group strides (one tensor per group where the operand has one).
+  dgemm_scaling_t for_problem(const dgemm_problem_t& problem, bool grouped = false) const;
 };
 ScalingOptions parse_scaling_options(const Flags& flags);
 const char* scaling_options_help();

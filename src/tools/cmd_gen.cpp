@@ -11,6 +11,8 @@
 #include <string>
 
 #include "api/convert.hpp"
+#include "api/grouped.hpp"
+#include "api/scaling.hpp"
 #include "core/error.hpp"
 #include "plan/families.hpp"
 #include "plan/planner.hpp"
@@ -34,8 +36,8 @@ void print_help() {
       "  --target  nvcc/NVRTC architecture of the source (default: the machine's, e.g. sm_80, sm_90a)\n"
       "  --force   only this family (sm80, sm90, small_m) or configuration (as `deepgemm plan` names it)\n"
       "The file compiles with: nvcc -std=c++17 -c -x cu -gencode=arch=compute_80,code=sm_80 FILE.cuh\n"
-      "%s",
-      gemm_options_help());
+      "%s%s%s",
+      gemm_options_help(), scaling_options_help(), grouping_options_help());
 }
 
 #ifdef DGEMM_WITH_CUDA
@@ -121,10 +123,18 @@ int cmd_gen(int argc, char** argv) {
   request.use_cache = false;
   if (f.has("force")) apply_force_option(f.get("force", ""), &request);
   GemmOptions opt = parse_gemm_options(f);
+  // Input / output scaling and grouping as `deepgemm plan` takes them: the kernel's template
+  // arguments depend on their modes (e.g. the promoted block-scaled main loop, kGrouped).
+  const ScalingOptions scaling = parse_scaling_options(f);
+  const GroupingOptions grouping = parse_grouping_options(f);
+  grouping.apply(&opt.problem);
+  const dgemm_grouped_t grouped = grouping.extension();
   f.check_all_used();
   if (output.empty()) throw std::invalid_argument("--output FILE.cuh is required ('-' for standard output)");
-  GemmProblem p = api::convert_problem(&opt.problem);
+  GemmProblem p = api::convert_problem(&opt.problem, grouping.groups ? api::convert_grouped(&grouped.header) : Grouping());
   Epilogue e = api::convert_epilogue(&opt.epilogue, p);
+  const dgemm_scaling_t s = scaling.for_problem(opt.problem, grouping.groups > 0);
+  api::apply_scaling(scaling.active ? &s.header : nullptr, p, e);
 
   std::string note;
   HardwareDesc hw = resolve_arch(arch, &note);

@@ -87,7 +87,7 @@ int cmd_plan(int argc, char** argv) {
   f.check_all_used();
   GemmProblem p = api::convert_problem(&opt.problem, grouping.groups ? api::convert_grouped(&grouped.header) : Grouping());
   Epilogue e = api::convert_epilogue(&opt.epilogue, p);
-  const dgemm_scaling_t s = scaling.for_problem(opt.problem);
+  const dgemm_scaling_t s = scaling.for_problem(opt.problem, grouping.groups > 0);
   api::apply_scaling(scaling.active ? &s.header : nullptr, p, e);
 
   std::string note;

@@ -194,7 +194,7 @@ int cmd_warm(int argc, char** argv) {
     try {
       GemmProblem p = api::convert_problem(&o.problem, grouping.groups ? api::convert_grouped(&grouped.header) : Grouping());
       Epilogue e = api::convert_epilogue(&o.epilogue, p);
-      const dgemm_scaling_t s = scaling.for_problem(o.problem);
+      const dgemm_scaling_t s = scaling.for_problem(o.problem, grouping.groups > 0);
       api::apply_scaling(scaling.active ? &s.header : nullptr, p, e);
       const PlanDecision d = choose_kernel(p, e, hw, request);
       std::vector<KernelConfig> configs{d.chosen.config};

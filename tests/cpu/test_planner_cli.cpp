@@ -111,6 +111,31 @@ BOOST_AUTO_TEST_CASE(plan_takes_the_group_flags) {
   BOOST_TEST(has(help, "--groups G"), help);
 }
 
+// Scales of a grouped problem follow their operand: B's per expert, a masked A's per slot, a
+// contiguous A's shared; gen takes the same flags, so the block-scaled grouped kernel (by name
+// only until a GPU has run it) can be written out for nvcc.
+BOOST_AUTO_TEST_CASE(grouped_scales_follow_their_operand) {
+  const std::string fp8 = " --arch h200 --dtype e4m3 --out-dtype bf16 --trans-b --m 768 --n 320 --k 400"
+                          " --a-scale vec128 --b-scale blk128 --groups 4";
+  Result r = sh(tool() + " plan --all" + fp8 + " --group-align 128");
+  BOOST_TEST(has(r.out, "a_scale=vec128(f32,mn,ld=768,stride=0) b_scale=blk128x128(f32,k,ld=4,stride=12)"), r.out);
+  BOOST_TEST(has(r.out, "force_kernel = \"sm90_128x128x128_s6_t384_p\""), r.out);
+  r = sh(tool() + " plan" + fp8 + " --group-layout masked --scale-type ue8m0");
+  BOOST_TEST(has(r.out, "a_scale=vec128(ue8m0,mn,ld=768,stride=3072) b_scale=blk128x128(ue8m0,k,ld=4,stride=12)"), r.out);
+  // A strided batch's scales stay shared.
+  r = sh(tool() + " plan --arch h200 --dtype e4m3 --out-dtype bf16 --trans-b --m 768 --n 320 --k 400 --batch 4"
+                  " --a-scale tensor --b-scale tensor");
+  BOOST_TEST(has(r.out, "a_scale=per_tensor(f32,mn,ld=1,stride=0)"), r.out);
+  TempDir dir;
+  const std::string cuh = (dir.path / "grouped_fp8b.cuh").string();
+  r = sh(tool() + " gen" + fp8 + " --group-align 128 --force sm90_128x128x128_s6_t384_p --output " + cuh);
+  BOOST_TEST_REQUIRE(r.rc == 0, r.out);
+  std::ifstream in(cuh);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // kAScale = VEC128, kBScale = BLK128x128, kGrouped = contiguous.
+  BOOST_TEST(has(text, "Gemm<128, 128, 6, 2, true, true, 1, 1, DgEpilogue, 1, 1, 2, 1, 0>"));
+}
+
 BOOST_AUTO_TEST_CASE(plan_refuses_clearly) {
   Result r = sh(tool() + " plan --arch mi300x --m 4096 --n 4096 --k 4096");
   BOOST_TEST(r.rc == 1, r.out);
