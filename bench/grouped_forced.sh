@@ -15,8 +15,10 @@
 #         G, tokens) each contender's median time and its ratio to the row's loop of vendor GEMMs
 #         (cublasGemmEx for bf16, cuBLASLt FP8 for fp8t / fp8b).
 #   GROUPED_ARGS="..."   more deepgemm-bench flags (e.g. --tokens 64,256, or --dtype fp8t,fp8b with
-#                        FP8 configurations such as sm90_128x128x128_s6_t384_p: warm compiles no
-#                        FP8 kernels, so those compile on the device at their first use)
+#                        FP8 configurations such as sm90_128x128x128_s6_t384_p)
+#   GROUPED_WARM_DTYPES="bf16 fp8t fp8b"   warm: the dtypes whose kernels it compiles (default
+#                        bf16; the scale modes of the bench's fp8t / fp8b rows, f32 scales), each
+#                        with the CONFIGs of its BLOCK_K (x64_ 16-bit, x128_ 8-bit)
 #   GROUPED_TIMEOUT=S    seconds per benchmark process (default 90)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -38,13 +40,25 @@ if [[ $mode == warm ]]; then
   export DEEPGEMM_CACHE_DIR=$(cd "$3" && pwd)
   for arch in h200 "$here/results/h200-detected-arch.yaml"; do
     DGEMM_TEST_PREFILL=$arch "$build/tests/test_grouped_gemm" | grep prefill
-    for nk in "4096 7168" "7168 2048"; do
-      read -r n k <<<"$nk"
-      for layout in "--m 1152 --group-align 128" "--m 256 --group-layout masked"; do
-        for f in "" "${configs[@]}"; do
-          # shellcheck disable=SC2086
-          "$build/src/tools/deepgemm" warm --quiet --arch "$arch" --runners-up 0 --n "$n" --k "$k" --trans-b \
-            --groups 8 $layout ${f:+--force "$f"} >/dev/null || echo "warm failed: $arch $nk $layout $f" >&2
+    for dtype in ${GROUPED_WARM_DTYPES:-bf16}; do
+      case $dtype in
+        bf16) flags="" block_k=x64_ ;;
+        fp8t) flags="--dtype e4m3 --out-dtype bf16 --a-scale tensor --b-scale tensor" block_k=x128_ ;;
+        fp8b) flags="--dtype e4m3 --out-dtype bf16 --a-scale vec128 --b-scale blk128" block_k=x128_ ;;
+        *) echo "GROUPED_WARM_DTYPES: bf16, fp8t or fp8b, got '$dtype'" >&2; exit 2 ;;
+      esac
+      for nk in "4096 7168" "7168 2048"; do
+        read -r n k <<<"$nk"
+        for layout in "--m 1152 --group-align 128" "--m 256 --group-layout masked"; do
+          for f in "" "${configs[@]}"; do
+            # A configuration names its BLOCK_K: 64 for 16-bit operands, 128 for 8-bit ones.
+            [[ -n $f && $f != *$block_k* ]] && continue
+            # shellcheck disable=SC2086
+            "$build/src/tools/deepgemm" warm --quiet --arch "$arch" --runners-up 0 --n "$n" --k "$k" --trans-b \
+              --groups 8 $layout $flags ${f:+--force "$f"} >/dev/null 2>&1 ||
+              # (The planner's own FP8 grouped choice does not exist while they are by name only.)
+              [[ -z $f && $dtype != bf16 ]] || echo "warm failed: $arch $dtype $nk $layout $f" >&2
+          done
         done
       done
     done
