@@ -561,8 +561,10 @@ typedef struct dgemm_scaling_t {
  *  NOT_SUPPORTED     d_scale.mode other than NONE / VEC128, or VEC128 with a D that is not FP8;
  *                    a kernel family that has no kernel for the scaling (on a GPU only the sm90
  *                    family has any: f32 input scales (UE8M0 too for VEC128 / BLK128x128),
- *                    block scales with 8-bit operands and batch_count 1, a block-scaled D from
- *                    f16/bf16/fp8 operands, no AMAX_D; the
+ *                    block scales with 8-bit operands and batch_count 1 (grouped problems: per
+ *                    group), a block-scaled D from f16/bf16/fp8 operands, AMAX_D; until a GPU run
+ *                    has checked them, grouped FP8 and AMAX_D are planned only when force_kernel
+ *                    names an sm90 configuration; the
  *                    plan's message and describe JSON say which rule refused it). */
 DGEMM_API dgemm_status_t dgemm_scaling_init(dgemm_scaling_t *s);
 

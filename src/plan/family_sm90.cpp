@@ -250,8 +250,8 @@ class Sm90Family final : public FamilyModel {
   bool uses_tma(const KernelConfig&) const override { return true; }
   // DGEMM_1.1 input scales: f32 (UE8M0 too for the block modes), block modes with 8-bit operands
   // and one batch (per candidate: scale_problem); a block-scaled FP8 D (f32 or UE8M0 scales) from
-  // float operands (per candidate: out_scale_problem); no amax of D yet. Grouped problems:
-  // grouping_problem.
+  // float operands (per candidate: out_scale_problem); the amax of D (by name only until a GPU
+  // run has checked it: unverified). Grouped problems: grouping_problem.
   std::string unsupported_features(const GemmProblem& p, const Epilogue& e) const override {
     const std::string grouping = p.grouping.grouped() ? grouping_problem(p, e) : "";
     const std::string why = missing_features(p, e, runs_scaling(p, e), true);
@@ -282,13 +282,14 @@ class Sm90Family final : public FamilyModel {
              "of 128 (got " + std::to_string(p.grouping.m_alignment) + "), so that no tile straddles two blocks";
     return "";
   }
-  // Grouped problems the kernels have not yet run on a GPU (FP8 operands, input scales): offered
-  // by name only (force_kernel), so a plan never picks them until the GPU test has passed them.
-  static bool grouped_unverified(const GemmProblem& p, const Epilogue& e) {
-    return p.grouping.grouped() && (dtype_size(p.a_type) == 1 || needs_scaling(p, e));
+  // What the kernels have not yet run on a GPU, offered by name only (force_kernel) so that a plan
+  // never picks it until the GPU tests have passed it: grouped problems with FP8 operands or input
+  // scales (test_grouped_gemm fp8_scaled_vs_oracle, fp8_block_scaled_vs_oracle), and the amax of
+  // D (test_sm90_8bit_gemm's amax-* cases, 16-bit operands among them).
+  static bool unverified(const GemmProblem& p, const Epilogue& e) {
+    return (p.grouping.grouped() && (dtype_size(p.a_type) == 1 || needs_scaling(p, e))) || e.amax_d;
   }
   static bool runs_scaling(const GemmProblem& p, const Epilogue& e) {
-    if (e.amax_d) return false;
     if (e.d_scale.active() && p.a_type == DType::I8) return false;
     for (const ScaleDesc* s : {&p.a_scale, &p.b_scale}) {
       if (!s->active()) continue;
@@ -779,8 +780,8 @@ class Sm90Family final : public FamilyModel {
       const int rows = tiles64 <= double(sms) ? 64 : 128;
       prefer_only([&](const KernelConfig& c) { return swap_tile(c, rows, false) && c.block_n == width; }, true);
     }
-    // After every rule: a grouped problem no GPU run has checked yet stays by name only.
-    if (grouped_unverified(p, e))
+    // After every rule: what no GPU run has checked yet stays by name only.
+    if (unverified(p, e))
       for (Candidate& c : out) c.measuring_only = true;
     return out;
   }

@@ -328,8 +328,9 @@ ScalingOptions parse_scaling_options(const Flags& f) {
   if (f.get_choice("scale-type", "f32", {"f32", "ue8m0"}) == "ue8m0")
     for (dgemm_scale_desc_t* d : {&s.a_scale, &s.b_scale, &s.d_scale})
       if (d->mode == DGEMM_SCALE_VEC128 || d->mode == DGEMM_SCALE_BLK128x128) d->type = DGEMM_SCALE_TYPE_UE8M0;
+  if (f.get_bool("amax-d")) s.flags |= DGEMM_SCALING_AMAX_D;
   o.active = s.a_scale.mode != DGEMM_SCALE_NONE || s.b_scale.mode != DGEMM_SCALE_NONE ||
-             s.d_scale.mode != DGEMM_SCALE_NONE;
+             s.d_scale.mode != DGEMM_SCALE_NONE || s.flags != 0;
   return o;
 }
 
@@ -376,6 +377,7 @@ const char* scaling_options_help() {
          "                               K-major, packed); deepgemm-bench's fp8t (tensor, tensor) and fp8b\n"
          "                               (vec128, blk128) rows\n"
          "  --scale-type f32|ue8m0       the type of the vec128 / blk128 scales (default f32)\n"
+         "  --amax-d                     also write max |y| of D (before the output scale), DGEMM_SCALING_AMAX_D\n"
          "  --d-scale none|vec128        an e4m3/e5m2 D quantized per 1 x 128 block of a row, with f32 scales\n"
          "                               the epilogue computes (laid out as a vec128 A scale, one tensor per\n"
          "                               batch): deepgemm-bench's fp8q rows\n";

@@ -150,7 +150,16 @@ struct RunReport {
   bool dequantized = false;  // a block-scaled D, compared as D times its scales
   double error = 0, threshold = 0;
   int64_t rows_checked = 0, rows = 0;
-  bool passed() const { return !checked || error <= threshold; }
+  // --amax-d: the amax the plan wrote and the oracle's; compared (relative, the threshold of D)
+  // when every row was checked (amax_checked), NaN against NaN.
+  bool amax = false, amax_checked = false;
+  double amax_got = 0, amax_want = 0;
+  bool amax_ok() const {
+    if (!amax_checked) return true;
+    if (std::isnan(amax_want) || std::isnan(amax_got)) return std::isnan(amax_want) && std::isnan(amax_got);
+    return std::fabs(amax_got - amax_want) <= threshold * std::max(std::fabs(amax_want), 1e-30);
+  }
+  bool passed() const { return !checked || (error <= threshold && amax_ok()); }
 };
 
 std::string field(const std::string& json, const char* path) { return json_lookup(json, path).value_or("?"); }
@@ -172,6 +181,8 @@ void print_summary(const RunReport& r) {
     std::printf("error     %.2e relative Frobenius vs the CPU oracle, %lld of %lld rows%s (threshold %.1e)\n", r.error,
                 static_cast<long long>(r.rows_checked), static_cast<long long>(r.rows),
                 r.dequantized ? ", D dequantized with its block scales" : "", r.threshold);
+    if (r.amax_checked) std::printf("amax_d    %.6g (oracle %.6g)\n", r.amax_got, r.amax_want);
+    else if (r.amax) std::printf("amax_d    %.6g (not checked: the oracle ran sampled rows)\n", r.amax_got);
     std::printf("result    %s\n", r.passed() ? "PASS" : "FAIL");
   } else {
     std::printf("result    not checked (--check none or an empty output)\n");
@@ -183,8 +194,13 @@ void print_json(const RunReport& r) {
               "\"tflops\": %.4f,\n \"check\": ",
               r.plan_json.c_str(), r.plan_ms, r.device.c_str(), r.median_us, r.samples, r.tflops);
   if (r.checked) {
-    std::printf("{\"relative_error\": %.6e, \"threshold\": %.1e, \"rows_checked\": %lld, \"rows\": %lld}",
+    std::printf("{\"relative_error\": %.6e, \"threshold\": %.1e, \"rows_checked\": %lld, \"rows\": %lld",
                 r.error, r.threshold, static_cast<long long>(r.rows_checked), static_cast<long long>(r.rows));
+    // (NaN is not JSON: an amax of NaN is written as null.)
+    auto num = [](double v) { return std::isnan(v) ? std::string("null") : std::to_string(v); };
+    if (r.amax_checked)
+      std::printf(", \"amax_d\": %s, \"amax_d_oracle\": %s", num(r.amax_got).c_str(), num(r.amax_want).c_str());
+    std::printf("}");
   } else {
     std::printf("null");
   }
@@ -300,6 +316,8 @@ int cmd_run(int argc, char** argv) {
   fill_scales(h.a_scale, rng);
   fill_scales(h.b_scale, rng);
   std::memset(h.d.data(), 0xFF, h.d.bytes.size());  // poison: unwritten elements show up as NaN / -1
+  const bool want_amax = e.amax_d;
+  float amax_host = -1.0f;  // poison: no amax is negative
   if (!h.d_scale.bytes.empty()) std::memset(h.d_scale.data(), 0xFF, h.d_scale.bytes.size());  // no D scales: no buffer
 
   dgemm_args_t args;
@@ -335,6 +353,12 @@ int cmd_run(int argc, char** argv) {
     scale_args.a_scale = da_scale;
     scale_args.b_scale = db_scale;
     scale_args.d_scale = dd_scale;
+    float* damax = nullptr;
+    if (want_amax) {
+      cuda_check(cudaMalloc(reinterpret_cast<void**>(&damax), sizeof(float)), "cudaMalloc(amax_d)");
+      cuda_check(cudaMemcpy(damax, &amax_host, sizeof(float), cudaMemcpyHostToDevice), "cudaMemcpy(amax_d)");
+      scale_args.amax_d = damax;
+    }
     cudaStream_t stream;
     cuda_check(cudaStreamCreate(&stream), "cudaStreamCreate");
     cudaEvent_t start, stop;
@@ -354,7 +378,9 @@ int cmd_run(int argc, char** argv) {
     if (dd_scale)
       cuda_check(cudaMemcpy(h.d_scale.data(), dd_scale, h.d_scale.bytes.size(), cudaMemcpyDeviceToHost),
                  "cudaMemcpy(D scales)");
-    for (void* ptr : {da, db, dc, dd, dbias, dscale, dzp, dws, da_scale, db_scale, dd_scale}) cudaFree(ptr);
+    if (damax) cuda_check(cudaMemcpy(&amax_host, damax, sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy(amax_d)");
+    for (void* ptr : {da, db, dc, dd, dbias, dscale, dzp, dws, da_scale, db_scale, dd_scale, static_cast<void*>(damax)})
+      cudaFree(ptr);
     cudaEventDestroy(start);
     cudaEventDestroy(stop);
     cudaStreamDestroy(stream);
@@ -366,6 +392,7 @@ int cmd_run(int argc, char** argv) {
     scale_args.a_scale = h.a_scale.data();
     scale_args.b_scale = h.b_scale.data();
     scale_args.d_scale = h.d_scale.data();
+    if (want_amax) scale_args.amax_d = &amax_host;
     std::vector<unsigned char> ws(ws_size);
     int cpu_reps = p.flops() > 1e10 ? 1 : reps;  // the reference backend is slow on big problems
     for (int i = 0; i < (p.flops() > 1e10 ? 0 : warmup) + cpu_reps; ++i) {
@@ -488,6 +515,8 @@ int cmd_run(int argc, char** argv) {
     ref_scale_args.a_scale = ra_scale.data();
     ref_scale_args.b_scale = h.b_scale.data();
     ref_scale_args.d_scale = rd_scale.data();
+    float ref_amax = -1.0f;
+    if (want_amax) ref_scale_args.amax_d = &ref_amax;
     size_t ref_ws_size = 0;
     check(dgemm_plan_workspace_size(ref_plan, &ref_ws_size), "dgemm_plan_workspace_size(oracle)");
     std::vector<unsigned char> ref_ws(ref_ws_size);
@@ -500,7 +529,11 @@ int cmd_run(int argc, char** argv) {
     report.threshold = threshold_for(p);
     report.rows_checked = int64_t(rows.size());
     report.rows = p.m;
-    rc = report.error <= report.threshold ? kExitOk : kExitCheckFailed;
+    report.amax = want_amax;
+    report.amax_got = amax_host;
+    report.amax_checked = want_amax && !sample;  // the oracle's amax covers the rows it computed
+    report.amax_want = ref_amax;
+    rc = report.passed() ? kExitOk : kExitCheckFailed;
   }
   if (as_json) {
     print_json(report);

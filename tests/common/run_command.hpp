@@ -163,7 +163,7 @@ inline std::string run_command(const dgemm::GemmProblem& p, const dgemm::Epilogu
     if (*mode) flag("d-scale", mode);
     else notes.push_back("d_scale=" + e.d_scale.to_string());
   }
-  if (e.amax_d) notes.push_back("amax_d");
+  if (e.amax_d) flag("amax-d", "");
 
   if (!x.force.empty()) flag("force-kernel", x.force);
   if (x.misalign != 0) notes.push_back("misalign=" + std::to_string(x.misalign));

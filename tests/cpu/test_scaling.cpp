@@ -1028,8 +1028,9 @@ BOOST_FIXTURE_TEST_CASE(bad_scale_args_at_execute_touch_nothing, ScaledFixture) 
 }
 
 // A block-scaled FP8 D plans on sm90 (tiles whose BLOCK_N is a multiple of 128, unswapped); the
-// other GPU families reject it with a reason, and the amax of D has no GPU kernel yet: plans for a
-// GPU description then fail NOT_SUPPORTED, naming each family's reason.
+// other GPU families reject it with a reason. The amax of D runs on sm90 by name only until a GPU
+// run has checked it: a plan without force_kernel fails NOT_SUPPORTED naming each family's reason
+// and the by-name configurations; one that names an sm90 configuration gets it.
 BOOST_FIXTURE_TEST_CASE(gpu_families_reject_scaling_until_their_kernels_exist, ScaledFixture) {
   using namespace dgemm;
   const HardwareDesc h200 = apply_arch_file(cpu_hardware(), "h200");
@@ -1063,19 +1064,37 @@ BOOST_FIXTURE_TEST_CASE(gpu_families_reject_scaling_until_their_kernels_exist, S
   e.amax_d = true;
   try {
     choose_kernel(p, e, h200, request);
-    BOOST_ERROR("the amax of D planned on the GPU families");
+    BOOST_ERROR("the amax of D planned on the GPU families without force_kernel");
   } catch (const Error& err) {
     BOOST_TEST(int(err.status()) == int(Status::NotSupported));
     const std::string what = err.what();
-    for (const char* f : {"no sm90 kernel for scaling yet (d_scale vec128, amax_d)", "no sm80 kernel"})
+    for (const char* f : {"no sm80 kernel for scaling yet (d_scale vec128, amax_d)", "run it by name only",
+                          "force_kernel, e.g. \"sm90_"})
       BOOST_TEST(what.find(f) != std::string::npos, "message lacks \"" << f << "\": " << what);
   }
+  PlanRequest named = request;
+  named.force = Family::Sm90;
+  named.force_config = chosen.name();
+  BOOST_TEST(choose_kernel(p, e, h200, named).chosen.config.name() == chosen.name());
+  // The exact i32 store cannot write an amax: i8 into i32 with it plans the epilogue through float.
+  GemmProblem i8 = p;
+  i8.a_type = i8.b_type = DType::I8;
+  i8.c_type = i8.d_type = DType::I32;
+  i8.compute_type = DType::I32;
+  i8.op_b = Op::T;  // 8-bit wgmma reads K-major operands
+  Epilogue ie;
+  ie.amax_d = true;
+  resolve_and_validate_scaling(i8, ie);
+  named.force_config = "sm90_128x128x128_s6_t384_p";
+  BOOST_TEST(choose_kernel(i8, ie, h200, named).chosen.config.name() == named.force_config);
 
   // Through the C API: a CPU context planning for an H200 description.
   dgemm_plan_options_t o;
   dgemm_plan_options_init(&o);
   o.arch_file = "h200";
-  expect_plan_error(DGEMM_STATUS_NOT_SUPPORTED, {"no sm90 kernel for scaling yet", "a_scale vec128", "amax_d"}, &o);
+  // (sm90's reason for this 4 x 6 x 200 problem is TMA's: rows of 200 bytes.)
+  expect_plan_error(DGEMM_STATUS_NOT_SUPPORTED, {"no sm80 kernel for scaling yet", "a_scale vec128", "amax_d", "sm90: TMA"},
+                    &o);
 }
 
 // The autotuning memory keys on the problem's class: input scaling is part of it.

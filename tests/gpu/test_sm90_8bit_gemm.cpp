@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "api/convert.hpp"
+#include "api/scaling.hpp"
 #include "common/gpu_harness.hpp"
 #include "plan/arch_file.hpp"
 #include "plan/families.hpp"
@@ -34,11 +36,11 @@ using dgemm_test::DevBuf;
 using dgemm_test::kGuard;
 using dgemm_test::kPoison;
 
-void no_prefill(const char*) {}
+void prefill_cache(const char* arch_name);  // below: every case's kernel, without a GPU
 
 struct RequireHopper {
   RequireHopper() {
-    dgemm_test::skip_without_gpu(no_prefill);
+    dgemm_test::skip_without_gpu(prefill_cache);
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess || prop.major != 9) {
       std::printf("not a Hopper GPU (cc %d.%d): the sm90 8-bit kernels have nothing to run, skipped\n", prop.major,
@@ -68,6 +70,7 @@ struct Case {
   std::string tag;
   Scale sd = {};  // D's block scales (VEC128: an FP8 D quantized per 1 x 128 block of a row)
   float alpha = 1.0f;
+  bool amax = false;  // DGEMM_SCALING_AMAX_D: max |y| of D, compared with the oracle's
 };
 
 const char* mode_name(dgemm_scale_mode_t m) {
@@ -92,6 +95,7 @@ std::string repro(const Case& c) {
   if (c.sd.mode != DGEMM_SCALE_NONE)
     os << " d_scale=" << mode_name(c.sd.mode) << (c.sd.type == DGEMM_SCALE_TYPE_UE8M0 ? "(ue8m0" : "(f32")
        << (c.sd.layout == DGEMM_SCALE_K_MAJOR ? ",k)" : ",mn)");
+  if (c.amax) os << " amax_d";
   return os.str();
 }
 
@@ -124,6 +128,7 @@ std::string repro_command(const Case& c) {
   e.d_scale.layout = ScaleLayout(c.sd.layout);
   e.d_scale.ld = c.sd.ld;
   e.d_scale.type = ScaleType(c.sd.type);
+  e.amax_d = c.amax;
   dgemm_test::RunExtras x;
   x.force = c.force;
   return "\n    repro: " + dgemm_test::run_command(p, e, x);
@@ -157,9 +162,15 @@ dgemm_context_t cpu_context() {
   return ctx;
 }
 
-// Plans the case on `ctx` (force = nullptr: whatever the planner picks).
-dgemm_status_t make_plan(const Case& c, dgemm_context_t ctx, const char* force, dgemm_plan_t* plan) {
+// The case as the C API's structs (what make_plan plans and prefill_cache compiles).
+struct CaseStructs {
   dgemm_problem_t p;
+  dgemm_epilogue_t e;
+  dgemm_scaling_t s;
+};
+CaseStructs structs_of(const Case& c) {
+  CaseStructs r;
+  dgemm_problem_t& p = r.p;
   dgemm_problem_init(&p);
   p.m = c.m;
   p.n = c.n;
@@ -170,7 +181,7 @@ dgemm_status_t make_plan(const Case& c, dgemm_context_t ctx, const char* force, 
   p.compute_type = c.a == DType::I8 ? DGEMM_DTYPE_I32 : DGEMM_DTYPE_F32;
   p.op_a = DGEMM_OP_N;
   p.op_b = DGEMM_OP_T;
-  dgemm_epilogue_t e;
+  dgemm_epilogue_t& e = r.e;
   dgemm_epilogue_init(&e);
   e.scale_mode = c.out_scale;
   if (c.zero_point) e.flags |= DGEMM_EPILOGUE_ZERO_POINT;
@@ -178,7 +189,7 @@ dgemm_status_t make_plan(const Case& c, dgemm_context_t ctx, const char* force, 
   e.bias_type = DGEMM_DTYPE_F32;
   e.activation = c.act;
   e.alpha = c.alpha;
-  dgemm_scaling_t s;
+  dgemm_scaling_t& s = r.s;
   dgemm_scaling_init(&s);
   s.a_scale.mode = c.sa.mode;
   s.a_scale.layout = c.sa.layout;
@@ -192,10 +203,17 @@ dgemm_status_t make_plan(const Case& c, dgemm_context_t ctx, const char* force, 
   s.d_scale.layout = c.sd.layout;
   s.d_scale.ld = c.sd.ld;
   s.d_scale.type = c.sd.type;
+  if (c.amax) s.flags |= DGEMM_SCALING_AMAX_D;
+  return r;
+}
+
+// Plans the case on `ctx` (force = nullptr: whatever the planner picks).
+dgemm_status_t make_plan(const Case& c, dgemm_context_t ctx, const char* force, dgemm_plan_t* plan) {
+  CaseStructs r = structs_of(c);
   dgemm_plan_options_t o;
   dgemm_plan_options_init(&o);
   o.force_kernel = force;
-  return dgemm_create_plan_ext(ctx, &p, &e, &o, &s, plan);
+  return dgemm_create_plan_ext(ctx, &r.p, &r.e, &o, &r.s, plan);
 }
 
 // Runs one case on the GPU and against the CPU oracle; "" when they agree.
@@ -258,8 +276,13 @@ std::string run_case(const Case& c, std::mt19937& rng) {
   cudaMemcpy(dsb.base, sb.data(), sb.size(), cudaMemcpyHostToDevice);
   cudaMemcpy(dd.base, d_init.data(), d_init.size(), cudaMemcpyHostToDevice);
 
+  // amax of D: the device's float poisoned with -1 (no amax is negative), the oracle's on the host.
+  const float amax_poison = -1.0f;
+  DevBuf damax(4);
+  cudaMemcpy(damax.base, &amax_poison, 4, cudaMemcpyHostToDevice);
+  float amax_want = amax_poison;
   auto execute = [&](dgemm_plan_t plan, const void* A, const void* B, void* D, const void* bias_p, const float* scale_p,
-                     const int32_t* zp_p, const void* sa_p, const void* sb_p, void* sd_p) {
+                     const int32_t* zp_p, const void* sa_p, const void* sb_p, void* sd_p, float* amax_p) {
     dgemm_args_t x;
     dgemm_args_init(&x);
     if (c.bias != DGEMM_VECTOR_NONE) x.bias = bias_p;
@@ -270,7 +293,8 @@ std::string run_case(const Case& c, std::mt19937& rng) {
     sx.a_scale = c.sa.mode != DGEMM_SCALE_NONE ? sa_p : nullptr;
     sx.b_scale = c.sb.mode != DGEMM_SCALE_NONE ? sb_p : nullptr;
     sx.d_scale = block_d ? sd_p : nullptr;
-    const bool scaled = c.sa.mode != DGEMM_SCALE_NONE || c.sb.mode != DGEMM_SCALE_NONE || block_d;
+    sx.amax_d = c.amax ? amax_p : nullptr;
+    const bool scaled = c.sa.mode != DGEMM_SCALE_NONE || c.sb.mode != DGEMM_SCALE_NONE || block_d || c.amax;
     std::size_t ws = 0;
     dgemm_plan_workspace_size(plan, &ws);
     std::vector<unsigned char> host_ws;
@@ -280,14 +304,15 @@ std::string run_case(const Case& c, std::mt19937& rng) {
     return dgemm_execute_ext(plan, A, B, nullptr, D, &x, scaled ? &sx : nullptr, w, ws, nullptr);
   };
   if (execute(plans.gpu, da.base, db.base, dd.at(kGuard), dbias.base, static_cast<const float*>(dscale.base),
-              static_cast<const int32_t*>(dzp.base), dsa.base, dsb.base, dds.at(kGuard)) != DGEMM_STATUS_SUCCESS)
+              static_cast<const int32_t*>(dzp.base), dsa.base, dsb.base, dds.at(kGuard),
+              static_cast<float*>(damax.base)) != DGEMM_STATUS_SUCCESS)
     return std::string("execute (GPU): ") + dgemm_last_error();
   if (cudaDeviceSynchronize() != cudaSuccess) return "kernel failed: " + std::string(cudaGetErrorString(cudaGetLastError()));
   std::vector<unsigned char> got(d_init.size()), want = d_init, ds_got(ds_init.size()), ds_want = ds_init;
   cudaMemcpy(got.data(), dd.base, got.size(), cudaMemcpyDeviceToHost);
   cudaMemcpy(ds_got.data(), dds.base, ds_got.size(), cudaMemcpyDeviceToHost);
   if (execute(plans.cpu, a.data(), b.data(), want.data() + kGuard, bias.data(), out_scale.data(), zp.data(), sa.data(),
-              sb.data(), ds_want.data() + kGuard) != DGEMM_STATUS_SUCCESS)
+              sb.data(), ds_want.data() + kGuard, &amax_want) != DGEMM_STATUS_SUCCESS)
     return std::string("execute (CPU): ") + dgemm_last_error();
   // A block-scaled D is compared dequantized (D(i, j) * s(i, j / 128)), and its scales element by
   // element: f32 within 1e-3 relative (amax from f32 values here, from doubles in the oracle; 1e-2
@@ -358,6 +383,16 @@ std::string run_case(const Case& c, std::mt19937& rng) {
   if (scale_bad) os << scale_bad << " of " << blocks << " block scales of D differ from the oracle's (" << scale_off
                     << " by a factor of two); ";
   if (ds_touched) os << ds_touched << " bytes of the D scale tensor outside its blocks were written; ";
+  if (c.amax) {
+    // y in f32 on the device (fast activations for half and FP8 D), in double in the oracle: D's
+    // threshold, at least 1e-3; NaN only against NaN.
+    float amax_got = 0;
+    cudaMemcpy(&amax_got, damax.base, 4, cudaMemcpyDeviceToHost);
+    const double tol = std::max(threshold(c), 1e-3);
+    const bool ok = std::isnan(amax_want) ? std::isnan(amax_got)
+                                          : std::fabs(double(amax_got) - amax_want) <= tol * std::fabs(double(amax_want));
+    if (!ok) os << "amax_d " << amax_got << ", the oracle's " << amax_want << " (max relative difference " << tol << "); ";
+  }
   if (os.str().empty()) {
     char desc[4096];
     dgemm_plan_describe(plans.gpu, desc, sizeof desc, nullptr);
@@ -572,6 +607,53 @@ std::vector<Case> cases() {
     out.push_back({128, 1000, 1024, e4, e4, DType::BF16, vec128_mn(128), blk128_k(), DGEMM_VECTOR_NONE, false,
                    DGEMM_VECTOR_NONE, DGEMM_ACT_NONE, name, "fp8b-64x128"});
   }
+  // The amax of D (by name: no GPU run had checked it when it was built): taken after the
+  // activation and before the output scale, over every path that stores D: the TMA-staged tile
+  // (bf16 D, 128x128 and 128x256 c2), registers (D rows not 16-byte aligned: N = 1001), a swapped
+  // skinny tile (transposed store), stream-K (only the pieces that finish a tile store), ping-pong,
+  // the promoted block-scaled main loop into a block-scaled FP8 D, an i32 D through float (not the
+  // exact path), a requantized i8 D with a zero point, and a NaN alpha (amax NaN).
+  {
+    const DType bf = DType::BF16;
+    for (const char* name : {"sm90_128x128x64_s6_t384_p", "sm90_128x256x64_s4_t384_c2_p", "sm90_64x128x64_s7_t256_p"})
+      for (int64_t n : {520, 1001}) {
+        Case c{300, n, 512, bf, bf, bf, {}, {}, DGEMM_VECTOR_PER_TENSOR, false, DGEMM_VECTOR_PER_COLUMN,
+               DGEMM_ACT_GELU_TANH, name, "amax-bf16"};
+        c.amax = true;
+        out.push_back(c);
+      }
+    for (const char* name : {"sm90_64x40x64_s12_t256_swap_p", "sm90_128x40x64_s10_t384_swap_p"}) {
+      Case c{40, 3000, 1024, bf, bf, DType::F32, {}, {}, DGEMM_VECTOR_PER_COLUMN, false, DGEMM_VECTOR_PER_ROW,
+             DGEMM_ACT_SILU, name, "amax-swap"};
+      c.amax = true;
+      out.push_back(c);
+    }
+    for (const char* name : {"sm90_128x128x128_s6_t384_p_streamk", "sm90_128x128x128_s6_t384_p_v1",
+                             "sm90_128x128x128_s6_t384_p"}) {
+      Case c{1100, 1024, 1280, e4, e4, DType::BF16, {DGEMM_SCALE_PER_TENSOR}, {DGEMM_SCALE_PER_TENSOR},
+             DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_PER_COLUMN, DGEMM_ACT_GELU_TANH, name, "amax-fp8"};
+      c.amax = true;
+      out.push_back(c);
+    }
+    Case q{257, 1000, 1008, e4, e4, e4, vec128_mn(257), blk128_k(), DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_NONE,
+           DGEMM_ACT_NONE, "sm90_128x128x128_s6_t384_p", "amax-fp8-out-blocks"};
+    q.sd = {DGEMM_SCALE_VEC128, DGEMM_SCALE_MN_MAJOR, 264, DGEMM_SCALE_TYPE_F32};
+    q.amax = true;
+    out.push_back(q);
+    Case i{300, 480, 1024, DType::I8, DType::I8, DType::I32, {}, {}, DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_NONE,
+           DGEMM_ACT_NONE, "sm90_128x128x128_s6_t384_p", "amax-i32"};
+    i.amax = true;
+    out.push_back(i);
+    Case r{300, 200, 1008, DType::I8, DType::I8, DType::I8, {}, {}, DGEMM_VECTOR_PER_ROW, true, DGEMM_VECTOR_NONE,
+           DGEMM_ACT_NONE, "sm90_128x128x128_s6_t384_p", "amax-i8-requant"};
+    r.amax = true;
+    out.push_back(r);
+    Case nan{300, 520, 512, bf, bf, bf, {}, {}, DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_NONE, DGEMM_ACT_NONE,
+             "sm90_128x128x64_s6_t384_p", "amax-nan"};
+    nan.alpha = std::nanf("");
+    nan.amax = true;
+    out.push_back(nan);
+  }
   // Every feasible sm90 configuration of two block-scaled problems, by name.
   const HardwareDesc hw = apply_arch_file(HardwareDesc{}, "h200");
   for (auto [m, n, k] : {std::tuple{9, 700, 2048}, std::tuple{200, 300, 3072}}) {
@@ -596,6 +678,25 @@ std::vector<Case> cases() {
     }
   }
   return out;
+}
+
+// DGEMM_TEST_PREFILL: the kernel of every case's plan, converted as dgemm_create_plan_ext converts
+// it (so the cache keys are the device run's).
+void prefill_cache(const char* arch_name) {
+  const HardwareDesc hw = apply_arch_file(HardwareDesc{}, arch_name);
+  const std::string arch = jit::arch_for_cc(hw.cc_major, hw.cc_minor);
+  dgemm_test::PrefillSet all;
+  for (const Case& c : cases()) {
+    CaseStructs r = structs_of(c);
+    try {
+      GemmProblem p = api::convert_problem(&r.p);
+      Epilogue e = api::convert_epilogue(&r.e, p);
+      api::apply_scaling(&r.s.header, p, e);
+      all.add_plan(p, e, hw, arch, c.force);
+    } catch (const std::exception&) {
+    }
+  }
+  all.compile(arch_name, arch, dgemm_test::worker_count());
 }
 
 }  // namespace

@@ -46,6 +46,7 @@ DgemmParams bind_call(const DgemmParams& plan, const KernelView& v, const ExecAr
   const void* kb_scale = v.swap_operands ? x.a_scale : x.b_scale;
   prm.row_scale = epilogue_in_scale(v.a_scale) ? static_cast<const float*>(ka_scale) : nullptr;
   prm.col_scale = epilogue_in_scale(v.b_scale) ? static_cast<const float*>(kb_scale) : nullptr;
+  prm.amax_d = reinterpret_cast<unsigned*>(x.amax_d);
   return prm;
 }
 
@@ -85,6 +86,7 @@ std::string epilogue_struct(const std::string& struct_name, const GemmProblem& p
   // Only block-scaled outputs name it (the member is optional), so other kernels' sources, and
   // their cache keys, stay as they were.
   if (e.d_scale.active()) os << "  static constexpr int kOutBlockScale = " << (e.d_scale.type == ScaleType::F32 ? 1 : 2) << ";\n";
+  if (e.amax_d) os << "  static constexpr bool kAmaxD = true;\n";
   os << "};\n";
   return os.str();
 }

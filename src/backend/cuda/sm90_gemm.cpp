@@ -159,7 +159,7 @@ int sm90_store_chunks(const KernelConfig& c, const GemmProblem& problem, const E
   const bool sixteen = p.d_type == DType::F16 || p.d_type == DType::BF16;
   const bool eight = e && e->d_scale.active() && dtype_is_fp8(p.d_type);
   // The i8 sums stored as they are (the kernel's EpilogueOp::kExactInt).
-  const bool exact32 = e && p.d_type == DType::I32 && p.a_type == DType::I8 && !e->reads_c() &&
+  const bool exact32 = e && p.d_type == DType::I32 && p.a_type == DType::I8 && !e->reads_c() && !e->amax_d &&
                        e->bias_mode == VectorMode::None && e->activation == Activation::None &&
                        e->scale_mode == VectorMode::None && epilogue_in_scale(v.a_scale) == 0 &&
                        epilogue_in_scale(v.b_scale) == 0;
@@ -297,6 +297,7 @@ class Sm90Executable final : public Executable {
     dtype_ = esize_ == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
              : view_.a_type == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     d_scale_ = e.d_scale;
+    amax_ = e.amax_d;
     if (d_scale_.active() && (view_.out_transposed || view_.swap_operands || c.block_n % 128 != 0))
       fail(Status::InternalError, "sm90: ", c.name(), " cannot write a block-scaled D (transposed, swapped, or BLOCK_N not a multiple of 128)");
     sa_mode_ = sm90_mainloop_scale(view_.a_scale);
@@ -372,6 +373,9 @@ class Sm90Executable final : public Executable {
       fallback_->run(x);
       return;
     }
+    // amax of D: the epilogue raises it with atomicMax from 0 (stream-ordered, so a CUDA graph
+    // captures it; the header's "overwritten, not combined").
+    if (amax_) check(cudaMemsetAsync(x.amax_d, 0, sizeof(float), static_cast<cudaStream_t>(x.stream)), "cudaMemsetAsync (amax_d)");
     if (pack_[0].on || pack_[1].on) pack(x, prm);
     Sm90GemmArgsHost args;
     std::memset(&args, 0, sizeof(args));
@@ -589,6 +593,7 @@ class Sm90Executable final : public Executable {
   int64_t esize_ = 2;
   int sa_mode_ = 0, sb_mode_ = 0;
   ScaleDesc d_scale_;  // a block-scaled FP8 D (mode VEC128) or none
+  bool amax_ = false;  // the epilogue writes max |y| to the call's amax_d
   std::unique_ptr<Executable> fallback_;
   EncodeTiledFn encode_ = nullptr;
   CUtensorMapDataType dtype_ = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;

@@ -26,6 +26,9 @@ struct DgemmParams {
   // one f32 per tensor or per row of X (row_scale) and per column of X (col_scale); null if absent.
   const float* row_scale;
   const float* col_scale;
+  // DGEMM_1.1 amax of D (an epilogue with kAmaxD): max |y| as the bits of a non-negative f32 (NaN
+  // 0x7fc00000, above every other), raised with atomicMax from 0, which the launcher stores first.
+  unsigned* amax_d;
 };
 
 // The output tiles of a launch, as the shared tile scheduler (common/scheduler.cuh) walks them.

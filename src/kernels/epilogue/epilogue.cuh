@@ -82,6 +82,16 @@ struct OutBlockScale<Epi, decltype(void(Epi::kOutBlockScale))> {
   static constexpr int kMode = Epi::kOutBlockScale;
 };
 
+// The optional kAmaxD member (false when the struct has none): the epilogue keeps max |y|.
+template <class Epi, class = void>
+struct AmaxD {
+  static constexpr bool kOn = false;
+};
+template <class Epi>
+struct AmaxD<Epi, decltype(void(Epi::kAmaxD))> {
+  static constexpr bool kOn = Epi::kAmaxD;
+};
+
 // Two floats to FP8 (round to nearest even, saturating to the largest finite value; NaN stays NaN)
 // in one instruction: lo in the low byte.
 template <class T>
@@ -118,11 +128,14 @@ struct EpilogueOp {
   static constexpr bool kFastAct = IsHalfFloat<DType>::value || IsFp8<DType>::value;
   static constexpr int kRowInScale = InScales<Epi>::kRow, kColInScale = InScales<Epi>::kCol;
   static constexpr int kOutBlock = OutBlockScale<Epi>::kMode;
+  // amax of D (DGEMM_SCALING_AMAX_D): value() keeps max |y| of the elements it computes, after the
+  // activation and before the output scale (deepgemm.h), and flush_amax() adds it to the launch's.
+  static constexpr bool kAmax = AmaxD<Epi>::kOn;
   // An integer product stored as i32 with nothing applied: kernels with integer accumulators
   // store them exactly (store_exact) instead of through float.
   static constexpr bool kExactInt = IsSame<DType, int>::value && !Epi::kHasC && Epi::kBiasMode == kVecNone &&
                                     Epi::kActivation == kActNone && Epi::kScaleMode == kVecNone &&
-                                    kRowInScale == 0 && kColInScale == 0;
+                                    kRowInScale == 0 && kColInScale == 0 && !kAmax;
 
   float alpha, beta;
   const CType* c;
@@ -133,6 +146,8 @@ struct EpilogueOp {
   const int* zero_point;
   const float* row_scale;
   const float* col_scale;
+  unsigned* amax_d;
+  mutable float amax_y;  // kAmax: max |y| over this thread's elements so far (NaN once one is)
 
   __device__ __forceinline__ void init(const DgemmParams& p, long long batch) {
     // Device scalars are read when the kernel runs (DGEMM_SCALARS_DEVICE), else the host values.
@@ -148,6 +163,8 @@ struct EpilogueOp {
     zero_point = p.zero_point;
     row_scale = p.row_scale;
     col_scale = p.col_scale;
+    amax_d = p.amax_d;
+    amax_y = 0.0f;
   }
 
   // Grouped problems (kernels/GROUPED.md): after init(p, g), group g's vectors. Per column they
@@ -201,6 +218,7 @@ struct EpilogueOp {
     if (Epi::kBiasMode == kVecPerRow) x += rbias;
     if (Epi::kBiasMode == kVecPerColumn) x += cbias;
     x = activation<Epi::kActivation, kFastAct>(x);
+    if constexpr (kAmax) amax_y = max_nan(amax_y, fabsf(x));
     if (Epi::kScaleMode == kVecPerTensor) x *= scale[0];
     if (Epi::kScaleMode == kVecPerRow) x *= scale[row];
     if (Epi::kScaleMode == kVecPerColumn) x *= scale[col];
@@ -208,6 +226,19 @@ struct EpilogueOp {
   }
   __device__ __forceinline__ float value(long long row, long long col, float acc) const {
     return value(row, col, acc, row_bias(row), col_bias(col));
+  }
+
+  // kAmax: the warp's max |y| into the launch's amax_d (one atomic per warp; every lane of the
+  // warp calls it, lanes that computed nothing with 0). Non-negative f32 bits order as unsigned
+  // integers, and every NaN is made 0x7fc00000, above +inf (0x7f800000): the maximum is NaN as
+  // soon as any y was, as the header defines.
+  __device__ __forceinline__ void flush_amax() const {
+    if constexpr (kAmax) {
+      float v = amax_y;
+#pragma unroll
+      for (int o = 16; o > 0; o /= 2) v = max_nan(v, __shfl_xor_sync(0xffffffffu, v, o));
+      if ((threadIdx.x & 31) == 0) atomicMax(amax_d, v != v ? 0x7fc00000u : __float_as_uint(v));
+    }
   }
 
   __device__ __forceinline__ DType convert(long long row, long long col, float x) const {

@@ -1123,6 +1123,7 @@ struct Gemm {
         }
       if (staged && cc == kSlots - 1) staging_flush(args, w, math_wg * kWGRows, issuer, bar_id, buf, blk + 1 - kSlots);
     }
+    epi.flush_amax();
   }
 
   // The exact i32 sums through the staging buffer and TMA stores (kStoreChunks > 0, args.store_d):
@@ -1253,6 +1254,7 @@ struct Gemm {
         if (cc == kSlots - 1) staging_flush(args, w, wg_row + ma * 64, issuer, bar_id, buf, chunk + 1 - kSlots);
       }
     }
+    epi.flush_amax();
   }
 
   // The fused epilogue from registers. wgmma's accumulator layout: thread (warp w, lane l) holds,
@@ -1334,6 +1336,7 @@ struct Gemm {
       store_tile(BoolTag<true>{});
     else
       store_tile(BoolTag<false>{});
+    epi.flush_amax();
   }
 };
 
