@@ -45,7 +45,7 @@ def _group_scale(x, name, groups, outer, k, per_group, device):
 
 def grouped_matmul(a, b, *, offsets=None, counts=None, trans_b=False, bias=None, activation=None, alpha=1.0,
                    scale=None, out_dtype=None, out=None, m_alignment=1, status=None, stream=None, context=None,
-                   a_scale=None, b_scale=None):
+                   a_scale=None, b_scale=None, force_kernel=None):
     """G GEMMs that share n, k and the epilogue, one per group (expert):
     ``out[rows of g] = act(alpha * a[rows of g] @ op(b[g]) + bias[g]) * scale[g]``.
 
@@ -72,6 +72,10 @@ def grouped_matmul(a, b, *, offsets=None, counts=None, trans_b=False, bias=None,
     storage order, as DeepGEMM's column-major TMA-aligned tensor), and for the masked layout (G, M)
     or (G, M, KB). DeepSeek's m-grouped FP8 GEMM is e4m3 ``a`` with (M, KB) ``a_scale`` and e4m3
     ``b`` (trans_b) with (G, ceil(N/128), KB) ``b_scale``.
+
+    ``force_kernel``: a kernel family or configuration by name (as ``deepgemm plan`` names it), e.g.
+    for the GPU kernels the planner offers by name only until they have been checked on a GPU
+    (grouped FP8 on sm90 today: the NOT_SUPPORTED message lists them).
     """
     if (offsets is None) == (counts is None):
         raise argument_error("give offsets (contiguous layout) or counts (masked layout), not both")
@@ -129,11 +133,12 @@ def grouped_matmul(a, b, *, offsets=None, counts=None, trans_b=False, bias=None,
     ctx = context if context is not None else _context_for(device)
     key = ("grouped", layout, int(m_alignment), m, n, k, va.dtype, vb.dtype, d_name, a_t, bool(trans_b) != b_t, lda,
            ldb, d_layout[1], groups, stride_a, stride_b, stride_d, vbias.dtype if vbias is not None else None,
-           activation, scale_mode, sa, sb)
+           activation, scale_mode, sa, sb, force_kernel)
     plan = ctx._cached_plan(key, lambda: ctx.plan(
         m, n, k, va.dtype, b_dtype=vb.dtype, out_dtype=d_name, trans_a=a_t, trans_b=key[10], lda=lda, ldb=ldb,
         ldd=d_layout[1], batch=groups, stride_a=stride_a, stride_b=stride_b, stride_d=stride_d, bias=key[18],
-        activation=activation, scale=scale_mode, grouped=layout, m_alignment=m_alignment, a_scale=sa, b_scale=sb))
+        activation=activation, scale=scale_mode, grouped=layout, m_alignment=m_alignment, a_scale=sa, b_scale=sb,
+        force_kernel=force_kernel))
     # The scale arrays were matched to the plan's tensors above: their addresses go as they are.
     plan.execute(_stored(va, a_t), _stored(vb, b_t), vd, bias=vbias, alpha=alpha, scale=vscale,
                  offsets=rows if layout == "contiguous" else None, counts=rows if masked else None,

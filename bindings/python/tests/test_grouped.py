@@ -198,3 +198,18 @@ def test_grouped_fp8_deepseek_scales(ue8m0):
     with pytest.raises(ValueError, match="leading dimension of 3 groups"):
         deepgemm.grouped_matmul(am, w, counts=counts, trans_b=True, b_scale=np.ones((n, kb), np.float32),
                                 out_dtype="float32")
+
+
+def test_force_kernel_reaches_the_plan():
+    """force_kernel picks the plan's kernel (here the CPU backend's, by family name); a name no
+    family can run here is refused (NOT_SUPPORTED naming force_kernel), and a forced plan is not the unforced one from the cache."""
+    g, m, n, k = 2, 16, 8, 12
+    a, w = rand(m, k), rand(g, n, k)
+    offsets = [0, 5, 16]
+    out = deepgemm.grouped_matmul(a, w, offsets=offsets, trans_b=True, force_kernel="cpu")
+    for e in range(g):
+        lo, hi = offsets[e], offsets[e + 1]
+        assert close(out[lo:hi], expert(a[lo:hi], w[e], True), 1e-5)
+    deepgemm.grouped_matmul(a, w, offsets=offsets, trans_b=True)  # cached unforced plan
+    with pytest.raises(deepgemm.Error, match="force_kernel"):
+        deepgemm.grouped_matmul(a, w, offsets=offsets, trans_b=True, force_kernel="sm90_no_such_tile")
