@@ -1,6 +1,6 @@
 // Thin wrappers over the PTX instructions the Ampere-class kernels use: shared-memory addresses,
-// cp.async with zero fill, ldmatrix and mma.sync m16n8k16. One instruction per function, so the
-// kernels read as the algorithm and the PTX stays in one place.
+// cp.async with zero fill, ldmatrix and mma.sync (m16n8k16 f16 / bf16, m16n8k32 s8). One
+// instruction per function, so the kernels read as the algorithm and the PTX stays in one place.
 #pragma once
 
 namespace dg {
@@ -60,6 +60,20 @@ __device__ __forceinline__ void mma_16816<true>(float (&d)[4], const unsigned (&
       "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
       "{%0, %1, %2, %3};\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+
+// D(16x8, s32) += A(16x32, row) * B(32x8, col), s8 operands. The fragments hold the same bytes
+// as m16n8k16's (PTX ISA, "Matrix Fragments for mma.m16n8k32"): lane l holds bytes 4 (l % 4) ..
+// 4 (l % 4) + 3 of row l / 4 (+ 8) of A and of column l / 4 of B, in the first (a0/a1, b0) and the
+// second (a2/a3, b1) 16 bytes of the 32-byte k-slice; so ldmatrix's b16 matrices of K-major s8
+// rows deliver them unchanged. Without .satfinite nothing is clamped: no partial sum overflows
+// while k <= 131071 (|a b| <= 2^14), and the sm80 planner refuses more.
+__device__ __forceinline__ void mma_16832_s8(int (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 

@@ -323,6 +323,30 @@ struct EpilogueOp {
     *reinterpret_cast<Pair*>(dst) = pr;
   }
 
+  // store4 of four integer sums (kernels with s32 accumulators): an i32 D with nothing applied
+  // (kExactInt) gets the sums themselves when alpha is 1 (it may come with the call or from device
+  // memory), since float would round sums beyond 2^24; anything else goes through float, as the
+  // oracle computes it (deepgemm.h: I32 outputs are exact with the identity epilogue).
+  __device__ __forceinline__ void store4_int(long long row, long long col, int a0, int a1, int a2, int a3,
+                                             long long count) const {
+    if constexpr (kExactInt) {
+      if (alpha == 1.0f) {
+        struct alignas(4 * sizeof(DType)) Quad { DType v[4]; };
+        const Quad q = {{a0, a1, a2, a3}};
+        DType* dst = d + d_offset(row, col);
+        if (!kTrans && count >= 4 && (reinterpret_cast<unsigned long long>(dst) % sizeof(Quad)) == 0) {
+          *reinterpret_cast<Quad*>(dst) = q;
+        } else {
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            if (e < count) d[d_offset(row, col + e)] = q.v[e];
+        }
+        return;
+      }
+    }
+    store4(row, col, float(a0), float(a1), float(a2), float(a3), count);
+  }
+
   // Four horizontally adjacent elements (col .. col + 3), of which the first `count` (>= 1) exist.
   // Stored as one access when all four exist, are adjacent in D and the run is aligned to its size.
   __device__ __forceinline__ void store4(long long row, long long col, float a0, float a1, float a2, float a3,

@@ -10,8 +10,12 @@
 //   - shared memory rows XOR-swizzled in 16-byte chunks so that ldmatrix reads and the copies'
 //     writes of 8 rows hit 8 different bank groups (no conflicts);
 //   - ldmatrix (.trans for MN-contiguous operands) -> mma.sync m16n8k16, f32 accumulators;
-//   - the shared epilogue (epilogue/epilogue.cuh) applied from an f32 staging tile in shared
-//     memory, in coalesced runs of 4 columns.
+//   - i8 operands (AB = signed char, both K-contiguous): the same bytes in shared memory and in
+//     the fragments (a 16-byte chunk holds 16 K elements instead of 8, a k-slice is 32 of them),
+//     mma.sync m16n8k32 s8, s32 accumulators;
+//   - the shared epilogue (epilogue/epilogue.cuh) applied from an f32 (i8: s32) staging tile in
+//     shared memory, in coalesced runs of 4 columns; an i8 product stored as an i32 D with nothing
+//     applied is stored as the exact sums.
 // M, N, K, leading dimensions and batch strides are run-time values: a new M never recompiles.
 // Tiles are walked in the shared scheduler's order (common/scheduler.cuh; kRasterGroup M blocks per
 // group, 0 = row order). Optional split-K (kSplitK): partial tiles in the workspace
@@ -31,7 +35,8 @@ namespace sm80 {
 
 // A ROWS x COLS tile of 16-bit elements, COLS contiguous, stored as 16-byte chunks whose index
 // within a row is XOR-swizzled with the row so that 8 consecutive rows at one logical chunk land
-// in 8 distinct 16-byte bank groups of a 128-byte bank row.
+// in 8 distinct 16-byte bank groups of a 128-byte bank row. (A K-major i8 operand's BLOCK_K
+// columns are BLOCK_K / 2 such columns: only bytes matter here.)
 template <int ROWS, int COLS>
 struct SmemTile {
   static constexpr int kChunks = COLS / 8;
@@ -65,6 +70,20 @@ struct ChunkShare {
   static_assert(kRowStep % 8 == 0 || kPerThread == 1, "a thread's chunks share one swizzle phase");
 };
 
+// Elements of T in one 16-byte chunk: 8 (f16, bf16) or 16 (i8).
+template <class T>
+constexpr int kChunkElems = 16 / int(sizeof(T));
+
+// One 16-byte chunk of i8 elements read element by element (any alignment): the first `valid`
+// (may be <= 0) from src, zeros after them, stored to shared memory as cp.async would.
+__device__ __forceinline__ void store_chunk_elements(unsigned dst, const signed char* src, long long valid) {
+  unsigned w[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+  for (int e = 0; e < 16; ++e)
+    if (e < valid) w[e / 4] |= unsigned((unsigned char)src[e]) << (8 * (e % 4));
+  ptx::st_shared_128(dst, w[0], w[1], w[2], w[3]);
+}
+
 template <class Tile, int kThreads, bool kVec, bool kKMajor, int BLOCK_K, class T>
 struct OperandLoader : ChunkShare<Tile, kThreads> {
   using ChunkShare<Tile, kThreads>::kRows;
@@ -81,12 +100,13 @@ struct OperandLoader : ChunkShare<Tile, kThreads> {
   // row0/col0: the tile's global origin at K tile 0 (K-major: (m0, 0); MN-major: (0, m0)).
   __device__ __forceinline__ void init(const T* g, long long ld, long long row0, long long col0, long long rows,
                                        long long cols, int tid) {
+    constexpr int kChunk = kChunkElems<T>;
     const int r = tid / Tile::kChunks, c = tid % Tile::kChunks;
-    ptr = g + (row0 + r) * ld + col0 + c * 8;
+    ptr = g + (row0 + r) * ld + col0 + c * kChunk;
     row_stride = kRowStep * ld;
     step = kKMajor ? BLOCK_K : BLOCK_K * ld;
     rows_left = rows - (row0 + r);
-    cols_left = cols - (col0 + c * 8);
+    cols_left = cols - (col0 + c * kChunk);
     smem_offset = Tile::offset(r, c);
   }
 
@@ -96,9 +116,13 @@ struct OperandLoader : ChunkShare<Tile, kThreads> {
       const T* src = ptr + i * row_stride;
       const bool row_ok = rows_left > (long long)i * kRowStep;
       const unsigned dst = smem_tile + smem_offset + unsigned(i * kRowStep * Tile::kRowBytes);
+      constexpr int kChunk = kChunkElems<T>;
       if (kVec) {
-        const int valid = row_ok ? (cols_left >= 8 ? 8 : cols_left > 0 ? int(cols_left) : 0) : 0;
-        ptx::cp_async_16(dst, valid > 0 ? static_cast<const void*>(src) : static_cast<const void*>(ptr), valid * 2);
+        const int valid = row_ok ? (cols_left >= kChunk ? kChunk : cols_left > 0 ? int(cols_left) : 0) : 0;
+        ptx::cp_async_16(dst, valid > 0 ? static_cast<const void*>(src) : static_cast<const void*>(ptr),
+                         valid * int(sizeof(T)));
+      } else if constexpr (sizeof(T) == 1) {
+        store_chunk_elements(dst, src, row_ok ? cols_left : 0);
       } else {
         unsigned short v[8];
 #pragma unroll
@@ -136,19 +160,20 @@ struct LeanOperandLoader : ChunkShare<Tile, kThreads> {
 
   __device__ __forceinline__ void init(const T* g, long long ld, long long row0, long long col0, long long rows,
                                        long long cols, int tid) {
+    constexpr int kChunk = kChunkElems<T>;
     const int r = tid / Tile::kChunks, c = tid % Tile::kChunks;
-    ptr = g + (row0 + r) * ld + col0 + c * 8;
+    ptr = g + (row0 + r) * ld + col0 + c * kChunk;
     row_stride = kRowStep * ld;
     if (kKMajor) {
-      k_left = cols - (col0 + c * 8);
+      k_left = cols - (col0 + c * kChunk);
       const long long rows_left = rows - (row0 + r);
       fixed = 0;
 #pragma unroll
       for (int i = 0; i < kPerThread; ++i) fixed |= rows_left > (long long)i * kRowStep ? 1u << i : 0u;
     } else {
       k_left = rows - (row0 + r);
-      const long long cols_left = cols - (col0 + c * 8);
-      fixed = cols_left >= 8 ? 8u : cols_left > 0 ? unsigned(cols_left) : 0u;
+      const long long cols_left = cols - (col0 + c * kChunk);
+      fixed = cols_left >= kChunk ? unsigned(kChunk) : cols_left > 0 ? unsigned(cols_left) : 0u;
     }
   }
 
@@ -161,8 +186,14 @@ struct LeanOperandLoader : ChunkShare<Tile, kThreads> {
         const T* src = ptr + i * row_stride;
         const unsigned dst = smem_tile + smem_offset + unsigned(i * kRowStep * Tile::kRowBytes);
         const int valid = chunk_valid(i);
-        ptx::cp_async_16(dst, valid > 0 ? static_cast<const void*>(src) : static_cast<const void*>(ptr), valid * 2);
+        ptx::cp_async_16(dst, valid > 0 ? static_cast<const void*>(src) : static_cast<const void*>(ptr),
+                         valid * int(sizeof(T)));
       }
+    } else if constexpr (sizeof(T) == 1) {
+#pragma unroll 1
+      for (int i = 0; i < kPerThread; ++i)
+        store_chunk_elements(smem_tile + smem_offset + unsigned(i * kRowStep * Tile::kRowBytes), ptr + i * row_stride,
+                             chunk_valid(i));
     } else {
       // Element loads (unaligned operands): a rolled loop, so that the loads of all chunks are
       // not in flight at once (the unrolled form spills next to the pipelined loop's fragments).
@@ -180,9 +211,10 @@ struct LeanOperandLoader : ChunkShare<Tile, kThreads> {
     }
   }
 
-  // Elements of chunk i inside the bounds (0..8).
+  // Elements of chunk i inside the bounds (0..kChunkElems).
   __device__ __forceinline__ int chunk_valid(int i) const {
-    if (kKMajor) return (fixed >> i) & 1u ? (k_left >= 8 ? 8 : k_left > 0 ? int(k_left) : 0) : 0;
+    constexpr int kChunk = kChunkElems<T>;
+    if (kKMajor) return (fixed >> i) & 1u ? (k_left >= kChunk ? kChunk : k_left > 0 ? int(k_left) : 0) : 0;
     return k_left > (long long)i * kRowStep ? int(fixed) : 0;
   }
 
@@ -197,17 +229,28 @@ struct LeanOperandLoader : ChunkShare<Tile, kThreads> {
   }
 };
 
-template <int BLOCK_M, int BLOCK_N, int BLOCK_K, int kNumStages>
+template <int BLOCK_M, int BLOCK_N, int BLOCK_K, int kNumStages, int kElemBytes = 2>
 struct SmemLayout {
-  static constexpr int kABytes = BLOCK_M * BLOCK_K * 2;
-  static constexpr int kBBytes = BLOCK_N * BLOCK_K * 2;
+  static constexpr int kABytes = BLOCK_M * BLOCK_K * kElemBytes;
+  static constexpr int kBBytes = BLOCK_N * BLOCK_K * kElemBytes;
   static constexpr int kStageBytes = kABytes + kBBytes;
   static constexpr int kBytes = kNumStages * kStageBytes;
 };
 
+// One mma.sync over a 32-byte k-slice of the fragments: m16n8k16 for f16 / bf16 (f32
+// accumulators), m16n8k32 for i8 (s32 accumulators).
+template <class AB>
+__device__ __forceinline__ void mma_slice(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+  ptx::mma_16816<IsBf16<AB>::value>(d, a, b);
+}
+template <class AB>
+__device__ __forceinline__ void mma_slice(int (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+  ptx::mma_16832_s8(d, a, b);
+}
+
 // kSplitK: the K tiles are divided among gridDim.y CTAs per output tile; each writes its raw f32
-// partial tile to the workspace (common/split_k.cuh) and its reduce kernel sums them and applies
-// the epilogue.
+// (i8: s32) partial tile to the workspace (common/split_k.cuh) and its reduce kernel sums them and
+// applies the epilogue.
 // kPipelined (KernelConfig::variant 1): the main loop keeps two sets of mma fragments and loads
 // the next k-slice's fragments (ldmatrix) before issuing the current slice's mma.sync, also across
 // K tiles: the one barrier per K tile sits before the last slice's mma, so the tensor pipe keeps
@@ -219,15 +262,23 @@ __device__ __forceinline__ void gemm(const DgemmParams& p) {
   constexpr int kThreads = kWarpsM * kWarpsN * 32;
   constexpr int WARP_M = BLOCK_M / kWarpsM, WARP_N = BLOCK_N / kWarpsN;
   constexpr int kFragsM = WARP_M / 16, kFragsN = WARP_N / 8;
+  // i8: the same shared bytes and fragments as 16-bit operands, a K element per byte.
+  constexpr bool kInt8 = IsSame<AB, signed char>::value;
+  constexpr int kElemBytes = int(sizeof(AB));
+  constexpr int kSliceK = 32 / kElemBytes;          // K of one mma.sync: 16, or 32 for i8 (32 bytes)
+  constexpr int kTileK = BLOCK_K * kElemBytes / 2;  // BLOCK_K in the shared tiles' 16-bit columns
+  static_assert(kElemBytes == 2 || kInt8, "operands are f16, bf16 or i8");
+  static_assert(!kInt8 || (kAKMajor && kBKMajor),
+                "i8 operands are read K-major only: ldmatrix.trans transposes 16-bit elements, not bytes");
   static_assert(kNumStages >= 2, "the pipeline needs at least two stages");
-  static_assert(BLOCK_K % 16 == 0, "BLOCK_K is a multiple of the mma's K (16)");
+  static_assert(BLOCK_K % kSliceK == 0, "BLOCK_K is a multiple of the mma's K (16; i8: 32)");
   static_assert(WARP_M % 16 == 0 && WARP_N % 16 == 0, "warp tiles are multiples of 16");
-  constexpr bool kBf16 = IsBf16<AB>::value;
+  using Acc = typename Select<kInt8, int, float>::type;
 
   // Shared tiles: K-major operands are [rows][BLOCK_K], MN-major ones [BLOCK_K][rows].
-  using TileA = SmemTile<kAKMajor ? BLOCK_M : BLOCK_K, kAKMajor ? BLOCK_K : BLOCK_M>;
-  using TileB = SmemTile<kBKMajor ? BLOCK_N : BLOCK_K, kBKMajor ? BLOCK_K : BLOCK_N>;
-  using Layout = SmemLayout<BLOCK_M, BLOCK_N, BLOCK_K, kNumStages>;
+  using TileA = SmemTile<kAKMajor ? BLOCK_M : BLOCK_K, kAKMajor ? kTileK : BLOCK_M>;
+  using TileB = SmemTile<kBKMajor ? BLOCK_N : BLOCK_K, kBKMajor ? kTileK : BLOCK_N>;
+  using Layout = SmemLayout<BLOCK_M, BLOCK_N, BLOCK_K, kNumStages, kElemBytes>;
   extern __shared__ __align__(128) unsigned char dg_smem[];
   const unsigned smem = ptx::smem_addr(dg_smem);
 
@@ -270,16 +321,16 @@ __device__ __forceinline__ void gemm(const DgemmParams& p) {
       load_b.advance();
     };
 
-    float acc[kFragsM][kFragsN][4];
+    Acc acc[kFragsM][kFragsN][4];
 #pragma unroll
     for (int i = 0; i < kFragsM; ++i)
 #pragma unroll
       for (int j = 0; j < kFragsN; ++j)
 #pragma unroll
-        for (int v = 0; v < 4; ++v) acc[i][j][v] = 0.0f;
+        for (int v = 0; v < 4; ++v) acc[i][j][v] = Acc(0);
 
-    // Fragments of k-slice kk (16 wide) of the stage at shared address sa: A as kFragsM 16x16
-    // tiles, B as kFragsN 16x8 tiles (ldmatrix.x4 fetches two of them at once).
+    // Fragments of k-slice kk (32 bytes of K: 16 elements, i8 32) of the stage at shared address
+    // sa: A as kFragsM 16-row tiles, B as kFragsN 8-column tiles (ldmatrix.x4 fetches two at once).
     const int q = lane >> 3;
     auto load_a_frag = [&](unsigned (&fa)[4], unsigned sa, int kk, int i) {
       const int m = warp_m * WARP_M + i * 16;
@@ -319,12 +370,12 @@ __device__ __forceinline__ void gemm(const DgemmParams& p) {
 #pragma unroll
       for (int i = 0; i < kFragsM; ++i)
 #pragma unroll
-        for (int j = 0; j < kFragsN; ++j) ptx::mma_16816<kBf16>(acc[i][j], fa[i], fb[j]);
+        for (int j = 0; j < kFragsN; ++j) mma_slice<AB>(acc[i][j], fa[i], fb[j]);
     };
 
     if (kPipelined) {
       // Same prologue and cp.async group accounting as below; fragments double buffered.
-      constexpr int kSlices = BLOCK_K / 16;
+      constexpr int kSlices = BLOCK_K / kSliceK;
       static_assert(kSlices >= 2, "the pipelined loop needs two k-slices per K tile");
 #pragma unroll
       for (int s = 0; s < kNumStages - 1; ++s) {
@@ -414,7 +465,7 @@ __device__ __forceinline__ void gemm(const DgemmParams& p) {
 #pragma unroll
           for (int i = 0; i < kFragsM; ++i) {
 #pragma unroll
-            for (int j = 0; j < kFragsN; ++j) ptx::mma_16816<kBf16>(acc[i][j], fa[i], fb[kk % 2][j]);
+            for (int j = 0; j < kFragsN; ++j) mma_slice<AB>(acc[i][j], fa[i], fb[kk % 2][j]);
             load_a_fast(fa[i], next_sa, (kk + 1) % kSlices, i);
           }
         }
@@ -440,7 +491,7 @@ __device__ __forceinline__ void gemm(const DgemmParams& p) {
         }
         const unsigned sa = smem + (kt % kNumStages) * Layout::kStageBytes;
 #pragma unroll
-        for (int kk = 0; kk < BLOCK_K / 16; ++kk) {
+        for (int kk = 0; kk < BLOCK_K / kSliceK; ++kk) {
           unsigned fa[kFragsM][4];
           unsigned fb[kFragsN][2];
           load_frags(fa, fb, sa, kk);
@@ -456,10 +507,11 @@ __device__ __forceinline__ void gemm(const DgemmParams& p) {
     // accumulators into an f32 staging tile (rows padded by 8 floats: the float2 writes of a
     // quarter warp then hit distinct banks), then all threads apply the epilogue to runs of 4
     // consecutive columns, so that C is read and D written in wide, coalesced accesses, and the
-    // per-element epilogue runs in a rolled loop that keeps register pressure low.
+    // per-element epilogue runs in a rolled loop that keeps register pressure low. i8: the tile
+    // holds the s32 sums, stored by EpilogueOp::store4_int (exactly for an i32 D).
     constexpr int kStride = BLOCK_N + 8;
     static_assert(WARP_M * kStride * 4 <= Layout::kBytes, "the staging tile fits in the ring");
-    float* staging = reinterpret_cast<float*>(dg_smem);
+    Acc* staging = reinterpret_cast<Acc*>(dg_smem);
     EpilogueOp<Epi> epi;
     epi.init(p, batch);
 #pragma unroll
@@ -470,8 +522,13 @@ __device__ __forceinline__ void gemm(const DgemmParams& p) {
 #pragma unroll
           for (int j = 0; j < kFragsN; ++j) {
             const int r = i * 16 + (lane >> 2), c = warp_n * WARP_N + j * 8 + (lane & 3) * 2;
-            *reinterpret_cast<float2*>(&staging[r * kStride + c]) = make_float2(acc[i][j][0], acc[i][j][1]);
-            *reinterpret_cast<float2*>(&staging[(r + 8) * kStride + c]) = make_float2(acc[i][j][2], acc[i][j][3]);
+            if constexpr (kInt8) {
+              *reinterpret_cast<int2*>(&staging[r * kStride + c]) = make_int2(acc[i][j][0], acc[i][j][1]);
+              *reinterpret_cast<int2*>(&staging[(r + 8) * kStride + c]) = make_int2(acc[i][j][2], acc[i][j][3]);
+            } else {
+              *reinterpret_cast<float2*>(&staging[r * kStride + c]) = make_float2(acc[i][j][0], acc[i][j][1]);
+              *reinterpret_cast<float2*>(&staging[(r + 8) * kStride + c]) = make_float2(acc[i][j][2], acc[i][j][3]);
+            }
           }
         }
       }
@@ -483,11 +540,20 @@ __device__ __forceinline__ void gemm(const DgemmParams& p) {
         const int r = g / kGroupsPerRow, c = (g % kGroupsPerRow) * 4;
         const long long row = row0 + r, col = n0 + c;
         if (row < M && col < N) {
-          const float4 v = *reinterpret_cast<const float4*>(&staging[r * kStride + c]);
-          if (kSplitK) {
-            *reinterpret_cast<float4*>(split_k_row(p, batch, int(gridDim.y), int(blockIdx.y), row) + col) = v;
+          if constexpr (kInt8) {
+            const int4 v = *reinterpret_cast<const int4*>(&staging[r * kStride + c]);
+            if (kSplitK) {
+              *reinterpret_cast<int4*>(split_k_row<int>(p, batch, int(gridDim.y), int(blockIdx.y), row) + col) = v;
+            } else {
+              epi.store4_int(row, col, v.x, v.y, v.z, v.w, N - col);
+            }
           } else {
-            epi.store4(row, col, v.x, v.y, v.z, v.w, N - col);
+            const float4 v = *reinterpret_cast<const float4*>(&staging[r * kStride + c]);
+            if (kSplitK) {
+              *reinterpret_cast<float4*>(split_k_row(p, batch, int(gridDim.y), int(blockIdx.y), row) + col) = v;
+            } else {
+              epi.store4(row, col, v.x, v.y, v.z, v.w, N - col);
+            }
           }
         }
       }
