@@ -1,11 +1,13 @@
-// Planner model of the sm80 family (mma.sync m16n8k16 + cp.async, src/kernels/sm80): its tile
-// menu, feasibility (sm_80+, f16/bf16 operands, f32 compute) and cost through the shared model
-// (roofline + wave quantization). Register counts are those ptxas reports for the kernels
-// (NVRTC 13.0, sm_80/sm_90a, tests/cpu/test_nvrtc_compile.cpp prints them), so occupancy is exact.
+// Planner model of the sm80 family (mma.sync m16n8k16 / m16n8k32 s8 + cp.async, src/kernels/sm80):
+// its tile menus, feasibility (sm_80+, f16/bf16 operands in f32, or K-major i8 operands in i32:
+// core/sm80_rules.hpp) and cost through the shared model (roofline + wave quantization). Register
+// counts are those ptxas reports for the kernels (NVRTC 13.0, sm_80/sm_90a, tests/cpu/
+// test_nvrtc_compile.cpp prints them), so occupancy is exact.
 #include <sstream>
 #include <utility>
 #include <vector>
 
+#include "core/sm80_rules.hpp"
 #include "plan/cost_model.hpp"
 #include "plan/families.hpp"
 
@@ -53,20 +55,71 @@ constexpr Sm80Tile kExtendedMenu[] = {
     {128, 64, 32, 4, 128, 190, 0.45, 1, 1},
 };
 
+// i8 operands (mma.sync m16n8k32 s8, s32 accumulators; both operands K-major): the default
+// menu's tiles with BLOCK_K doubled, i.e. the same bytes per K tile, shared-memory layout,
+// fragments and accumulators as their 16-bit twins, so the twins' efficiencies (shares of the
+// instruction's peak) stand in until measured; the model's peak for i8 is the description's
+// (a100.yaml: 624 TOP/s, 2x its 16-bit rate; mma.sync on Hopper at 0.62 of it). Registers: the
+// most ptxas reports for the i8 kernels (vector or element loads, i32 or requantized i8 D, sm_80
+// or sm_90a; test_nvrtc_compile's sm80_i8_menu_compiles_without_spills prints them); no spills.
+// No GPU has run these kernels yet, so every i8 candidate is by name only (Sm80Family::
+// i8_unverified): the planner never picks one, force_kernel does. The gate goes when
+// tests/gpu/test_sm80_gemm's i8 cases (sm80_i8_*) pass on a GPU.
+constexpr Sm80Tile kI8Menu[] = {
+    {128, 128, 64, 4, 128, 252, 0.66, 1, 1},
+    {128, 256, 64, 4, 256, 255, 0.63, 1, 1},
+    {128, 128, 64, 4, 128, 252, 0.55, 4, 1},
+    {128, 128, 128, 4, 256, 192, 0.55, 2, 1},
+    {128, 64, 64, 4, 128, 182, 0.39},
+    {64, 128, 64, 4, 128, 182, 0.39},
+    {64, 64, 64, 4, 128, 126, 0.32},
+};
+
 class Sm80Family final : public FamilyModel {
  public:
   Family family() const override { return Family::Sm80; }
+  // DGEMM_1.1 input scales for i8 operands: per tensor and per row / column (f32), applied to the
+  // s32 sums in the epilogue (kRowInScale / kColInScale), the same tensor for every batch. Nothing
+  // else: 16-bit operands take no input scales here, and no block scales, block-scaled D or amax.
+  std::string unsupported_features(const GemmProblem& p, const Epilogue& e) const override {
+    if (p.a_type != DType::I8 || !needs_scaling(p, e)) return missing_features(p, e, false, false);
+    const std::string why = i8_scaling_problem(p, e), grouping = missing_features(p, e, true, false);
+    return why.empty() || grouping.empty() ? why + grouping : why + "; " + grouping;
+  }
+  static std::string i8_scaling_problem(const GemmProblem& p, const Epilogue& e) {
+    if (e.d_scale.active() || e.amax_d) return "the sm80 family writes no block-scaled D and no amax of D";
+    // k = 0 reads no input scale (deepgemm.h), but the epilogue would.
+    if (p.k == 0) return "k = 0 with input scales (the sm80 epilogue would read the scales a k = 0 call need not pass)";
+    for (const ScaleDesc* s : {&p.a_scale, &p.b_scale}) {
+      if (!s->active()) continue;
+      const std::string name = s == &p.a_scale ? "a_scale" : "b_scale";
+      if (s->blocked())
+        return name + " " + scale_mode_name(s->mode) +
+               ": block scales multiply inside the K sum; the sm80 family applies per-tensor and per-row / per-column "
+               "scales only (in the epilogue)";
+      if (s->type != ScaleType::F32) return name + " UE8M0: the sm80 epilogue reads f32 input scales only";
+      if (p.batch_count > 1 && s->stride != 0)
+        return name + ".stride = " + std::to_string(s->stride) +
+               " with batch_count > 1: the sm80 epilogue reads one scale tensor for every batch (stride 0)";
+    }
+    return "";
+  }
+  // i8 configurations no GPU run has checked yet (see kI8Menu): offered by name only.
+  static bool i8_unverified(const GemmProblem& p) { return p.a_type == DType::I8; }
+
   std::vector<Candidate> enumerate(const GemmProblem& p, const Epilogue&e, const HardwareDesc& hw) const override {
     std::vector<Candidate> out;
     std::string why;
     if (hw.vendor != Vendor::Nvidia) why = "needs an NVIDIA GPU (this is " + hw.name + ")";
     else if (hw.cc() < 80) why = "needs compute capability >= 8.0 (mma.sync bf16, cp.async); device is " + std::to_string(hw.cc());
-    else if (p.compute_type != DType::F32) why = "computes in f32 only (compute_type " + std::string(dtype_name(p.compute_type)) + ")";
-    else if (p.a_type != p.b_type || (p.a_type != DType::F16 && p.a_type != DType::BF16))
-      why = std::string("takes f16 or bf16 A and B (got ") + dtype_name(p.a_type) + ", " + dtype_name(p.b_type) + ")";
+    else why = sm80_operand_problem(p);
     std::vector<std::pair<Sm80Tile, bool>> menu;  // (tile, measuring only)
-    for (const Sm80Tile& t : kMenu) menu.emplace_back(t, false);
-    for (const Sm80Tile& t : kExtendedMenu) menu.emplace_back(t, true);
+    if (p.a_type == DType::I8) {
+      for (const Sm80Tile& t : kI8Menu) menu.emplace_back(t, i8_unverified(p));
+    } else {
+      for (const Sm80Tile& t : kMenu) menu.emplace_back(t, false);
+      for (const Sm80Tile& t : kExtendedMenu) menu.emplace_back(t, true);
+    }
     for (const auto& [t, measuring_only] : menu) {
       KernelConfig c;
       c.family = Family::Sm80;
@@ -99,12 +152,12 @@ class Sm80Family final : public FamilyModel {
       CostInput in;
       in.config = c;
       if (t.split_k > 1) {
-        // The reduction reads split_k f32 partials and writes D once, plus its launch.
+        // The reduction reads split_k f32 (i8: s32) partials and writes D once, plus its launch.
         const double bytes = double(p.batch_count) * double(p.m) * double(p.n) *
                              (4.0 * t.split_k + double(dtype_size(p.d_type)));
         in.extra_fixed_us = 2.0 + (hw.mem_bandwidth_gbs > 0 ? bytes / (hw.mem_bandwidth_gbs * 1e3) : 0.0);
       }
-      in.math = MathInstr::MmaSync;
+      in.math = MathInstr::MmaSync;  // the i8 peak for i8 operands (instruction_peak_tflops)
       in.regs_per_thread = t.regs;
       in.math_efficiency = t.efficiency;
       Candidate made = make_candidate(c, estimate_cost(p, e, hw, in));

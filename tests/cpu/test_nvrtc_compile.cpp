@@ -51,6 +51,7 @@ HardwareDesc gpu(int major, int minor) {
   hw.mem_bandwidth_gbs = 3350;
   hw.clock_mhz = 1755;
   hw.peak_tflops_bf16 = hw.peak_tflops_f16 = 989;
+  hw.peak_tops_i8 = 1979;
   hw.can_run_kernels = true;
   return hw;
 }
@@ -203,6 +204,98 @@ BOOST_AUTO_TEST_CASE(sm80_epilogue_variants_compile_without_spills) {
       check_no_spills(r.name + " " + e.to_string(), *code);
     }
   }
+}
+
+// The sm80 i8 configurations (by name only until a GPU has run them, family_sm80.cpp kI8Menu)
+// compile for sm_80 and sm_90a without spills: the exact i32 D in both orders and an i8 D
+// requantized with C, a bias and GELU; with input scales; an f16 D with a per-row scale; every
+// kernel of a split-K module (the s32 reduction) included. An MN-contiguous i8 operand is refused (ldmatrix moves 16-bit
+// elements), never compiled.
+BOOST_AUTO_TEST_CASE(sm80_i8_menu_compiles_without_spills) {
+  int compiled = 0;
+  for (auto [major, minor] : {std::pair{8, 0}, std::pair{9, 0}}) {
+    const HardwareDesc hw = gpu(major, minor);
+    const std::string arch = jit::arch_for_cc(major, minor);
+    for (int variant = 0; variant < 3; ++variant) {
+      GemmProblem p;
+      p.m = p.n = p.k = 4096;
+      p.a_type = p.b_type = DType::I8;
+      p.compute_type = DType::I32;
+      p.c_type = p.d_type = variant == 1 ? DType::I8 : DType::I32;
+      p.order = variant == 2 ? Order::ColMajor : Order::RowMajor;
+      p.op_a = variant == 2 ? Op::T : Op::N;
+      p.op_b = variant == 2 ? Op::N : Op::T;
+      p.resolve_and_validate();
+      Epilogue e;
+      if (variant == 1) {
+        e.beta = 0.5f;
+        e.bias_mode = VectorMode::PerColumn;
+        e.activation = Activation::GeluErf;
+        e.scale_mode = VectorMode::PerRow;
+        e.zero_point = true;
+        e.validate(p);
+      }
+      const std::vector<Candidate> cands = sm80_family_model().enumerate(p, e, hw);
+      BOOST_REQUIRE(cands.size() == 7u);
+      for (const Candidate& c : cands) {
+        BOOST_TEST((c.feasible && c.measuring_only), c.config.name() << ": " << c.reject_reason);
+        jit::CompileRequest r = cuda::sm80_compile_request(p, e, c.config, arch);
+        auto code = jit::compile(r);
+        const std::string regs = check_no_spills(r.name + " " + arch + " " + e.to_string(), *code, c.config.split_k > 1 ? 3 : 2);
+        BOOST_TEST_MESSAGE(arch << " " << r.name << " " << dtype_name(p.d_type) << " regs " << regs);
+        ++compiled;
+      }
+    }
+    // An f16 D scaled per row: the s32 reduction's shape that spilled when its loop was unrolled.
+    {
+      GemmProblem p;
+      p.m = p.n = p.k = 4096;
+      p.a_type = p.b_type = DType::I8;
+      p.compute_type = DType::I32;
+      p.c_type = p.d_type = DType::F16;
+      p.op_b = Op::T;
+      p.resolve_and_validate();
+      Epilogue e;
+      e.alpha = 1.0f / 64;
+      e.scale_mode = VectorMode::PerRow;
+      for (const Candidate& c : sm80_family_model().enumerate(p, e, hw)) {
+        if (c.config.split_k == 1) continue;
+        jit::CompileRequest r = cuda::sm80_compile_request(p, e, c.config, arch);
+        check_no_spills(r.name + " " + arch + " f16 D", *jit::compile(r), 3);
+        ++compiled;
+      }
+    }
+    // Per-tensor A and per-column B scales, bf16 D.
+    GemmProblem p;
+    p.m = p.n = p.k = 4096;
+    p.a_type = p.b_type = DType::I8;
+    p.compute_type = DType::I32;
+    p.c_type = p.d_type = DType::BF16;
+    p.op_b = Op::T;
+    p.resolve_and_validate();
+    p.a_scale.mode = ScaleMode::PerTensor;
+    p.b_scale.mode = ScaleMode::OuterVec;
+    Epilogue e;
+    resolve_and_validate_scaling(p, e);
+    const Candidate c = sm80_family_model().enumerate(p, e, hw).front();
+    jit::CompileRequest r = cuda::sm80_compile_request(p, e, c.config, arch);
+    BOOST_TEST(r.source.find("kRowInScale = 1") != std::string::npos);
+    BOOST_TEST(r.source.find("kColInScale = 2") != std::string::npos);
+    check_no_spills(r.name + " " + arch + " input scales", *jit::compile(r));
+    ++compiled;
+    // MN-contiguous B: refused with the reason.
+    p.op_b = Op::N;
+    p.ldb = 0;
+    p.resolve_and_validate();
+    try {
+      cuda::sm80_compile_request(p, Epilogue{}, c.config, arch);
+      BOOST_FAIL("an MN-contiguous i8 operand was compiled");
+    } catch (const Error& ex) {
+      BOOST_TEST(int(ex.status()) == int(Status::NotSupported));
+      BOOST_TEST(std::string(ex.what()).find("8-bit mma.sync reads K-major operands only") != std::string::npos, ex.what());
+    }
+  }
+  BOOST_TEST(compiled == 2 * (3 * 7 + 2 + 1));
 }
 
 BOOST_AUTO_TEST_CASE(disk_cache_rebuilds_truncated_and_corrupted_entries) {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/error.hpp"
@@ -808,4 +809,127 @@ BOOST_AUTO_TEST_CASE(sm90_block_scaled_d_at_small_m_takes_a_64_row_tile) {
     const std::string bf16_out = choose_kernel(p, Epilogue{}, hw, r).chosen.config.name();
     BOOST_TEST((bf16_out == "sm90_64x128x128_s8_t256_c2_p") == c2_rule, row.m << "x" << row.n << "x" << row.k << " with a bf16 D chose " << bf16_out);
   }
+}
+
+// sm80 i8 (mma.sync m16n8k32 s8, src/plan/family_sm80.cpp kI8Menu): every candidate is by name
+// only until tests/gpu/test_sm80_gemm's i8 cases pass on a GPU, so the planner never picks one and
+// force_kernel does; MN-contiguous 8-bit operands, k past the s32 range and input scales the
+// epilogue cannot apply are refused with the reason; the model charges the i8 peak (2x bf16 on
+// A100), so a tile's math term is half its bf16 twin's (same bytes per K tile).
+BOOST_AUTO_TEST_CASE(sm80_i8_candidates_are_by_name_only) {
+  const std::vector<std::string> names = {"sm80_128x128x64_s4_t128_v1",     "sm80_128x256x64_s4_t256_v1",
+                                          "sm80_128x128x64_s4_t128_sk4_v1", "sm80_128x128x128_s4_t256_sk2_v1",
+                                          "sm80_128x64x64_s4_t128",         "sm80_64x128x64_s4_t128",
+                                          "sm80_64x64x64_s4_t128"};
+  PlanRequest r;
+  r.use_cache = false;
+  for (const char* machine : {"a100", "h200"}) {
+    const HardwareDesc hw = arch(machine);
+    const GemmProblem p = typed(4096, 4096, 4096, DType::I8, DType::I32);  // A K-major, B stored N x K
+    std::vector<std::string> got;
+    for (const Candidate& c : sm80_family_model().enumerate(p, Epilogue{}, hw)) {
+      BOOST_TEST((c.feasible && c.measuring_only), machine << " " << c.config.name() << ": " << c.reject_reason);
+      got.push_back(c.config.name());
+    }
+    BOOST_TEST(got == names, machine);
+    // Never chosen: A100 has no other GPU family for it; H200 runs sm90.
+    const CandidateSet set = evaluate_candidates(p, Epilogue{}, hw, r, family_models());
+    for (const Candidate& c : set.feasible) BOOST_TEST((c.config.family != Family::Sm80), c.config.name());
+    if (std::string(machine) == "a100") {
+      BOOST_TEST(set.feasible.empty());
+      BOOST_TEST(set.why_none.find("7 configurations run it by name only (force_kernel, e.g. \"sm80_128x128x64_s4_t128_v1\"") !=
+                     std::string::npos,
+                 set.why_none);
+    } else {
+      BOOST_TEST((choose_kernel(p, Epilogue{}, hw, r).chosen.config.family == Family::Sm90));
+    }
+    // force_kernel chooses each, also for the column-major form of the same layout (op_a = T, op_b = N).
+    GemmProblem col = p;
+    col.order = Order::ColMajor;
+    col.op_a = Op::T;
+    col.op_b = Op::N;
+    col.lda = col.ldb = col.ldc = col.ldd = 0;
+    col.resolve_and_validate();
+    for (const std::string& name : names) {
+      PlanRequest forced = r;
+      forced.force_config = name;
+      BOOST_TEST(choose_kernel(p, Epilogue{}, hw, forced).chosen.config.name() == name, machine);
+      BOOST_TEST(choose_kernel(col, Epilogue{}, hw, forced).chosen.config.name() == name, machine);
+    }
+  }
+  const HardwareDesc hw = arch("a100");
+  // MN-contiguous operands (row-major: op_a = T or op_b = N; column-major: the reverse).
+  auto refused = [&](const GemmProblem& q, const std::string& why, const Epilogue& e = Epilogue{}) {
+    const std::string family_why = sm80_family_model().unsupported_features(q, e);
+    if (!family_why.empty()) {
+      BOOST_TEST(family_why.find(why) != std::string::npos, family_why);
+      return;
+    }
+    const std::vector<Candidate> cands = sm80_family_model().enumerate(q, e, hw);
+    BOOST_TEST(!cands.empty());
+    for (const Candidate& c : cands)
+      BOOST_TEST((!c.feasible && c.reject_reason.find(why) != std::string::npos), c.config.name() << ": " << c.reject_reason);
+  };
+  for (auto [op_a, op_b, order] : {std::tuple{Op::N, Op::N, Order::RowMajor}, std::tuple{Op::T, Op::T, Order::RowMajor},
+                                   std::tuple{Op::N, Op::T, Order::ColMajor}}) {
+    GemmProblem q = typed(256, 256, 256, DType::I8, DType::I32);
+    q.op_a = op_a;
+    q.op_b = op_b;
+    q.order = order;
+    q.lda = q.ldb = q.ldc = q.ldd = 0;
+    q.resolve_and_validate();
+    refused(q, "8-bit mma.sync reads K-major operands only");
+  }
+  // Sums of more than 2^17 - 1 products could overflow s32.
+  refused(typed(64, 64, 131072, DType::I8, DType::I32), "k = 131072: i8 sums of more than 131071 products");
+  BOOST_TEST(sm80_family_model().enumerate(typed(64, 64, 131071, DType::I8, DType::I32), Epilogue{}, hw).front().feasible);
+  // Input scales: per tensor and per row / column (f32) in the epilogue; nothing else.
+  {
+    GemmProblem q = typed(256, 256, 256, DType::I8, DType::BF16);
+    q.a_scale.mode = ScaleMode::PerTensor;
+    q.b_scale.mode = ScaleMode::OuterVec;
+    Epilogue e;
+    resolve_and_validate_scaling(q, e);
+    BOOST_TEST(sm80_family_model().unsupported_features(q, e) == "");
+    PlanRequest forced = r;
+    forced.force_config = names[0];
+    BOOST_TEST(choose_kernel(q, e, hw, forced).chosen.config.name() == names[0]);
+    GemmProblem blocked = q;
+    blocked.b_scale = ScaleDesc{};
+    blocked.b_scale.mode = ScaleMode::Vec128;
+    resolve_and_validate_scaling(blocked, e);
+    refused(blocked, "b_scale vec128: block scales multiply inside the K sum");
+    GemmProblem ue8m0 = q;
+    ue8m0.a_scale.type = ScaleType::UE8M0;
+    refused(ue8m0, "a_scale UE8M0: the sm80 epilogue reads f32 input scales only");
+    GemmProblem batched = q;
+    batched.batch_count = 2;
+    batched.stride_a = batched.stride_b = 0;
+    batched.stride_c = batched.stride_d = 256 * 256;
+    batched.resolve_and_validate();
+    batched.b_scale.stride = 256;
+    resolve_and_validate_scaling(batched, e);
+    refused(batched, "b_scale.stride = 256 with batch_count > 1");
+    batched.b_scale.stride = 0;
+    BOOST_TEST(sm80_family_model().unsupported_features(batched, e) == "");
+    GemmProblem empty = q;
+    empty.k = 0;
+    empty.resolve_and_validate();
+    refused(empty, "k = 0 with input scales");
+    // 16-bit operands take no input scales in this family (the generic message).
+    GemmProblem sixteen = typed(256, 256, 256, DType::BF16, DType::BF16);
+    sixteen.a_scale.mode = ScaleMode::PerTensor;
+    resolve_and_validate_scaling(sixteen, e);
+    BOOST_TEST(sm80_family_model().unsupported_features(sixteen, e) == "no sm80 kernel for scaling yet (a_scale per_tensor)");
+  }
+  // Cost: the same bytes per K tile as the bf16 twin, the i8 peak (624 TOP/s against 312).
+  auto math_us = [&](const GemmProblem& q, const std::string& name) {
+    for (const Candidate& c : sm80_family_model().enumerate(q, Epilogue{}, hw))
+      if (c.config.name() == name) return c.cost.compute_us;
+    return -1.0;
+  };
+  const double i8_us = math_us(typed(4096, 4096, 4096, DType::I8, DType::I32), "sm80_128x128x64_s4_t128_v1");
+  const double bf16_us = math_us(typed(4096, 4096, 4096, DType::BF16, DType::BF16), "sm80_128x128x32_s4_t128_v1");
+  BOOST_TEST(i8_us > 0);
+  BOOST_TEST(std::fabs(i8_us / bf16_us - 0.5) < 1e-3, i8_us << " us against " << bf16_us);
 }

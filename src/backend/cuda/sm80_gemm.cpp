@@ -12,6 +12,7 @@
 #include "backend/cuda/split_k_executable.hpp"
 #include "core/error.hpp"
 #include "core/kernel_view.hpp"
+#include "core/sm80_rules.hpp"
 
 namespace dgemm {
 namespace cuda {
@@ -27,13 +28,16 @@ int warps_m(const KernelConfig& c) { return c.threads / 32 >= 2 ? 2 : 1; }
 const char* tf(bool b) { return b ? "true" : "false"; }
 }  // namespace
 
-int sm80_smem_bytes(const KernelConfig& c) { return c.stages * (c.block_m + c.block_n) * c.block_k * 2; }
+int sm80_smem_bytes(const KernelConfig& c, DType ab) {
+  return c.stages * (c.block_m + c.block_n) * c.block_k * int(dtype_size(ab));
+}
 
 jit::CompileRequest sm80_compile_request(const GemmProblem& p, const Epilogue& e, const KernelConfig& c,
                                          const std::string& arch) {
   if (c.family != Family::Sm80) fail(Status::InternalError, "sm80_compile_request given family ", family_name(c.family));
   if (c.variant != 0 && c.variant != 1) fail(Status::InternalError, "sm80 kernel variant ", c.variant, " does not exist");
   if (c.swap_ab) fail(Status::InternalError, "the sm80 family has no swap-AB kernels (", c.name(), ")");
+  if (const std::string why = sm80_operand_problem(p); !why.empty()) fail(Status::NotSupported, "the sm80 family ", why);
   const KernelView v = kernel_view(p, false);
   const int wm = warps_m(c), wn = c.threads / 32 / wm;
   // Register cap through __launch_bounds__' minimum blocks per SM: kernels with 32 accumulators
@@ -56,7 +60,11 @@ jit::CompileRequest sm80_compile_request(const GemmProblem& p, const Epilogue& e
         << device_type_name(p.a_type) << ", DgEpilogue, " << tf(vec) << ", " << tf(split) << ", " << tf(c.variant == 1)
         << ">(p);\n}\n";
   }
-  if (split) src << "DGEMM_DEFINE_SPLIT_K_REDUCE(" << kSm80Kernels.reduce << ", DgEpilogue)\n";
+  // i8: s32 partials, so that an i32 D stays exact (f32 would round sums beyond 2^24).
+  if (split && p.a_type == DType::I8)
+    src << "DGEMM_DEFINE_SPLIT_K_REDUCE_ACC(" << kSm80Kernels.reduce << ", DgEpilogue, int)\n";
+  else if (split)
+    src << "DGEMM_DEFINE_SPLIT_K_REDUCE(" << kSm80Kernels.reduce << ", DgEpilogue)\n";
   jit::CompileRequest r;
   std::ostringstream name;
   name << c.name() << "_" << dtype_name(p.a_type) << "_" << (v.a_kmajor ? "k" : "m") << (v.b_kmajor ? "k" : "n");
@@ -76,12 +84,10 @@ class Sm80Launcher final : public Launcher {
   }
   std::unique_ptr<Executable> prepare(const DeviceInfo& device, const GemmProblem& p, const Epilogue& e,
                                       const KernelConfig& c, std::unique_ptr<Executable>) const override {
-    if (p.a_type != DType::F16 && p.a_type != DType::BF16)
-      fail(Status::NotSupported, "the sm80 family takes f16 or bf16 operands, not ", dtype_name(p.a_type));
     const KernelView v = kernel_view(p, false);
     SplitKLaunch launch;
     launch.threads = c.threads;
-    launch.smem_bytes = sm80_smem_bytes(c);
+    launch.smem_bytes = sm80_smem_bytes(c, p.a_type);
     const TileGrid g = tile_grid(v, 1, c);  // batches are the grid's z: tiles of one batch here
     launch.tiles = unsigned(g.num_m_blocks * g.num_n_blocks);
     // The vector kernel needs 16-byte rows and batch steps of both operands.
@@ -91,10 +97,10 @@ class Sm80Launcher final : public Launcher {
     return make_split_k_executable(device, p, v, sm80_compile_request(p, e, c, device.arch), c.split_k, kSm80Kernels,
                                    launch);
   }
-  std::string describe(const GemmProblem&, const KernelConfig& c) const override {
+  std::string describe(const GemmProblem& p, const KernelConfig& c) const override {
     std::ostringstream os;
     os << kSm80Kernels.vector << " (16-byte-aligned operands and strides), " << kSm80Kernels.scalar
-       << " (any alignment); " << c.threads << " threads, " << sm80_smem_bytes(c)
+       << " (any alignment); " << c.threads << " threads, " << sm80_smem_bytes(c, p.a_type)
        << " B dynamic shared memory, grid (tiles, split_k, batches), parameter DgemmParams";
     if (c.split_k > 1)
       os << "; then " << kSm80Kernels.reduce << "(DgemmParams, int splits), " << kSplitKReduceThreads

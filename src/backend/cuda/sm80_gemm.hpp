@@ -12,8 +12,8 @@
 namespace dgemm {
 namespace cuda {
 
-// Bytes of dynamic shared memory the kernel of `config` uses.
-int sm80_smem_bytes(const KernelConfig& config);
+// Bytes of dynamic shared memory the kernel of `config` uses for operands of type `ab`.
+int sm80_smem_bytes(const KernelConfig& config, DType ab);
 
 // The generated translation unit (both kernels) and its compile request for `arch` ("sm_80").
 jit::CompileRequest sm80_compile_request(const GemmProblem& p, const Epilogue& e, const KernelConfig& config,
