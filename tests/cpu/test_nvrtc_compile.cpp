@@ -265,7 +265,8 @@ BOOST_AUTO_TEST_CASE(sm80_i8_menu_compiles_without_spills) {
         ++compiled;
       }
     }
-    // Per-tensor A and per-column B scales, bf16 D.
+    // Per-tensor A and per-column B scales, bf16 D: row-major (A's scale per row of the kernel's
+    // X), and column-major on every tile (X is D^T: the scales swap, D is stored transposed).
     GemmProblem p;
     p.m = p.n = p.k = 4096;
     p.a_type = p.b_type = DType::I8;
@@ -283,6 +284,19 @@ BOOST_AUTO_TEST_CASE(sm80_i8_menu_compiles_without_spills) {
     BOOST_TEST(r.source.find("kColInScale = 2") != std::string::npos);
     check_no_spills(r.name + " " + arch + " input scales", *jit::compile(r));
     ++compiled;
+    GemmProblem col = p;
+    col.order = Order::ColMajor;
+    col.op_a = Op::T;
+    col.op_b = Op::N;
+    col.lda = col.ldb = col.ldc = col.ldd = 0;
+    col.resolve_and_validate();
+    for (const Candidate& cc : sm80_family_model().enumerate(col, e, hw)) {
+      jit::CompileRequest rc = cuda::sm80_compile_request(col, e, cc.config, arch);
+      BOOST_TEST(rc.source.find("kRowInScale = 2") != std::string::npos);
+      BOOST_TEST(rc.source.find("kColInScale = 1") != std::string::npos);
+      check_no_spills(rc.name + " " + arch + " input scales, column-major", *jit::compile(rc), cc.config.split_k > 1 ? 3 : 2);
+      ++compiled;
+    }
     // MN-contiguous B: refused with the reason.
     p.op_b = Op::N;
     p.ldb = 0;
@@ -295,7 +309,7 @@ BOOST_AUTO_TEST_CASE(sm80_i8_menu_compiles_without_spills) {
       BOOST_TEST(std::string(ex.what()).find("8-bit mma.sync reads K-major operands only") != std::string::npos, ex.what());
     }
   }
-  BOOST_TEST(compiled == 2 * (3 * 7 + 2 + 1));
+  BOOST_TEST(compiled == 2 * (3 * 7 + 2 + 1 + 7));
 }
 
 BOOST_AUTO_TEST_CASE(disk_cache_rebuilds_truncated_and_corrupted_entries) {

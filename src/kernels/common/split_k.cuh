@@ -39,8 +39,8 @@ __device__ __forceinline__ void split_k_reduce(const DgemmParams& p, int splits)
       if (col >= N) continue;
       if constexpr (IsSame<Acc, int>::value) {
         int4 acc = make_int4(0, 0, 0, 0);
-        // Rolled: unrolled, ptxas (13.0, sm_90a) spilled 8 bytes here with an f16 D; the loads of
-        // one thread's splits need not overlap, the grid's many warps keep the memory busy.
+        // Rolled: unrolled, ptxas (13.0) spilled 4-8 bytes here (an f16 D at sm_90a, an i8 D with
+        // GELU at sm_80); one thread's loads need not overlap, the grid's warps keep memory busy.
 #pragma unroll 1
         for (int s = 0; s < splits; ++s) {
           const int4 v = *reinterpret_cast<const int4*>(split_k_row<int>(p, batch, splits, s, row) + col);
@@ -68,12 +68,14 @@ __device__ __forceinline__ void split_k_reduce(const DgemmParams& p, int splits)
 }  // namespace dg
 
 // The reduce kernel's entry point, named NAME, for the epilogue configuration EPI (f32 partials;
-// _ACC: partials of type ACC).
+// _ACC: partials of type ACC). The _ACC form asks for 4 blocks per SM, i.e. up to 64 registers:
+// with the bare bound ptxas (13.0) aimed at 32 and spilled 4-8 bytes in some s32 epilogues (an
+// input-scaled bf16 D at sm_80, an f16 D at sm_90a); with it, 32-40 and none.
 #define DGEMM_DEFINE_SPLIT_K_REDUCE(NAME, EPI)                                                   \
   extern "C" __global__ void __launch_bounds__(256) NAME(const DgemmParams p, int splits) {     \
     dg::split_k_reduce<EPI>(p, splits);                                                        \
   }
 #define DGEMM_DEFINE_SPLIT_K_REDUCE_ACC(NAME, EPI, ACC)                                          \
-  extern "C" __global__ void __launch_bounds__(256) NAME(const DgemmParams p, int splits) {     \
+  extern "C" __global__ void __launch_bounds__(256, 4) NAME(const DgemmParams p, int splits) {  \
     dg::split_k_reduce<EPI, ACC>(p, splits);                                                   \
   }
