@@ -118,7 +118,7 @@ inline dgemm_status_t make_plan_forced(const GemmProblem& cp, const Epilogue& ce
   p.m = cp.m; p.n = cp.n; p.k = cp.k;
   p.a_type = dgemm_dtype_t(cp.a_type); p.b_type = dgemm_dtype_t(cp.b_type);
   p.c_type = dgemm_dtype_t(cp.c_type); p.d_type = dgemm_dtype_t(cp.d_type);
-  p.compute_type = DGEMM_DTYPE_F32;
+  p.compute_type = dgemm_dtype_t(cp.compute_type);  // f32, or i32 for i8 operands
   p.op_a = dgemm_op_t(cp.op_a); p.op_b = dgemm_op_t(cp.op_b);
   p.order = dgemm_order_t(cp.order);
   p.lda = cp.lda; p.ldb = cp.ldb; p.ldc = cp.ldc; p.ldd = cp.ldd;
