@@ -159,9 +159,12 @@ DGEMM_API dgemm_status_t dgemm_context_device(dgemm_context_t ctx, dgemm_device_
  * Types: A and B in F32, F16, BF16, F8_E4M3, F8_E5M2 (E4M3 x E5M2 mixed allowed) with F32 compute,
  * or I8 x I8 with I32 compute; D in F32, F16, BF16, F8_E4M3, F8_E5M2, I8 (and I32 for integer
  * problems); C in F32, F16, BF16 or D's type (also I32 for integer problems). Anything else is
- * DGEMM_STATUS_NOT_SUPPORTED. In this release the GPU kernels take F16/BF16 A and B with F32
- * compute; the other combinations run on the CPU backend (a CUDA context answers NOT_SUPPORTED
- * for them at plan time, naming the reason).
+ * DGEMM_STATUS_NOT_SUPPORTED. On a GPU, in this release: the sm90 family (Hopper) takes F16/BF16,
+ * FP8 and I8 A and B (8-bit operands K-contiguous), the sm80 and small_m families F16/BF16, and
+ * the sm80 family also K-contiguous I8 (row-major op_a = N, op_b = T; column-major op_a = T,
+ * op_b = N), planned only when force_kernel names an sm80 configuration until a GPU run has
+ * checked it; F32 A and B run on the CPU backend only (a CUDA context answers NOT_SUPPORTED for
+ * what no family takes at plan time, naming the reason).
  *
  * Batches: batch_count >= 1 independent GEMMs; matrix b of X starts at X + b * stride_x
  * elements. A stride of 0 broadcasts one matrix to every batch (not allowed for D when
@@ -564,7 +567,9 @@ typedef struct dgemm_scaling_t {
  *                    block scales with 8-bit operands and batch_count 1 (grouped problems: per
  *                    group), a block-scaled D from f16/bf16/fp8 operands, AMAX_D; until a GPU run
  *                    has checked them, grouped FP8 and AMAX_D are planned only when force_kernel
- *                    names an sm90 configuration; the
+ *                    names an sm90 configuration; the sm80 family: f32 per-tensor and per-row /
+ *                    per-column scales of I8 operands, one tensor for every batch, k > 0, also
+ *                    by name only until a GPU run has checked them; the
  *                    plan's message and describe JSON say which rule refused it). */
 DGEMM_API dgemm_status_t dgemm_scaling_init(dgemm_scaling_t *s);
 
