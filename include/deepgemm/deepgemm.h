@@ -563,8 +563,9 @@ typedef struct dgemm_scaling_t {
  *                    d_scale.stride with batch_count > 1; extents that overflow int64;
  *  NOT_SUPPORTED     d_scale.mode other than NONE / VEC128, or VEC128 with a D that is not FP8;
  *                    a kernel family that has no kernel for the scaling (on a GPU only the sm90
- *                    family has any: f32 input scales (UE8M0 too for VEC128 / BLK128x128),
- *                    block scales with 8-bit operands and batch_count 1 (grouped problems: per
+ *                    family has any: f32 input scales (UE8M0 too for VEC128 / BLK128x128), one
+ *                    tensor for every batch of a strided batch (stride 0; a grouped problem's
+ *                    are per group), block scales with 8-bit operands and batch_count 1 (grouped problems: per
  *                    group), a block-scaled D from f16/bf16/fp8 operands, AMAX_D; until a GPU run
  *                    has checked them, grouped FP8 and AMAX_D are planned only when force_kernel
  *                    names an sm90 configuration; the sm80 family: f32 per-tensor and per-row /

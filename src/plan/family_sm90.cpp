@@ -253,9 +253,21 @@ class Sm90Family final : public FamilyModel {
   // float operands (per candidate: out_scale_problem); the amax of D (by name only until a GPU
   // run has checked it: unverified). Grouped problems: grouping_problem.
   std::string unsupported_features(const GemmProblem& p, const Epilogue& e) const override {
-    const std::string grouping = p.grouping.grouped() ? grouping_problem(p, e) : "";
+    const std::string grouping = p.grouping.grouped() ? grouping_problem(p, e) : per_batch_scales(p);
     const std::string why = missing_features(p, e, runs_scaling(p, e), true);
     return why.empty() || grouping.empty() ? why + grouping : why + "; " + grouping;
+  }
+  // A strided batch whose input scales differ per batch (stride != 0): the kernels read the scale
+  // tensors of batch 0 for every batch (only grouped launches step them, GroupArgs), so they are
+  // refused rather than run wrong. "" when the scales are shared or there is one batch.
+  static std::string per_batch_scales(const GemmProblem& p) {
+    if (p.batch_count <= 1) return "";
+    for (const ScaleDesc* s : {&p.a_scale, &p.b_scale})
+      if (s->active() && s->stride != 0)
+        return std::string("sm90 kernels read one ") + (s == &p.a_scale ? "a_scale" : "b_scale") +
+               " tensor for every batch of a strided batch (stride = " + std::to_string(s->stride) +
+               ": per-batch scales are not built; a grouped problem steps them)";
+    return "";
   }
   // The grouped problems the kernel runs (kGrouped, kernels/GROUPED.md): 16-bit operands, or FP8
   // ones with input scales (each group's tensor at g * stride): per tensor and per row / column in

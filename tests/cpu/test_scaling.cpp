@@ -1097,6 +1097,45 @@ BOOST_FIXTURE_TEST_CASE(gpu_families_reject_scaling_until_their_kernels_exist, S
                     &o);
 }
 
+// A strided batch whose input scales differ per batch (stride != 0): the sm90 kernels would read
+// batch 0's for every batch, so sm90 refuses it naming the stride; shared scales (stride 0) plan.
+BOOST_AUTO_TEST_CASE(sm90_refuses_per_batch_input_scales_of_a_strided_batch) {
+  using namespace dgemm;
+  const HardwareDesc h200 = apply_arch_file(cpu_hardware(), "h200");
+  GemmProblem p;
+  p.m = 256;
+  p.n = 512;
+  p.k = 1024;
+  p.a_type = p.b_type = DType::F8E4M3;
+  p.c_type = p.d_type = DType::BF16;
+  p.op_b = Op::T;
+  p.batch_count = 3;
+  p.stride_a = p.m * p.k;
+  p.stride_b = p.n * p.k;
+  p.stride_c = p.stride_d = p.m * p.n;
+  p.resolve_and_validate();
+  p.a_scale.mode = ScaleMode::PerTensor;
+  p.b_scale.mode = ScaleMode::OuterVec;
+  Epilogue e;
+  resolve_and_validate_scaling(p, e);
+  PlanRequest request;
+  request.use_cache = false;
+  BOOST_TEST((choose_kernel(p, e, h200, request).chosen.config.family == Family::Sm90));  // shared scales
+  for (ScaleDesc* s : {&p.a_scale, &p.b_scale}) {
+    GemmProblem q = p;
+    ScaleDesc& d = s == &p.a_scale ? q.a_scale : q.b_scale;
+    d.stride = d.mode == ScaleMode::PerTensor ? 1 : q.n;
+    resolve_and_validate_scaling(q, e);
+    const CandidateSet set = evaluate_candidates(q, e, h200, request, family_models());
+    bool said = false;
+    for (const Candidate& c : set.rejected)
+      said = said || (c.config.family == Family::Sm90 && c.reject_reason.find("per-batch scales are not built") !=
+                                                            std::string::npos);
+    BOOST_TEST(said, "sm90 did not refuse per-batch " << (s == &p.a_scale ? "a" : "b") << "_scale");
+    for (const Candidate& c : set.feasible) BOOST_TEST((c.config.family != Family::Sm90), c.config.name());
+  }
+}
+
 // The autotuning memory keys on the problem's class: input scaling is part of it.
 BOOST_AUTO_TEST_CASE(autotune_memory_separates_scaled_problems) {
   using namespace dgemm;
