@@ -5,12 +5,13 @@
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <string>
 #include <tuple>
 #include <vector>
+
+#include <time.h>
 
 #include "core/error.hpp"
 #include "plan/arch_file.hpp"
@@ -392,6 +393,12 @@ BOOST_AUTO_TEST_CASE(the_decision_cache_is_bounded) {
   clear_plan_cache();
 }
 
+double thread_cpu_us() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) * 1e6 + double(ts.tv_nsec) * 1e-3;
+}
+
 BOOST_AUTO_TEST_CASE(planning_one_problem_takes_well_under_a_millisecond) {
   struct Case {
     const char* machine;
@@ -407,15 +414,17 @@ BOOST_AUTO_TEST_CASE(planning_one_problem_takes_well_under_a_millisecond) {
     for (int rep = 0; rep < 5; ++rep) {
       for (const auto& s : kShapes) {
         GemmProblem p = problem(s[0], s[1], s[2]);
-        auto t0 = std::chrono::steady_clock::now();
+        // The planner's own cost: this thread's CPU time, not wall time (under a parallel CTest on
+        // two cores the wall-clock p90 reached 1.8 ms while the thread's work stayed ~0.2 ms).
+        const double t0 = thread_cpu_us();
         PlanDecision d = choose_kernel_from(p, Epilogue{}, hw, PlanRequest{}, c.models);
-        us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+        us.push_back(thread_cpu_us() - t0);
         BOOST_TEST(d.considered > 0);
       }
     }
     std::sort(us.begin(), us.end());
     const double median = us[us.size() / 2], p90 = us[us.size() * 9 / 10];
-    std::printf("planning time on %s, %s: median %.1f us, p90 %.1f us, max %.1f us over %zu plans\n", c.machine,
+    std::printf("planning CPU time on %s, %s: median %.1f us, p90 %.1f us, max %.1f us over %zu plans\n", c.machine,
                 c.label, median, p90, us.back(), us.size());
 #ifndef DGEMM_SANITIZED  // only uninstrumented builds are held to the time limit
     BOOST_TEST(median < 1000.0);
