@@ -331,16 +331,7 @@ struct EpilogueOp {
                                              long long count) const {
     if constexpr (kExactInt) {
       if (alpha == 1.0f) {
-        struct alignas(4 * sizeof(DType)) Quad { DType v[4]; };
-        const Quad q = {{a0, a1, a2, a3}};
-        DType* dst = d + d_offset(row, col);
-        if (!kTrans && count >= 4 && (reinterpret_cast<unsigned long long>(dst) % sizeof(Quad)) == 0) {
-          *reinterpret_cast<Quad*>(dst) = q;
-        } else {
-#pragma unroll
-          for (int e = 0; e < 4; ++e)
-            if (e < count) d[d_offset(row, col + e)] = q.v[e];
-        }
+        write4(row, col, Quad{{a0, a1, a2, a3}}, count);
         return;
       }
     }
@@ -352,11 +343,19 @@ struct EpilogueOp {
   __device__ __forceinline__ void store4(long long row, long long col, float a0, float a1, float a2, float a3,
                                          long long count) const {
     const float acc[4] = {a0, a1, a2, a3};
-    struct alignas(4 * sizeof(DType)) Quad { DType v[4]; };
     Quad q;
 #pragma unroll
     for (int e = 0; e < 4; ++e)
       if (e < count) q.v[e] = convert(row, col + e, value(row, col + e, acc[e]));
+    write4(row, col, q, count);
+  }
+
+  // The first `count` values of q at (row, col ..): one access when all four exist, are adjacent
+  // in D and the run is aligned to its size (store4 and store4_int).
+  struct alignas(4 * sizeof(DType)) Quad {
+    DType v[4];
+  };
+  __device__ __forceinline__ void write4(long long row, long long col, const Quad& q, long long count) const {
     DType* dst = d + d_offset(row, col);
     if (!kTrans && count >= 4 && (reinterpret_cast<unsigned long long>(dst) % sizeof(Quad)) == 0) {
       *reinterpret_cast<Quad*>(dst) = q;
