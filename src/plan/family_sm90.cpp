@@ -250,8 +250,8 @@ class Sm90Family final : public FamilyModel {
   bool uses_tma(const KernelConfig&) const override { return true; }
   // DGEMM_1.1 input scales: f32 (UE8M0 too for the block modes), block modes with 8-bit operands
   // and one batch (per candidate: scale_problem); a block-scaled FP8 D (f32 or UE8M0 scales) from
-  // float operands (per candidate: out_scale_problem); the amax of D (by name only until a GPU
-  // run has checked it: unverified). Grouped problems: grouping_problem.
+  // float operands (per candidate: out_scale_problem); the amax of D. Grouped problems:
+  // grouping_problem (block-scaled ones by name only: unverified).
   std::string unsupported_features(const GemmProblem& p, const Epilogue& e) const override {
     const std::string grouping = p.grouping.grouped() ? grouping_problem(p, e) : per_batch_scales(p);
     const std::string why = missing_features(p, e, runs_scaling(p, e), true);
@@ -288,18 +288,39 @@ class Sm90Family final : public FamilyModel {
                " per group with TMA: the group stride must be a multiple of 16 bytes (" + std::to_string(16 / es) +
                " " + scale_type_name(s->type) + " scales; got " + std::to_string(s->stride) + ")";
     }
+    // A TMA load's innermost coordinate must fall on 16 bytes (otherwise the load is an illegal
+    // instruction: H200, 2026-12-05, the first contiguous group at row 3 of a 1 x 128 A scale map).
+    // A contiguous group's tiles start at its first row, which m_alignment is all that bounds: so
+    // where rows are the innermost dimension (A's VEC128 scales, and an MN-major op(A)), the
+    // alignment must cover 16 bytes of them. Masked slots and all other maps start tiles on
+    // multiples of the tile.
+    if (p.grouping.contiguous()) {
+      const int64_t align = p.grouping.m_alignment;
+      if (p.a_scale.mode == ScaleMode::Vec128 && align * int64_t(scale_type_size(p.a_scale.type)) % 16 != 0)
+        return std::string("sm90 grouped kernels read A's 1 x 128 scales with TMA from each tile's first row, which must "
+                           "start on 16 bytes: a contiguous m_alignment that is a multiple of ") +
+               std::to_string(16 / scale_type_size(p.a_scale.type)) + " for " + scale_type_name(p.a_scale.type) +
+               " scales (got " + std::to_string(align) + ")";
+      if (p.op_a == Op::T && align * int64_t(dtype_size(p.a_type)) % 16 != 0)
+        return "sm90 grouped kernels load an MN-major op(A) (op_a = T) with TMA from each tile's first row, which must "
+               "start on 16 bytes: a contiguous m_alignment that is a multiple of " +
+               std::to_string(16 / dtype_size(p.a_type)) + " for " + dtype_name(p.a_type) + " (got " +
+               std::to_string(align) + ")";
+    }
     // A tile's rows must lie in one of A's 128 x 128 blocks: contiguous groups must start on one.
     if (p.a_scale.mode == ScaleMode::Blk128x128 && p.grouping.contiguous() && p.grouping.m_alignment % 128 != 0)
       return "sm90 grouped kernels with 128 x 128 block scales of A need a contiguous m_alignment that is a multiple "
              "of 128 (got " + std::to_string(p.grouping.m_alignment) + "), so that no tile straddles two blocks";
     return "";
   }
-  // What the kernels have not yet run on a GPU, offered by name only (force_kernel) so that a plan
-  // never picks it until the GPU tests have passed it: grouped problems with FP8 operands or input
-  // scales (test_grouped_gemm fp8_scaled_vs_oracle, fp8_block_scaled_vs_oracle), and the amax of
-  // D (test_sm90_8bit_gemm's amax-* cases, 16-bit operands among them).
-  static bool unverified(const GemmProblem& p, const Epilogue& e) {
-    return (p.grouping.grouped() && (dtype_size(p.a_type) == 1 || needs_scaling(p, e))) || e.amax_d;
+  // What the kernels have not yet passed on a GPU, offered by name only (force_kernel) so that a
+  // plan never picks it until the GPU tests have: grouped problems with 1 x 128 or 128 x 128 input
+  // scales (test_grouped_gemm fp8_block_scaled_vs_oracle; its first device run, 2026-12-05, hit an
+  // illegal instruction in a case now refused by grouping_problem and stopped there). Released by
+  // that run (H200, 2026-12-05): grouped FP8 with per-tensor / per-row / per-column scales
+  // (fp8_scaled_vs_oracle) and the amax of D (test_sm90_8bit_gemm's amax-* cases).
+  static bool unverified(const GemmProblem& p, const Epilogue&) {
+    return p.grouping.grouped() && (p.a_scale.blocked() || p.b_scale.blocked());
   }
   static bool runs_scaling(const GemmProblem& p, const Epilogue& e) {
     if (e.d_scale.active() && p.a_type == DType::I8) return false;

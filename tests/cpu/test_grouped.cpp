@@ -1041,8 +1041,8 @@ BOOST_FIXTURE_TEST_CASE(grouped_scaling_validation, CpuContext) {
   BOOST_TEST(dgemm_create_plan_ext(ctx, &p, nullptr, nullptr, &g, &plan) == DGEMM_STATUS_SUCCESS, dgemm_last_error());
   dgemm_destroy_plan(plan);
 
-  // The GPU families say why they do not run it: sm80 runs neither extension, sm90 no grouped
-  // problem with scaling (yet).
+  // sm80 says why it does not run it (neither extension); sm90 runs it (grouped problems with
+  // per-tensor / per-row / per-column input scales, released by their GPU test, 2026-12-05).
   dgemm::GemmProblem gp;
   gp.m = 1024;
   gp.n = gp.k = 4096;
@@ -1057,27 +1057,27 @@ BOOST_FIXTURE_TEST_CASE(grouped_scaling_validation, CpuContext) {
   dgemm::resolve_and_validate_scaling(gp, e);
   const dgemm::HardwareDesc h200 = dgemm::apply_arch_file(dgemm::cpu_hardware(), "h200");
   const dgemm::CandidateSet set = dgemm::evaluate_candidates(gp, e, h200, {}, dgemm::family_models());
-  BOOST_TEST(set.feasible.empty());
-  int sm80 = 0, sm90_by_name = 0;
+  BOOST_TEST(!set.feasible.empty());
+  for (const dgemm::Candidate& c : set.feasible) BOOST_TEST((c.config.family == dgemm::Family::Sm90), c.config.name());
+  int sm80 = 0;
   for (const dgemm::Candidate& c : set.rejected) {
     if (c.config.family == dgemm::Family::Sm80) {
       ++sm80;
       BOOST_TEST(c.reject_reason == "no sm80 kernel for scaling yet (a_scale per_tensor); grouped problems "
                                     "(DGEMM_EXT_GROUPED) are not implemented by this kernel family");
-    } else if (c.config.family == dgemm::Family::Sm90) {
-      sm90_by_name += c.reject_reason.find("kept for measuring only") != std::string::npos;
     }
   }
   BOOST_TEST(sm80 == 1);
-  BOOST_TEST(sm90_by_name > 0);  // sm90 runs it by name only (sm90_grouped_fp8_by_name_only)
 }
 
 // Grouped FP8 with input scales on sm90: per tensor / per row / per column (applied in the
 // epilogue) and 1 x 128 / 128 x 128 blocks (promoted in the main loop), each group's tensor at
-// g * stride; until a GPU run has checked them, the plans are by name only. A block-scaled D, an
-// amax, a VEC128 group stride TMA cannot step, and A's 128 x 128 blocks over contiguous groups
-// not aligned to them are refused with the reason.
-BOOST_AUTO_TEST_CASE(sm90_grouped_fp8_by_name_only) {
+// g * stride. The per-tensor / per-row / per-column ones plan (their GPU test passed on an H200,
+// 2026-12-05); the block-scaled ones are by name only until theirs passes. A block-scaled D, an
+// amax, a VEC128 group stride TMA cannot step, A's 128 x 128 blocks over contiguous groups not
+// aligned to them, and A's 1 x 128 scales over contiguous groups whose first rows TMA cannot
+// start on are refused with the reason.
+BOOST_AUTO_TEST_CASE(sm90_grouped_fp8) {
   const dgemm::HardwareDesc h200 = dgemm::apply_arch_file(dgemm::cpu_hardware(), "h200");
   dgemm::GemmProblem p;
   p.m = 1152;
@@ -1097,11 +1097,7 @@ BOOST_AUTO_TEST_CASE(sm90_grouped_fp8_by_name_only) {
   p.b_scale.mode = dgemm::ScaleMode::OuterVec;
   p.b_scale.stride = p.n;  // one per expert and column
   dgemm::resolve_and_validate_scaling(p, e);
-  const dgemm::CandidateSet set = dgemm::evaluate_candidates(p, e, h200, {}, dgemm::family_models());
-  BOOST_TEST(set.feasible.empty());
-  // The refusal says that configurations run it by name, not only the first reasons it met.
-  BOOST_TEST(set.why_none.find("configurations run it by name only (force_kernel, e.g. \"sm90_") != std::string::npos,
-             set.why_none);
+  BOOST_TEST((dgemm::choose_kernel(p, e, h200, {}).chosen.config.family == dgemm::Family::Sm90));
   dgemm::PlanRequest forced;
   forced.force = dgemm::Family::Sm90;
   forced.force_config = "sm90_128x128x128_s6_t384_p";
@@ -1122,7 +1118,13 @@ BOOST_AUTO_TEST_CASE(sm90_grouped_fp8_by_name_only) {
   };
   dgemm::GemmProblem blocked = deepseek(p);
   dgemm::resolve_and_validate_scaling(blocked, e);
-  BOOST_TEST(dgemm::evaluate_candidates(blocked, e, h200, {}, dgemm::family_models()).feasible.empty());
+  {
+    const dgemm::CandidateSet set = dgemm::evaluate_candidates(blocked, e, h200, {}, dgemm::family_models());
+    BOOST_TEST(set.feasible.empty());
+    // The refusal says that configurations run it by name, not only the first reasons it met.
+    BOOST_TEST(set.why_none.find("configurations run it by name only (force_kernel, e.g. \"sm90_") != std::string::npos,
+               set.why_none);
+  }
   for (const char* name : {"sm90_128x128x128_s6_t384_p", "sm90_64x128x128_s8_t256_p", "sm90_128x128x128_s6_t384_p_streamk"}) {
     forced.force_config = name;
     BOOST_TEST(dgemm::choose_kernel(blocked, e, h200, forced).chosen.config.name() == name);
@@ -1169,6 +1171,59 @@ BOOST_AUTO_TEST_CASE(sm90_grouped_fp8_by_name_only) {
     forced.force_config = "sm90_128x128x128_s6_t384_p";
     BOOST_TEST(dgemm::choose_kernel(q, e, h200, forced).chosen.config.name() == forced.force_config);
     forced.force_config.clear();
+  }
+  // A's 1 x 128 scales over contiguous groups: TMA reads them from each tile's first row, the
+  // map's innermost coordinate, which must fall on 16 bytes (an illegal instruction otherwise:
+  // H200, 2026-12-05), so m_alignment must cover 16 bytes of scales.
+  for (const dgemm::ScaleType t : {dgemm::ScaleType::F32, dgemm::ScaleType::UE8M0}) {
+    const int64_t per16 = t == dgemm::ScaleType::F32 ? 4 : 16;
+    for (const int64_t align : {int64_t(1), per16 / 2, per16, int64_t(128)}) {
+      dgemm::GemmProblem q = blocked;
+      q.grouping.m_alignment = align;
+      q.a_scale.type = q.b_scale.type = t;
+      q.a_scale.ld = (q.m + 15) / 16 * 16;
+      dgemm::resolve_and_validate_scaling(q, e);
+      const bool ok = align % per16 == 0;
+      BOOST_TEST(refused_saying(q, e, "must start on 16 bytes: a contiguous m_alignment that is a multiple of " +
+                                          std::to_string(per16)) == !ok,
+                 "align " << align << " " << dgemm::scale_type_name(t));
+      if (ok) {
+        forced.force_config = "sm90_128x128x128_s6_t384_p";
+        BOOST_TEST(dgemm::choose_kernel(q, e, h200, forced).chosen.config.name() == forced.force_config);
+        forced.force_config.clear();
+      }
+    }
+  }
+}
+
+// An MN-major op(A) (op_a = T) over contiguous groups: its TMA loads start at each group's first
+// row, the innermost coordinate, so the groups must start on 16 bytes of A; m_alignment 1 is
+// refused naming the multiple it needs, 8 (bf16) plans on sm90. K-major A needs nothing.
+BOOST_AUTO_TEST_CASE(sm90_grouped_mn_major_a_needs_aligned_groups) {
+  const dgemm::HardwareDesc h200 = dgemm::apply_arch_file(dgemm::cpu_hardware(), "h200");
+  for (const dgemm::Op op_a : {dgemm::Op::N, dgemm::Op::T}) {
+    for (const int64_t align : {1, 4, 8, 128}) {
+      dgemm::GemmProblem p;
+      p.m = 1024;
+      p.n = 512;
+      p.k = 256;
+      p.op_a = op_a;
+      p.op_b = dgemm::Op::T;
+      p.batch_count = 4;
+      p.stride_b = p.n * p.k;
+      p.grouping.layout = dgemm::GroupLayout::Contiguous;
+      p.grouping.m_alignment = align;
+      p.resolve_and_validate();
+      const dgemm::Epilogue e;
+      const dgemm::CandidateSet set = dgemm::evaluate_candidates(p, e, h200, {}, dgemm::family_models());
+      const bool ok = op_a == dgemm::Op::N || align % 8 == 0;
+      BOOST_TEST(set.feasible.empty() == !ok, "op_a " << int(op_a) << " align " << align);
+      if (!ok)
+        BOOST_TEST(set.why_none.find("MN-major op(A) (op_a = T) with TMA from each tile's first row, which must start on "
+                                     "16 bytes: a contiguous m_alignment that is a multiple of 8 for bf16 (got " +
+                                     std::to_string(align) + ")") != std::string::npos,
+                   set.why_none);
+    }
   }
 }
 

@@ -312,8 +312,12 @@ void run_case(const GroupedCase& cs, const std::vector<std::vector<int32_t>>& ro
   BOOST_REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
   for (const auto& rows : row_sets) {
     run.prepare(rows, s);
+    // A kernel fault ends the process's CUDA context: name the case it happened in.
+    BOOST_TEST_CHECKPOINT(cs.repro() << (force_kernel ? " forced " : "") << (force_kernel ? force_kernel : ""));
     BOOST_CHECK_MESSAGE(run.execute(plan, s) == DGEMM_STATUS_SUCCESS, dgemm_last_error() << " " << cs.repro());
-    BOOST_REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
+    const cudaError_t synced = cudaStreamSynchronize(s);
+    BOOST_REQUIRE_MESSAGE(synced == cudaSuccess, cudaGetErrorString(synced) << " in " << cs.repro()
+                                                     << (force_kernel ? " forced " : "") << (force_kernel ? force_kernel : ""));
     GroupedCase shown = cs;
     shown.rows = rows;
     const std::string problem = run.check(rows);
@@ -359,6 +363,15 @@ std::vector<Planned> contiguous_cases() {
   GroupedCase per_row = odd;
   per_row.e.scale_mode = VectorMode::PerRow;
   out.push_back({per_row, {odd.rows}, ""});
+  // An MN-major op(A) (A stored k x m): its TMA loads start at each group's first row, the
+  // innermost coordinate, so groups start on 16 bytes (m_alignment 8; 1 is refused, test_grouped).
+  GroupedCase trans_a = contiguous(320, 200, 136, {8, 16, 72, 72, 296}, 8, "contiguous-8-trans-a");
+  trans_a.p.op_a = Op::T;
+  trans_a.p.lda = 0;
+  trans_a.p.resolve_and_validate();
+  trans_a = bf16(trans_a);
+  out.push_back({trans_a, {trans_a.rows, {0, 8, 16, 24, 320}}, ""});
+  out.push_back({with_bias_gelu(trans_a), {trans_a.rows}, "sm90_128x128x64_s6_t384_p_streamk"});
   // f16, one B shared by every group (stride_b = 0) and stored K x N (N-major B tiles).
   GroupedCase shared;
   shared.p.m = 256;
@@ -463,14 +476,16 @@ GroupedCase fp8_blocks(GroupedCase c, ScaleMode a_mode, ScaleMode b_mode, ScaleT
   auto desc = [&](ScaleDesc& s, ScaleMode mode, int64_t outer, bool per_group) {
     s.mode = mode;
     s.type = type;
+    // Padded past the packed sizes (16 more bytes of ld and of group stride, 3 more elements per
+    // 128 x 128 group), so that a kernel using the packed size instead of ld / stride fails.
     if (mode == ScaleMode::Vec128) {
       s.layout = ScaleLayout::MnMajor;
-      s.ld = (outer + per_16 - 1) / per_16 * per_16;
-      s.stride = per_group ? s.ld * kb : 0;
+      s.ld = (outer + per_16 - 1) / per_16 * per_16 + per_16;
+      s.stride = per_group ? s.ld * kb + per_16 : 0;
     } else {
       s.layout = ScaleLayout::KMajor;
       s.ld = kb;
-      s.stride = per_group ? (outer + 127) / 128 * kb : 0;
+      s.stride = per_group ? (outer + 127) / 128 * kb + 3 : 0;
     }
   };
   desc(c.p.a_scale, a_mode, c.p.m, c.p.grouping.masked());
@@ -486,21 +501,27 @@ std::vector<Planned> fp8_block_cases() {
     const std::string ty = t == ScaleType::F32 ? "-f32" : "-ue8m0";
     GroupedCase cont = fp8_blocks(contiguous(768, 320, 400, {0, 128, 128, 384, 640}, 128, "fp8b-contiguous" + ty),
                                   ScaleMode::Vec128, ScaleMode::Blk128x128, t);
-    GroupedCase odd = fp8_blocks(contiguous(320, 320, 400, {3, 4, 68, 68, 300}, 1, "fp8b-contiguous-1" + ty),
+    // Groups that start on 16 rows but not on a tile: A's 1 x 128 scales are read from each tile's
+    // first row by TMA, whose innermost coordinate must fall on 16 bytes (m_alignment 1 is refused).
+    GroupedCase odd = fp8_blocks(contiguous(320, 320, 400, {16, 32, 96, 96, 304}, 16, "fp8b-contiguous-16" + ty),
                                  ScaleMode::Vec128, ScaleMode::Blk128x128, t);
     GroupedCase slot = fp8_blocks(masked(192, 320, 400, {0, 1, 64, 192, 100, 7}, "fp8b-masked" + ty),
                                   ScaleMode::Vec128, ScaleMode::Blk128x128, t);
-    GroupedCase b_vec = fp8_blocks(contiguous(320, 320, 400, {3, 4, 68, 68, 300}, 1, "fp8b-b-vec128" + ty),
+    GroupedCase b_vec = fp8_blocks(contiguous(320, 320, 400, {16, 32, 96, 96, 304}, 16, "fp8b-b-vec128" + ty),
                                    ScaleMode::Vec128, ScaleMode::Vec128, t);
+    // A's 128 x 128 blocks over contiguous groups aligned to 128.
+    GroupedCase a_blk_cont = fp8_blocks(contiguous(768, 320, 400, {0, 128, 128, 384, 640}, 128, "fp8b-a-blk128-contiguous" + ty),
+                                        ScaleMode::Blk128x128, ScaleMode::Blk128x128, t);
     GroupedCase a_blk = fp8_blocks(masked(192, 320, 400, {0, 1, 64, 192, 100, 7}, "fp8b-a-blk128" + ty),
                                    ScaleMode::Blk128x128, ScaleMode::Blk128x128, t);
     for (const char* k : {"sm90_128x128x128_s6_t384_p", "sm90_64x128x128_s8_t256_p", "sm90_128x192x128_s5_t384_p",
                           "sm90_128x128x128_s6_t384_p_streamk"}) {
       out.push_back({cont, {cont.rows, {0, 256, 384, 512, 768}, {0, 0, 0, 0, 0}}, k});
-      out.push_back({odd, {odd.rows, {0, 1, 2, 3, 320}}, k});
+      out.push_back({odd, {odd.rows, {0, 16, 32, 48, 320}}, k});
       out.push_back({slot, {slot.rows, {192, 192, 192, 192, 192, 192}}, k});
       out.push_back({b_vec, {b_vec.rows}, k});
       out.push_back({a_blk, {a_blk.rows}, k});
+      out.push_back({a_blk_cont, {a_blk_cont.rows}, k});
     }
     out.push_back({with_bias_gelu(cont), {cont.rows}, "sm90_128x128x128_s6_t384_p"});
   }
