@@ -466,6 +466,9 @@ DeviceBuffer to_device(const void* host, size_t bytes, cudaStream_t stream) {
 // and the order of the sums (the single-GEMM mode's tolerance for a bf16 D).
 constexpr double kTolerance = 1e-2;
 
+// Floats between two experts' per-tensor scales in the cuBLASLt loop's buffers (256 bytes).
+constexpr size_t kLtScaleSlot = 64;
+
 void run_grouped_row(GroupedBench& B, const Problem& pr) {
   GroupedRow row;
   row.prob = pr;
@@ -498,8 +501,17 @@ void run_grouped_row(GroupedBench& B, const Problem& pr) {
     b_scale = to_device(sb.bytes.data(), sb.bytes.size(), B.stream);
     a_scale_f32 = to_device(sa.values.data(), sa.values.size() * 4, B.stream);
     b_scale_f32 = to_device(sb.values.data(), sb.values.size() * 4, B.stream);
-    a_tensor = to_device(scales.a_tensor.values.data(), scales.a_tensor.values.size() * 4, B.stream);
-    b_tensor = to_device(scales.b_tensor.values.data(), scales.b_tensor.values.size() * 4, B.stream);
+    // The cuBLASLt loop's scale pointers each at its own 256-byte slot: cublasLtMatmul answered
+    // CUBLAS_STATUS_NOT_SUPPORTED at run time (prepared fine) in every FP8 row when they were
+    // packed 4 bytes apart (H200, 2026-12-05). Their alignment is the only pointer that differs
+    // from the single-GEMM benchmark's, whose Lt GEMMs run; the next device run confirms it.
+    auto slotted = [&](const std::vector<float>& v) {
+      std::vector<float> h(v.size() * kLtScaleSlot, 0.0f);
+      for (size_t g = 0; g < v.size(); ++g) h[g * kLtScaleSlot] = v[g];
+      return to_device(h.data(), h.size() * 4, B.stream);
+    };
+    a_tensor = slotted(scales.a_tensor.values);
+    b_tensor = slotted(scales.b_tensor.values);
   }
   auto at = [](const DeviceBuffer& buf, int64_t elems, size_t size) {
     return static_cast<char*>(buf.ptr) + size_t(elems) * size;
@@ -610,8 +622,8 @@ void run_grouped_row(GroupedBench& B, const Problem& pr) {
       GemmShape s = shape_of(g);
       s.quant = Quant::Fp8Tensor;
       s.out_type = ElemType::BF16;
-      s.a_scale = static_cast<const float*>(a_tensor.ptr) + g;
-      s.b_scale = static_cast<const float*>(b_tensor.ptr) + g;
+      s.a_scale = static_cast<const float*>(a_tensor.ptr) + g * kLtScaleSlot;
+      s.b_scale = static_cast<const float*>(b_tensor.ptr) + g * kLtScaleSlot;
       lt_gemms.push_back(B.cublas->prepare_lt_gemm(s, nullptr, &why));
       if (!lt_gemms.back()) {
         row.not_supported.push_back({"cublaslt_loop", "expert " + std::to_string(g) + " (" +
