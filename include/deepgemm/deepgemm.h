@@ -162,9 +162,8 @@ DGEMM_API dgemm_status_t dgemm_context_device(dgemm_context_t ctx, dgemm_device_
  * DGEMM_STATUS_NOT_SUPPORTED. On a GPU, in this release: the sm90 family (Hopper) takes F16/BF16,
  * FP8 and I8 A and B (8-bit operands K-contiguous), the sm80 and small_m families F16/BF16, and
  * the sm80 family also K-contiguous I8 (row-major op_a = N, op_b = T; column-major op_a = T,
- * op_b = N), planned only when force_kernel names an sm80 configuration until a GPU run has
- * checked it; F32 A and B run on the CPU backend only (a CUDA context answers NOT_SUPPORTED for
- * what no family takes at plan time, naming the reason).
+ * op_b = N; on Hopper plans choose sm90 for I8); F32 A and B run on the CPU backend only (a CUDA
+ * context answers NOT_SUPPORTED for what no family takes at plan time, naming the reason).
  *
  * Batches: batch_count >= 1 independent GEMMs; matrix b of X starts at X + b * stride_x
  * elements. A stride of 0 broadcasts one matrix to every batch (not allowed for D when
@@ -567,10 +566,10 @@ typedef struct dgemm_scaling_t {
  *                    tensor for every batch of a strided batch (stride 0; a grouped problem's
  *                    are per group), block scales with 8-bit operands and batch_count 1 (grouped problems: per
  *                    group), a block-scaled D from f16/bf16/fp8 operands, AMAX_D; until a GPU run
- *                    has checked them, grouped FP8 and AMAX_D are planned only when force_kernel
- *                    names an sm90 configuration; the sm80 family: f32 per-tensor and per-row /
- *                    per-column scales of I8 operands, one tensor for every batch, k > 0, also
- *                    by name only until a GPU run has checked them; the
+ *                    has checked them, grouped problems with VEC128 or BLK128x128 scales are
+ *                    planned only when force_kernel names an sm90 configuration; the sm80
+ *                    family: f32 per-tensor and per-row / per-column scales of I8 operands, one
+ *                    tensor for every batch, k > 0; the
  *                    plan's message and describe JSON say which rule refused it). */
 DGEMM_API dgemm_status_t dgemm_scaling_init(dgemm_scaling_t *s);
 
@@ -665,6 +664,11 @@ DGEMM_API dgemm_status_t dgemm_plan_scale_shape(dgemm_plan_t plan, dgemm_scale_t
  * contiguous / one tensor per slot masked), e4m3 B with BLK128x128 scales per expert
  * (b_scale.stride = ceil(n / 128) x KB), a bf16 D. The CPU backend runs every combination (the
  * reference); a GPU family that does not says so at plan time (NOT_SUPPORTED, with its reason).
+ * Over contiguous groups the sm90 family starts a group's tiles at its first row, which only
+ * m_alignment bounds, so it needs m_alignment a multiple of 4 (F32) / 16 (UE8M0) for VEC128
+ * scales of A and of 8 for an MN-major 16-bit op(A) (op_a = T), since a TMA load must start on
+ * 16 bytes, and of 128 for BLK128x128 scales of A, so that no tile straddles two blocks; masked
+ * groups have no such rule.
  *
  * Bad per-group values. dgemm_execute_ext checks the arrays it can read: on a CPU context (host
  * memory) every value is checked and a bad one is INVALID_ARGUMENT naming the entry and its value,

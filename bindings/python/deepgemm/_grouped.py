@@ -71,11 +71,14 @@ def grouped_matmul(a, b, *, offsets=None, counts=None, trans_b=False, bias=None,
     for the contiguous layout one element, (M,) / (M, 1) per row, (M, KB) in 1 x 128 blocks (either
     storage order, as DeepGEMM's column-major TMA-aligned tensor), and for the masked layout (G, M)
     or (G, M, KB). DeepSeek's m-grouped FP8 GEMM is e4m3 ``a`` with (M, KB) ``a_scale`` and e4m3
-    ``b`` (trans_b) with (G, ceil(N/128), KB) ``b_scale``.
+    ``b`` (trans_b) with (G, ceil(N/128), KB) ``b_scale``. On sm90, contiguous groups need
+    ``m_alignment`` a multiple of 4 (float32) / 16 (UE8M0) for an (M, KB) ``a_scale``, and of 8
+    for a 16-bit ``a`` stored column-major (op_a = T).
 
     ``force_kernel``: a kernel family or configuration by name (as ``deepgemm plan`` names it), e.g.
     for the GPU kernels the planner offers by name only until they have been checked on a GPU
-    (grouped FP8 on sm90 today: the NOT_SUPPORTED message lists them).
+    (grouped FP8 with 1 x 128 or 128 x 128 scales on sm90 today: the NOT_SUPPORTED message lists
+    them).
     """
     if (offsets is None) == (counts is None):
         raise argument_error("give offsets (contiguous layout) or counts (masked layout), not both")
