@@ -429,8 +429,8 @@ BOOST_AUTO_TEST_CASE(sm80_wrong_current_device_is_refused, *boost::unit_test::pr
 }
 
 // ---- i8 operands: mma.sync m16n8k32 s8, s32 accumulators -----------------------------------
-// Every sm80 i8 configuration is by name only until these cases pass on a GPU (family_sm80.cpp,
-// kI8Menu): each case forces one by name. Inputs cover the whole i8 range (-128 .. 127); "big
+// Every sm80 i8 configuration (family_sm80.cpp kI8Menu; by name only until these cases passed on
+// an H200, 2026-12-05): each case forces one by name. Inputs cover the whole i8 range (-128 .. 127); "big
 // sums" inputs make every product positive (|a|, |b| in 100 .. 128, signs matched per k), so that
 // sums pass 2^24 and an f32 staging tile or f32 split-K partials would round them. Outputs: an i32
 // D with nothing applied compared element for element (exact); an i8 D requantized with power-of-
@@ -847,9 +847,9 @@ BOOST_AUTO_TEST_CASE(sm80_i8_every_menu_tile) {
   std::vector<const I8Case*> job_case;
   for (const I8Case& x : cases)
     for (const Candidate& c : sm80_family_model().enumerate(x.c.p, x.c.e, backend->hardware())) {
-      BOOST_CHECK_MESSAGE(c.feasible && c.measuring_only, c.config.name() << " " << i8_repro(x)
-                                                                          << ": expected a by-name-only i8 candidate, got "
-                                                                          << (c.feasible ? "a default one" : c.reject_reason));
+      BOOST_CHECK_MESSAGE(c.feasible && !c.measuring_only, c.config.name() << " " << i8_repro(x)
+                                                                           << ": expected a default i8 candidate, got "
+                                                                           << (c.feasible ? "a measuring-only one" : c.reject_reason));
       if (c.feasible) {
         jobs.push_back({&x.c, c.config, nullptr, ""});
         job_case.push_back(&x);
@@ -907,7 +907,7 @@ void prefill_cache(const char* arch_name) {
     for (const Candidate& cand : sm80_family_model().enumerate(c.p, c.e, hw))
       if (cand.feasible) forced.push_back({c, cand.config});
   for (auto& [c, cfg] : forced) requests.add(cuda::sm80_compile_request(c.p, c.e, cfg, arch));
-  // The i8 cases' forced configurations (by name: the planner itself never chooses them).
+  // The i8 cases' forced configurations (forced by name).
   std::vector<I8Case> i8 = i8_cases();
   for (const I8Case& x : i8_menu_cases()) i8.push_back(x);
   for (const I8Case& x : i8) {
