@@ -251,7 +251,7 @@ class Sm90Family final : public FamilyModel {
   // DGEMM_1.1 input scales: f32 (UE8M0 too for the block modes), block modes with 8-bit operands
   // and one batch (per candidate: scale_problem); a block-scaled FP8 D (f32 or UE8M0 scales) from
   // float operands (per candidate: out_scale_problem); the amax of D. Grouped problems:
-  // grouping_problem (block-scaled ones by name only: unverified).
+  // grouping_problem.
   std::string unsupported_features(const GemmProblem& p, const Epilogue& e) const override {
     const std::string grouping = p.grouping.grouped() ? grouping_problem(p, e) : per_batch_scales(p);
     const std::string why = missing_features(p, e, runs_scaling(p, e), true);
@@ -313,14 +313,18 @@ class Sm90Family final : public FamilyModel {
              "of 128 (got " + std::to_string(p.grouping.m_alignment) + "), so that no tile straddles two blocks";
     return "";
   }
-  // What the kernels have not yet passed on a GPU, offered by name only (force_kernel) so that a
-  // plan never picks it until the GPU tests have: grouped problems with 1 x 128 or 128 x 128 input
-  // scales (test_grouped_gemm fp8_block_scaled_vs_oracle; its first device run, 2026-12-05, hit an
-  // illegal instruction in a case now refused by grouping_problem and stopped there). Released by
-  // that run (H200, 2026-12-05): grouped FP8 with per-tensor / per-row / per-column scales
-  // (fp8_scaled_vs_oracle) and the amax of D (test_sm90_8bit_gemm's amax-* cases).
-  static bool unverified(const GemmProblem& p, const Epilogue&) {
-    return p.grouping.grouped() && (p.a_scale.blocked() || p.b_scale.blocked());
+  // Grouped problems with 1 x 128 / 128 x 128 input scales plan only the tiles whose grouped
+  // block-scaled GPU test has passed (test_grouped_gemm fp8_block_scaled_vs_oracle, H200,
+  // 2026-12-05: every case's D against the oracle, memcheck clean); other tiles are offered by
+  // name only (force_kernel) until that test runs them.
+  static bool grouped_block_verified(const KernelConfig& c) {
+    static const char* const kPassed[] = {"sm90_128x128x128_s6_t384_p", "sm90_64x128x128_s8_t256_p",
+                                          "sm90_128x192x128_s5_t384_p", "sm90_128x128x128_s6_t384_p_streamk",
+                                          "sm90_64x128x128_s7_t256_p_streamk"};
+    const std::string name = c.name();
+    for (const char* n : kPassed)
+      if (name == n) return true;
+    return false;
   }
   static bool runs_scaling(const GemmProblem& p, const Epilogue& e) {
     if (e.d_scale.active() && p.a_type == DType::I8) return false;
@@ -813,9 +817,9 @@ class Sm90Family final : public FamilyModel {
       const int rows = tiles64 <= double(sms) ? 64 : 128;
       prefer_only([&](const KernelConfig& c) { return swap_tile(c, rows, false) && c.block_n == width; }, true);
     }
-    // After every rule: what no GPU run has checked yet stays by name only.
-    if (unverified(p, e))
-      for (Candidate& c : out) c.measuring_only = true;
+    if (p.grouping.grouped() && (p.a_scale.blocked() || p.b_scale.blocked()))
+      for (Candidate& c : out)
+        if (!grouped_block_verified(c.config)) c.measuring_only = true;
     return out;
   }
 };

@@ -515,7 +515,7 @@ std::vector<Planned> fp8_block_cases() {
     GroupedCase a_blk = fp8_blocks(masked(192, 320, 400, {0, 1, 64, 192, 100, 7}, "fp8b-a-blk128" + ty),
                                    ScaleMode::Blk128x128, ScaleMode::Blk128x128, t);
     for (const char* k : {"sm90_128x128x128_s6_t384_p", "sm90_64x128x128_s8_t256_p", "sm90_128x192x128_s5_t384_p",
-                          "sm90_128x128x128_s6_t384_p_streamk"}) {
+                          "sm90_128x64x128_s8_t384_p", "sm90_128x128x128_s6_t384_p_streamk"}) {
       out.push_back({cont, {cont.rows, {0, 256, 384, 512, 768}, {0, 0, 0, 0, 0}}, k});
       out.push_back({odd, {odd.rows, {0, 16, 32, 48, 320}}, k});
       out.push_back({slot, {slot.rows, {192, 192, 192, 192, 192, 192}}, k});
@@ -530,7 +530,7 @@ std::vector<Planned> fp8_block_cases() {
                                ScaleMode::Vec128, ScaleMode::Blk128x128, ScaleType::F32);
   for (const char* k : {"sm90_128x128x128_s6_t384_p", "sm90_128x128x128_s6_t384_p_streamk",
                         "sm90_64x128x128_s7_t256_p_streamk"})
-    out.push_back({big, {big.rows, {0, 128, 1024, 1152, 2048}}, k});
+    out.push_back({big, {big.rows, {0, 128, 1024, 1024, 1152, 2048}}, k});
   return out;
 }
 
