@@ -565,9 +565,9 @@ typedef struct dgemm_scaling_t {
  *                    family has any: f32 input scales (UE8M0 too for VEC128 / BLK128x128), one
  *                    tensor for every batch of a strided batch (stride 0; a grouped problem's
  *                    are per group), block scales with 8-bit operands and batch_count 1 (grouped problems: per
- *                    group), a block-scaled D from f16/bf16/fp8 operands, AMAX_D; until a GPU run
- *                    has checked them, grouped problems with VEC128 or BLK128x128 scales are
- *                    planned only when force_kernel names an sm90 configuration; the sm80
+ *                    group), a block-scaled D from f16/bf16/fp8 operands, AMAX_D; grouped
+ *                    problems with VEC128 or BLK128x128 scales plan the sm90 tiles their GPU
+ *                    test has run (others only when force_kernel names them); the sm80
  *                    family: f32 per-tensor and per-row / per-column scales of I8 operands, one
  *                    tensor for every batch, k > 0; the
  *                    plan's message and describe JSON say which rule refused it). */

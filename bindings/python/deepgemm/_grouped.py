@@ -77,8 +77,8 @@ def grouped_matmul(a, b, *, offsets=None, counts=None, trans_b=False, bias=None,
 
     ``force_kernel``: a kernel family or configuration by name (as ``deepgemm plan`` names it), e.g.
     for the GPU kernels the planner offers by name only until they have been checked on a GPU
-    (grouped FP8 with 1 x 128 or 128 x 128 scales on sm90 today: the NOT_SUPPORTED message lists
-    them).
+    (grouped FP8 with 1 x 128 or 128 x 128 scales on sm90 tiles other than the five its GPU test
+    ran).
     """
     if (offsets is None) == (counts is None):
         raise argument_error("give offsets (contiguous layout) or counts (masked layout), not both")
