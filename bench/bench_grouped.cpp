@@ -503,8 +503,7 @@ void run_grouped_row(GroupedBench& B, const Problem& pr) {
     b_scale_f32 = to_device(sb.values.data(), sb.values.size() * 4, B.stream);
     // The cuBLASLt loop's scale pointers each at its own 256-byte slot: cublasLtMatmul answered
     // CUBLAS_STATUS_NOT_SUPPORTED at run time (prepared fine) in every FP8 row when they were
-    // packed 4 bytes apart (H200, 2026-12-05). Their alignment is the only pointer that differs
-    // from the single-GEMM benchmark's, whose Lt GEMMs run; the next device run confirms it.
+    // packed 4 bytes apart, and ran in every row with these slots (H200, 2026-12-05).
     auto slotted = [&](const std::vector<float>& v) {
       std::vector<float> h(v.size() * kLtScaleSlot, 0.0f);
       for (size_t g = 0; g < v.size(); ++g) h[g * kLtScaleSlot] = v[g];

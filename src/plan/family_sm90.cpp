@@ -296,16 +296,19 @@ class Sm90Family final : public FamilyModel {
     // multiples of the tile.
     if (p.grouping.contiguous()) {
       const int64_t align = p.grouping.m_alignment;
-      if (p.a_scale.mode == ScaleMode::Vec128 && align * int64_t(scale_type_size(p.a_scale.type)) % 16 != 0)
-        return std::string("sm90 grouped kernels read A's 1 x 128 scales with TMA from each tile's first row, which must "
-                           "start on 16 bytes: a contiguous m_alignment that is a multiple of ") +
-               std::to_string(16 / scale_type_size(p.a_scale.type)) + " for " + scale_type_name(p.a_scale.type) +
-               " scales (got " + std::to_string(align) + ")";
-      if (p.op_a == Op::T && align * int64_t(dtype_size(p.a_type)) % 16 != 0)
-        return "sm90 grouped kernels load an MN-major op(A) (op_a = T) with TMA from each tile's first row, which must "
-               "start on 16 bytes: a contiguous m_alignment that is a multiple of " +
-               std::to_string(16 / dtype_size(p.a_type)) + " for " + dtype_name(p.a_type) + " (got " +
-               std::to_string(align) + ")";
+      auto first_rows = [&](const char* load, int64_t row_bytes, const std::string& unit) -> std::string {
+        if (align * row_bytes % 16 == 0) return "";
+        return std::string("sm90 grouped kernels ") + load + " with TMA from each tile's first row, which must start on "
+               "16 bytes: a contiguous m_alignment that is a multiple of " + std::to_string(16 / row_bytes) + " for " +
+               unit + " (got " + std::to_string(align) + ")";
+      };
+      std::string why;
+      if (p.a_scale.mode == ScaleMode::Vec128)
+        why = first_rows("read A's 1 x 128 scales", int64_t(scale_type_size(p.a_scale.type)),
+                         std::string(scale_type_name(p.a_scale.type)) + " scales");
+      if (why.empty() && p.op_a == Op::T)
+        why = first_rows("load an MN-major op(A) (op_a = T)", int64_t(dtype_size(p.a_type)), dtype_name(p.a_type));
+      if (!why.empty()) return why;
     }
     // A tile's rows must lie in one of A's 128 x 128 blocks: contiguous groups must start on one.
     if (p.a_scale.mode == ScaleMode::Blk128x128 && p.grouping.contiguous() && p.grouping.m_alignment % 128 != 0)
