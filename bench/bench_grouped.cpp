@@ -60,6 +60,7 @@ struct GroupedOptions {
   std::vector<std::string> dtypes{"bf16"};
   bool ue8m0 = false;        // fp8b's block scales in UE8M0 (else f32)
   bool dry_run = false;
+  bool hint = true;          // masked plans get expected_m = the mean tokens per expert
 };
 
 const char* kGroupedUsage =
@@ -75,6 +76,9 @@ const char* kGroupedUsage =
     "                    expert, bf16 D (cuBLAS's side runs fp8t's per-tensor GEMMs there)\n"
     "  --scale-type T    fp8b's block scales: f32 (default) or ue8m0\n"
     "  --force-kernel C  our grouped plan uses configuration C (e.g. sm90_64x128x64_s4_t256_b2_p)\n"
+    "  --no-hint         masked plans without grouped->expected_m (default: the mean tokens per\n"
+    "                    expert, as a serving stack would give it; contiguous plans never take one:\n"
+    "                    their m is the padded total)\n"
     "  --reps R, --quick, --no-graph, --verify-only, --json FILE, --summary FILE, --seed S,\n"
     "  --time-limit S, --device I   as in the single-GEMM mode\n"
     "  --dry-run         no GPU needed: plan every row on the CPU backend and check its scale tensor\n"
@@ -169,6 +173,8 @@ GroupedOptions parse_grouped(int argc, char** argv) {
       o.ue8m0 = t == "ue8m0";
     } else if (a == "--dry-run") {
       o.dry_run = true;
+    } else if (a == "--no-hint") {
+      o.hint = false;
     } else if (a == "--seed") {
       o.seed = uint64_t(positive(a, value()));
     } else if (a == "--time-limit") {
@@ -198,6 +204,7 @@ struct Problem {
   std::string layout, dtype = "bf16";
   int64_t n = 0, k = 0, groups = 0, tokens = 0;
   int64_t align = 1;             // contiguous: the m_alignment the offsets promise
+  int64_t expected_m = 0;        // masked: the plan's hint (grouped->expected_m), 0 = none
   std::vector<int32_t> counts;   // valid rows per expert
   std::vector<int32_t> rows;     // what the plan reads: G + 1 offsets or G counts
   std::vector<int64_t> first;    // row of D where expert g's valid rows start (within its slot for masked)
@@ -238,6 +245,7 @@ Problem make_problem(const GroupedOptions& o, const std::string& layout, int64_t
     p.m = round_up(std::max<int64_t>(1, *std::max_element(p.counts.begin(), p.counts.end())), 128);
     p.rows = p.counts;
     p.first.assign(groups, 0);
+    if (o.hint) p.expected_m = std::min<int64_t>(tokens, p.m);
   } else {
     // DeepSeek's contiguous layout: each expert's rows padded to the alignment, which the offsets
     // then promise; the padding rows are computed (they are part of the group) but not counted.
@@ -440,6 +448,7 @@ dgemm_plan_t grouped_plan(dgemm_context_t ctx, const Problem& pr, const ScaleLay
   dgemm_grouped_init(&g);
   g.layout = pr.masked() ? DGEMM_GROUP_MASKED : DGEMM_GROUP_CONTIGUOUS;
   g.m_alignment = pr.align;
+  g.expected_m = pr.expected_m;
   dgemm_scaling_t scaling;
   describe_scaling(scales, &scaling);
   if (pr.quant() != Quant::None) g.header.next = &scaling;
@@ -895,7 +904,7 @@ void write_grouped_json(const GroupedBench& B, const std::string& file) {
       not_supported << (c ? ", " : "") << jstr(r.not_supported[c].first) << ": " << jstr(r.not_supported[c].second);
     out << (i ? ",\n" : "\n") << "    {\"layout\": " << jstr(r.prob.layout) << ", \"dtype\": " << jstr(r.prob.dtype)
         << ", \"n\": " << r.prob.n << ", \"k\": " << r.prob.k << ", \"groups\": " << r.prob.groups
-        << ", \"tokens\": " << r.prob.tokens << ", \"counts\": [" << counts.str() << "], \"valid_rows\": "
+        << ", \"tokens\": " << r.prob.tokens << ", \"expected_m\": " << r.prob.expected_m << ", \"counts\": [" << counts.str() << "], \"valid_rows\": "
         << r.prob.valid_rows << ", \"m\": " << r.prob.m << ", \"flops\": " << jnum(r.flops) << ", \"ours_us\": "
         << jnum(r.ours_us) << ", \"ours_many_us\": " << jnum(r.many_us) << ", \"cublas_loop_us\": " << jnum(r.loop_us)
         << ", \"cublaslt_loop_us\": " << jnum(r.lt_loop_us) << ", \"cublas_grouped_us\": " << jnum(r.cublas_grp_us)

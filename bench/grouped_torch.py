@@ -80,6 +80,8 @@ def parse_args():
                     help="comma-separated row dtypes, of bf16 and fp8 (e4m3 in, bf16 out); default bf16")
     ap.add_argument("--force-kernel", default=None, metavar="NAME",
                     help="force_kernel for every deepgemm call (a family or configuration name)")
+    ap.add_argument("--no-hint", action="store_true",
+                    help="masked deepgemm plans without expected_m (default: the mean rows per expert)")
     return ap.parse_args()
 
 
@@ -186,6 +188,11 @@ def quantize_weights(torch, w):
     return {"row": (q_row, s_row), "block": (q_blk, s_blk)}
 
 
+def expected_rows(args, counts, slot):
+    """The masked plans' grouped->expected_m: the mean rows per expert (0 with --no-hint)."""
+    return 0 if args.no_hint else min(slot, max(1, round(sum(counts) / len(counts))))
+
+
 def probe_scaled_grouped_mm(torch, dev):
     """None when torch._scaled_grouped_mm runs here (a tiny 2-D x 3-D call, checked against its
     exact product), else why not."""
@@ -239,10 +246,11 @@ def bf16_contenders(torch, deepgemm, dev, args, layout, x, w, counts, starts, re
         counts_dev = torch.tensor(counts, device=dev, dtype=torch.int32)
         out3 = torch.empty(groups, slot, n, device=dev, dtype=torch.bfloat16)
         row["slot"] = slot
+        row["expected_m"] = hint = expected_rows(args, counts, slot)
         contenders.append(Contender(
             "deepgemm",
             lambda: deepgemm.grouped_matmul(x3, w, counts=counts_dev, trans_b=True, out=out3,
-                                            force_kernel=args.force_kernel),
+                                            force_kernel=args.force_kernel, expected_m=hint),
             lambda out: [out[g, :counts[g]] for g in range(groups)], ref))
         if has_grouped_mm:
             wt = w.transpose(-2, -1)
@@ -334,11 +342,12 @@ def fp8_contenders(torch, deepgemm, dev, args, layout, operands, wq, counts, sta
         a3_r, a3_b = a3_r.view(torch.float8_e4m3fn), a3_b.view(torch.float8_e4m3fn)
         sa3_b = sa3_b_store[:, :, :slot].transpose(1, 2)  # (G, M, KB), MN-major per slot
         counts_dev = torch.tensor(counts, device=dev, dtype=torch.int32)
+        row["expected_m"] = hint = expected_rows(args, counts, slot)
 
         def deepgemm_call(a, sa, b, sb, kernel):
             out = torch.full((groups, slot, n), float("nan"), device=dev, dtype=torch.bfloat16)
             return lambda: deepgemm.grouped_matmul(a, b, counts=counts_dev, trans_b=True, out=out,
-                                                   a_scale=sa, b_scale=sb, force_kernel=kernel)
+                                                   a_scale=sa, b_scale=sb, force_kernel=kernel, expected_m=hint)
         dg_pieces = lambda out: [out[g, :counts[g]] for g in range(groups)]  # noqa: E731
         dg_args = {"deepgemm": (a3_r, sa3_r, wq_r, ws_r, ref_r), "deepgemm_block": (a3_b, sa3_b, wq_b, ws_b, ref_b)}
 

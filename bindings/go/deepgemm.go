@@ -316,6 +316,9 @@ var (
 type Grouping struct {
 	Layout     GroupLayout
 	MAlignment int64 // contiguous: every offset is a multiple of it (0 or 1: no promise)
+	// ExpectedM: the rows a group is expected to hold on average (0: unknown), as DeepSeek's
+	// masked GEMM takes expected_m; a hint for the choice of kernel only.
+	ExpectedM int64
 }
 
 // Plan is a planned GEMM. Execute may be called from many goroutines at once; Close must not race
@@ -389,6 +392,7 @@ func (c *Context) NewPlan(p Problem, e *Epilogue, o *PlanOptions) (*Plan, error)
 		if o.Grouped.MAlignment > 0 {
 			g.m_alignment = C.int64_t(o.Grouped.MAlignment)
 		}
+		g.expected_m = C.int64_t(o.Grouped.ExpectedM)
 		copied := *o.Grouped
 		grouped = &copied
 	}

@@ -455,3 +455,26 @@ func TestGroupedWithScaling(t *testing.T) {
 		t.Fatalf("group rows for a scaled plan: %v", err)
 	}
 }
+
+// A grouped problem's planning hint (ExpectedM): part of the plan's description, refused past a
+// masked slot's rows.
+func TestGroupedExpectedM(t *testing.T) {
+	ctx := cpuContext(t)
+	p := NewProblem(10, 6, 5, F32)
+	p.TransB = true
+	p.BatchCount = 3
+	p.StrideA, p.StrideB, p.StrideD = 50, 30, 60
+	plan, err := ctx.NewPlan(p, nil, &PlanOptions{Grouped: &Grouping{Layout: GroupMasked, ExpectedM: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plan.Close()
+	if s, err := plan.Describe(); err != nil || !strings.Contains(s, "expected_m=4") {
+		t.Fatalf("describe = %q, %v: want expected_m=4", s, err)
+	}
+	var de *Error
+	_, err = ctx.NewPlan(p, nil, &PlanOptions{Grouped: &Grouping{Layout: GroupMasked, ExpectedM: 11}})
+	if !errors.As(err, &de) || de.Status != StatusInvalidArgument || !strings.Contains(de.Message, "expected_m = 11") {
+		t.Fatalf("ExpectedM 11 > m 10: %v", err)
+	}
+}

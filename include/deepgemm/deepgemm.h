@@ -699,7 +699,15 @@ typedef struct dgemm_grouped_t {
     dgemm_group_layout_t layout; /* DGEMM_GROUP_CONTIGUOUS or DGEMM_GROUP_MASKED */
     uint32_t reserved0;          /* must be zero */
     int64_t m_alignment;         /* contiguous: every offset (and m) is a multiple of it, >= 1; masked: 1 */
-    uint64_t reserved[6];        /* must be zero */
+    int64_t expected_m;          /* a planning hint: the rows a group is expected to have on average
+                                    (counts[g], or offsets[g + 1] - offsets[g]), as DeepSeek's masked
+                                    GEMM takes `expected_m`; 0 = unknown (the plan is costed for full
+                                    slots, masked, or m shared rows, contiguous; this word was
+                                    reserved[0], so a caller that zeroed it gives none).
+                                    0 <= expected_m <= m (masked), G * expected_m <= m (contiguous).
+                                    Only the choice of kernel depends on it: any row counts the
+                                    layout allows still compute correctly. */
+    uint64_t reserved[5];        /* must be zero */
 } dgemm_grouped_t;
 
 /*! dgemm_grouped_init() :

@@ -39,6 +39,7 @@ Grouping convert_grouped(const dgemm_ext_header_t* ext) {
          ": not a dgemm_group_layout_t (DGEMM_GROUP_CONTIGUOUS or DGEMM_GROUP_MASKED)");
   g.layout = static_cast<GroupLayout>(layout);
   g.m_alignment = s->m_alignment;
+  g.expected_m = s->expected_m;
   return g;
 }
 

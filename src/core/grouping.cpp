@@ -20,6 +20,7 @@ std::string Grouping::to_string() const {
   std::ostringstream os;
   os << " grouped=" << group_layout_name(layout);
   if (contiguous()) os << "(align=" << m_alignment << ")";
+  if (expected_m > 0) os << " expected_m=" << expected_m;
   return os.str();
 }
 

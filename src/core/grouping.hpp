@@ -19,6 +19,9 @@ const char* group_layout_name(GroupLayout layout);
 struct Grouping {
   GroupLayout layout = GroupLayout::None;
   int64_t m_alignment = 1;  // contiguous: every offset is a multiple of it
+  // A planning hint: the rows a group is expected to have on average (0 = unknown). The kernels
+  // never read it; the planner costs the tiles that many rows make (planner README, "grouped").
+  int64_t expected_m = 0;
 
   bool grouped() const { return layout != GroupLayout::None; }
   bool contiguous() const { return layout == GroupLayout::Contiguous; }

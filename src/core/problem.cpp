@@ -1,10 +1,12 @@
 // Validation and printing of the problem and epilogue value types.
 #include "core/problem.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cmath>
 #include <cstring>
 #include <sstream>
+#include <string>
 
 #include "core/error.hpp"
 
@@ -78,6 +80,14 @@ void validate_grouping(const GemmProblem& p) {
     fail(Status::InvalidArgument, "m = ", p.m, ": a grouped problem's m must be < 2^31 (its row arrays are int32)");
   if (g.masked() && g.m_alignment != 1)
     fail(Status::InvalidArgument, "grouped->m_alignment = ", g.m_alignment, ": must be 1 for a masked layout");
+  // The hint: a group's rows on average, within what the layout lets the groups hold together.
+  const int64_t hint_cap = g.masked() ? p.m : p.m / std::max<int64_t>(1, p.batch_count);
+  if (g.expected_m < 0 || g.expected_m > hint_cap)
+    fail(Status::InvalidArgument, "grouped->expected_m = ", g.expected_m, ": must be in [0, ", hint_cap, "] (",
+         g.masked() ? "m = " + std::to_string(p.m) + ", a slot's rows"
+                    : "m / batch_count = " + std::to_string(p.m) + " / " + std::to_string(p.batch_count) +
+                          ", the groups' rows on average",
+         "; 0 = unknown)");
   if (!g.contiguous()) return;
   if (g.m_alignment < 1 || g.m_alignment > INT32_MAX)
     fail(Status::InvalidArgument, "grouped->m_alignment = ", g.m_alignment, ": must be in [1, 2^31)");

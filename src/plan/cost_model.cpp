@@ -162,6 +162,18 @@ long operand_ring_bytes(const GemmProblem& p, const KernelConfig& c) {
                            long(c.block_n) * c.block_k * long(dtype_size(p.b_type)));
 }
 
+int64_t grouped_cost_rows(const Grouping& g, int64_t m, int64_t groups, int block_m) {
+  const int64_t bm = std::max(1, block_m), G = std::max<int64_t>(1, groups);
+  if (g.contiguous()) {
+    const int64_t rows = g.expected_m > 0 ? std::min(m, G * g.expected_m) : m;
+    return rows + (g.m_alignment % bm == 0 ? 0 : G * bm / 2);
+  }
+  if (g.expected_m <= 0) return m * G;
+  const double slot_tiles = double((m + bm - 1) / bm);
+  const double tiles = std::clamp(double(g.expected_m) / double(bm) + 0.5, 1.0, slot_tiles);
+  return int64_t(std::llround(tiles * double(G) * double(bm)));
+}
+
 CostEstimate estimate_cost(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw, const CostInput& in) {
   CostEstimate est;
   const KernelConfig& c = in.config;

@@ -96,6 +96,19 @@ struct CostEstimate {
 
 CostEstimate estimate_cost(const GemmProblem& p, const Epilogue& e, const HardwareDesc& hw, const CostInput& in);
 
+// The rows a grouped problem is costed for as one batch of a kernel with `block_m`-row tiles,
+// when the groups' row counts (read by the kernel on the device) are not known at plan time:
+//  - contiguous: the m shared rows, or G x expected_m when the caller hints it; plus half a tile
+//    per group when m_alignment is not a multiple of block_m (a group's first tile then starts
+//    inside a tile-sized span the previous group ends in, so on average each adds half a tile);
+//  - masked with expected_m: per group its tiles on average, expected_m / block_m + 1/2 (the last
+//    one partial), at least one (a group with rows) and at most a full slot's.
+// Masked problems without a hint are costed as G full slots (the strided batch they are laid
+// out as), which callers do without this function. (An earlier contiguous model, G even groups of
+// m / G + BLOCK_M / 2 rows, chose 128x256 for 8 experts of 64 tokens: 190 us on the H200 where
+// 128x128 ran 128 us; run 4, bench/RESULTS.md.)
+int64_t grouped_cost_rows(const Grouping& g, int64_t m, int64_t groups, int block_m);
+
 // The shared-memory traffic the model assumes when a family describes none: K-major A and B
 // tiles of block_k elements per row, swizzled with config.swizzle_bytes (capped at the row
 // length; 0 = unswizzled), read as 8-row x 16-byte core matrices (ldmatrix for mma.sync, the

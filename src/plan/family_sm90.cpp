@@ -449,14 +449,9 @@ class Sm90Family final : public FamilyModel {
       GemmProblem view = p;  // tile counts follow the kernel's (row-major) view
       view.m = v.rows;
       view.n = v.cols;
-      if (p.grouping.contiguous()) {
-        // The groups' sizes are unknown until the kernel runs. Costed as one batch of the shared
-        // m rows: with an alignment that is a multiple of BLOCK_M no tile straddles two groups,
-        // otherwise each group adds half a tile on average; each group reads its own B. (An
-        // earlier model, G even groups of m / G + BLOCK_M / 2 rows, chose 128x256 for 8 experts
-        // of 64 tokens: 190 us on the H200, 128x128 ran 128 us; run 4, bench/RESULTS.md.)
+      if (p.grouping.grouped() && (p.grouping.contiguous() || p.grouping.expected_m > 0)) {
         view.batch_count = 1;
-        view.m = p.m + (p.grouping.m_alignment % c.block_m == 0 ? 0 : p.batch_count * c.block_m / 2);
+        view.m = grouped_cost_rows(p.grouping, p.m, p.batch_count, c.block_m);
         in.b_copies = p.stride_b == 0 ? 1 : p.batch_count;
       }
       Candidate made = make_candidate(c, estimate_cost(view, e, hw, in));
@@ -727,6 +722,24 @@ class Sm90Family final : public FamilyModel {
         b_bytes > 0.5 * double(hw.l2_bytes)) {
       prefer_only([](const KernelConfig& c) {
         return one_cta_64x128(c) && c.cluster_m == 2 && c.cluster_n == 1 && c.cluster_k == 1 && c.stages == 8;
+      });
+    }
+    // Masked groups the caller expects to hold at most 64 rows each (grouped->expected_m, as
+    // DeepSeek's masked GEMM takes expected_m), 16-bit: the 64x128 s7 tile, whose 64-row tiles
+    // compute no rows past a group's count that a 128-row tile would. Measured before the hint
+    // existed, on the rows whose mean count is 64 (H200, bench/results/grouped, 2026-12-04 call 4
+    // with eight stages and 2026-12-05 call 2 with seven, forced against the choice without a
+    // hint, us): 4096x7168 G = 8
+    // (m = 256) 134.4 / 133.4 against 177.9 / 176.9 for 128x256 (128x128 150.5 in call 2),
+    // G = 32 521.4 / 521.1 against 525.7 / 521.4, 7168x2048 G = 8 (m = 128) 71.9 / 71.3 against
+    // 73.5 / 73.6, G = 32 281.2 / 279.6 against 277.5 / 274.4 (1.9 % slower); geomean 1.077 in
+    // call 2. From 256 rows a group it lost by 25 % (0.75x the loop of cuBLAS calls against
+    // 1.02x for 128x128), so only with the hint. Without one, masked groups are costed as full
+    // slots.
+    if (p.grouping.masked() && p.grouping.expected_m > 0 && p.grouping.expected_m <= 64 && sixteen) {
+      prefer_only([](const KernelConfig& c) {
+        return one_cta_64x128(c) && c.stages == 7 && c.cluster_m == 1 && c.cluster_n == 1 && c.cluster_k == 1 &&
+               !c.stream_k && !c.swap_ab;
       });
     }
     // 27-49 128x64 tiles (the range measured) from 65 rows up, and at least 48 K blocks (pieces of 12 or more):

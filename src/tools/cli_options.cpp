@@ -270,7 +270,7 @@ const char* gemm_options_help() {
 GroupingOptions parse_grouping_options(const Flags& f) {
   GroupingOptions o;
   if (!f.has("groups")) {
-    for (const char* flag : {"group-layout", "group-align"})
+    for (const char* flag : {"group-layout", "group-align", "group-expected-m"})
       if (f.has(flag)) throw std::invalid_argument("--" + std::string(flag) + " needs --groups G");
     return o;
   }
@@ -278,6 +278,7 @@ GroupingOptions parse_grouping_options(const Flags& f) {
   o.masked = f.get_choice("group-layout", "contiguous", {"contiguous", "masked"}) == "masked";
   o.align = f.get_int("group-align", 1, 1, 1 << 20);
   if (o.masked && o.align != 1) throw std::invalid_argument("--group-align: only for --group-layout contiguous");
+  o.expected_m = f.get_int("group-expected-m", 0, 0, INT32_MAX);
   if (f.has("batch")) throw std::invalid_argument("--batch: a grouped problem's batches are its --groups");
   return o;
 }
@@ -293,13 +294,16 @@ dgemm_grouped_t GroupingOptions::extension() const {
   dgemm_grouped_init(&g);
   g.layout = masked ? DGEMM_GROUP_MASKED : DGEMM_GROUP_CONTIGUOUS;
   g.m_alignment = align;
+  g.expected_m = expected_m;
   return g;
 }
 
 const char* grouping_options_help() {
   return "  --groups G                   a grouped (mixture-of-experts) problem of G groups: B holds G\n"
          "                               weights of n x k; --group-layout contiguous (A and D: m rows the\n"
-         "                               groups share; --group-align A rows) or masked (G slots of m rows)\n";
+         "                               groups share; --group-align A rows) or masked (G slots of m rows);\n"
+         "                               --group-expected-m E: the rows a group has on average, a hint for\n"
+         "                               the planner (default 0: unknown, costed as full slots / m rows)\n";
 }
 
 namespace {

@@ -77,6 +77,7 @@ struct GroupingOptions {
   int64_t groups = 0;  // 0: not grouped
   bool masked = false;
   int64_t align = 1;
+  int64_t expected_m = 0;  // the planning hint (0: none)
   // Sets the problem's batch count and strides for the layout (nothing when not grouped).
   void apply(dgemm_problem_t* problem) const;
   // The plan-time extension (valid when grouped).

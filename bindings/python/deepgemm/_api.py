@@ -157,7 +157,7 @@ class Context(_Handle):
              scale: Optional[str] = None, zero_point: bool = False, saturate: bool = True,
              a_scale: Union[Scale, str, None] = None, b_scale: Union[Scale, str, None] = None,
              d_scale: Union[Scale, str, None] = None, amax: bool = False, grouped: Optional[str] = None,
-             m_alignment: int = 1) -> "Plan":
+             m_alignment: int = 1, expected_m: int = 0) -> "Plan":
         """Plans ``D = quantize(act(alpha * op(A) @ op(B) + beta * C + bias) * scale)`` for one shape
         (see deepgemm.h).
 
@@ -177,7 +177,9 @@ class Context(_Handle):
 
         ``grouped`` ("contiguous" or "masked") plans a grouped problem of ``batch`` groups whose
         rows each execute gives (``offsets`` / ``counts``, see deepgemm.h "grouped problems"); m is
-        then the rows' capacity and ``m_alignment`` what the contiguous offsets promise.
+        then the rows' capacity and ``m_alignment`` what the contiguous offsets promise;
+        ``expected_m`` (0: unknown) the rows a group is expected to hold on average, which only
+        the choice of kernel uses (as DeepSeek's masked GEMM takes ``expected_m``).
         """
         a_name = dtype_name(dtype)
         b_name = dtype_name(b_dtype) if b_dtype is not None else a_name
@@ -201,6 +203,7 @@ class Context(_Handle):
             _check(capi.dgemm_grouped_init(ctypes.byref(g)))
             g.layout = GROUP_LAYOUTS[grouped]
             g.m_alignment = int(m_alignment)
+            g.expected_m = int(expected_m)
         handle = capi.dgemm_plan_t()
         structs = (ctypes.byref(p), ctypes.byref(e), ctypes.byref(o) if o is not None else None)
         ext = _chain(scaling, g)

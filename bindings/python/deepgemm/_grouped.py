@@ -45,7 +45,7 @@ def _group_scale(x, name, groups, outer, k, per_group, device):
 
 def grouped_matmul(a, b, *, offsets=None, counts=None, trans_b=False, bias=None, activation=None, alpha=1.0,
                    scale=None, out_dtype=None, out=None, m_alignment=1, status=None, stream=None, context=None,
-                   a_scale=None, b_scale=None, force_kernel=None):
+                   a_scale=None, b_scale=None, force_kernel=None, expected_m=0):
     """G GEMMs that share n, k and the epilogue, one per group (expert):
     ``out[rows of g] = act(alpha * a[rows of g] @ op(b[g]) + bias[g]) * scale[g]``.
 
@@ -74,6 +74,11 @@ def grouped_matmul(a, b, *, offsets=None, counts=None, trans_b=False, bias=None,
     ``b`` (trans_b) with (G, ceil(N/128), KB) ``b_scale``. On sm90, contiguous groups need
     ``m_alignment`` a multiple of 4 (float32) / 16 (UE8M0) for an (M, KB) ``a_scale``, and of 8
     for a 16-bit ``a`` stored column-major (op_a = T).
+
+    ``expected_m``: the rows a group is expected to hold on average (0: unknown; the plan is then
+    costed for full slots, masked, or the M shared rows, contiguous). A hint for the choice of
+    kernel only, as DeepSeek's masked GEMM takes it: with the masked layout on sm90, 64 or fewer
+    rows choose 64-row tiles. Each distinct value is its own cached plan.
 
     ``force_kernel``: a kernel family or configuration by name (as ``deepgemm plan`` names it), e.g.
     for the GPU kernels the planner offers by name only until they have been checked on a GPU
@@ -136,12 +141,12 @@ def grouped_matmul(a, b, *, offsets=None, counts=None, trans_b=False, bias=None,
     ctx = context if context is not None else _context_for(device)
     key = ("grouped", layout, int(m_alignment), m, n, k, va.dtype, vb.dtype, d_name, a_t, bool(trans_b) != b_t, lda,
            ldb, d_layout[1], groups, stride_a, stride_b, stride_d, vbias.dtype if vbias is not None else None,
-           activation, scale_mode, sa, sb, force_kernel)
+           activation, scale_mode, sa, sb, force_kernel, int(expected_m))
     plan = ctx._cached_plan(key, lambda: ctx.plan(
         m, n, k, va.dtype, b_dtype=vb.dtype, out_dtype=d_name, trans_a=a_t, trans_b=key[10], lda=lda, ldb=ldb,
         ldd=d_layout[1], batch=groups, stride_a=stride_a, stride_b=stride_b, stride_d=stride_d, bias=key[18],
         activation=activation, scale=scale_mode, grouped=layout, m_alignment=m_alignment, a_scale=sa, b_scale=sb,
-        force_kernel=force_kernel))
+        force_kernel=force_kernel, expected_m=expected_m))
     # The scale arrays were matched to the plan's tensors above: their addresses go as they are.
     plan.execute(_stored(va, a_t), _stored(vb, b_t), vd, bias=vbias, alpha=alpha, scale=vscale,
                  offsets=rows if layout == "contiguous" else None, counts=rows if masked else None,

@@ -228,7 +228,8 @@ class dgemm_grouped_t(_Struct):
         ("header", dgemm_ext_header_t),
         ("layout", dgemm_group_layout_t), ("reserved0", ctypes.c_uint32),
         ("m_alignment", ctypes.c_int64),
-        ("reserved", ctypes.c_uint64 * 6),
+        ("expected_m", ctypes.c_int64),
+        ("reserved", ctypes.c_uint64 * 5),
     ]
 
 

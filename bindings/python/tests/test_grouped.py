@@ -123,6 +123,17 @@ def test_plan_api_and_describe():
                 plan.execute(a, w, out, bias=bias, counts=np.zeros(4, np.int32))
         with pytest.raises(ValueError, match="grouped"):
             ctx.plan(4, 4, 4, grouped="ragged")
+        # expected_m, the planning hint: in the plan's key and description, and range-checked.
+        with ctx.plan(8, 8, 8, "float32", batch=4, stride_a=64, stride_b=64, stride_d=64, grouped="masked",
+                      expected_m=3) as plan:
+            assert "expected_m=3" in plan.describe()["problem"]
+        with pytest.raises(deepgemm.Error, match="grouped->expected_m = 9"):
+            ctx.plan(8, 8, 8, "float32", batch=4, stride_a=64, stride_b=64, stride_d=64, grouped="masked",
+                     expected_m=9)
+    a, w = rand(2, 16, 4), rand(2, 4, 4)
+    out = deepgemm.grouped_matmul(a, w, counts=[5, 16], expected_m=8)
+    assert close(out[0, :5], expert(a[0, :5], w[0], False), 1e-5)
+    assert close(out[1], expert(a[1], w[1], False), 1e-5)
 
 
 def test_grouped_with_scaling():

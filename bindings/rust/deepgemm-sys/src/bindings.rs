@@ -1629,7 +1629,8 @@ pub struct dgemm_grouped_t {
     pub layout: dgemm_group_layout_t::Type,
     pub reserved0: u32,
     pub m_alignment: i64,
-    pub reserved: [u64; 6usize],
+    pub expected_m: i64,
+    pub reserved: [u64; 5usize],
 }
 #[test]
 fn bindgen_test_layout_dgemm_grouped_t() {
@@ -1711,6 +1712,23 @@ fn bindgen_test_layout_dgemm_grouped_t() {
         );
     }
     test_field_m_alignment();
+    fn test_field_expected_m() {
+        assert_eq!(
+            unsafe {
+                let uninit = ::std::mem::MaybeUninit::<dgemm_grouped_t>::uninit();
+                let ptr = uninit.as_ptr();
+                ::std::ptr::addr_of!((*ptr).expected_m) as usize - ptr as usize
+            },
+            32usize,
+            concat!(
+                "Offset of field: ",
+                stringify!(dgemm_grouped_t),
+                "::",
+                stringify!(expected_m)
+            )
+        );
+    }
+    test_field_expected_m();
     fn test_field_reserved() {
         assert_eq!(
             unsafe {
@@ -1718,7 +1736,7 @@ fn bindgen_test_layout_dgemm_grouped_t() {
                 let ptr = uninit.as_ptr();
                 ::std::ptr::addr_of!((*ptr).reserved) as usize - ptr as usize
             },
-            32usize,
+            40usize,
             concat!(
                 "Offset of field: ",
                 stringify!(dgemm_grouped_t),

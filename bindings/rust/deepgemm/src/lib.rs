@@ -461,6 +461,20 @@ impl Context {
     /// rows each [`Plan::execute_grouped_raw`] gives (deepgemm.h, "grouped problems").
     /// `m_alignment`: contiguous layouts promise offsets that are multiples of it (1: none).
     pub fn plan_grouped(&self, problem: &Problem, epilogue: &Epilogue, layout: GroupLayout, m_alignment: i64) -> Result<Plan> {
+        self.plan_grouped_expected(problem, epilogue, layout, m_alignment, 0)
+    }
+
+    /// [`Context::plan_grouped`] with `expected_m`, the rows a group is expected to hold on
+    /// average (0: unknown), as DeepSeek's masked GEMM takes it: a hint for the choice of kernel
+    /// only; any row counts the layout allows still compute correctly.
+    pub fn plan_grouped_expected(
+        &self,
+        problem: &Problem,
+        epilogue: &Epilogue,
+        layout: GroupLayout,
+        m_alignment: i64,
+        expected_m: i64,
+    ) -> Result<Plan> {
         let mut g = unsafe { std::mem::zeroed::<sys::dgemm_grouped_t>() };
         // SAFETY: a properly sized struct.
         unsafe { sys::dgemm_grouped_init(&mut g) };
@@ -469,6 +483,7 @@ impl Context {
             GroupLayout::Masked => sys::dgemm_group_layout_t::DGEMM_GROUP_MASKED,
         };
         g.m_alignment = m_alignment;
+        g.expected_m = expected_m;
         self.plan_impl(problem, epilogue, None, None, None, Some((&g, layout)))
     }
 

@@ -264,3 +264,16 @@ fn grouped_contiguous() {
     };
     assert!(err.is_err());
 }
+
+/// A grouped problem's planning hint (expected_m): part of the plan's description, refused past
+/// the rows the groups hold on average (m / G for the contiguous layout).
+#[test]
+fn grouped_expected_m() {
+    let ctx = cpu();
+    let problem = Problem::new(12, 5, 7, DType::F32).trans_b(true).batch(3, 0, 35, 0, 0);
+    let plan = ctx.plan_grouped_expected(&problem, &Epilogue::new(), GroupLayout::Contiguous, 2, 4).unwrap();
+    assert!(plan.describe().unwrap().contains("expected_m=4"));
+    let err = ctx.plan_grouped_expected(&problem, &Epilogue::new(), GroupLayout::Contiguous, 2, 5).err().unwrap();
+    assert_eq!(err.status, Status::INVALID_ARGUMENT, "{err}");
+    assert!(err.message.contains("expected_m = 5"), "{err}");
+}
