@@ -22,15 +22,9 @@
 #   (and `deepgemm warm --arch h200 --runners-up 0 --force CONFIG [--amax-d] ...` for the amax rows below)
 #   bash bench/stage.sh build build/stage $DEEPGEMM_CACHE_DIR
 HERE=$(cd "$(dirname "$0")" && pwd)
-S=$(cd "${1:?usage: verify_by_name.sh STAGE}" && pwd); T0=$(date +%s); BUDGET=${BUDGET:-570}
+S=$(cd "${1:?usage: verify_by_name.sh STAGE}" && pwd)
 # $OUT returns at most 8 files: everything is written to a work folder and packed into one tarball.
-RET=$OUT; OUT=$(mktemp -d /tmp/wout.XXXX); trap 'tar -czf $RET/logs.tar.gz -C $OUT .' EXIT
-export LD_LIBRARY_PATH=$S/lib:/usr/local/cuda/lib64 PATH=/usr/local/cuda/bin:$PATH
-export DEEPGEMM_CACHE_DIR=$(mktemp -d /tmp/dgc.XXXX); tar -xzf $S/cache.tar.gz -C $DEEPGEMM_CACHE_DIR; chmod 700 $DEEPGEMM_CACHE_DIR; N0=$(ls $DEEPGEMM_CACHE_DIR | wc -l)
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv,noheader
-left() { echo $(( BUDGET - ($(date +%s) - T0) )); }
-lim() { local l=$(left); (( $1 < l - 5 )) && echo $1 || echo $(( l > 10 ? l - 5 : 1 )); }
-run() { local name=$1 t=$(lim $2); shift 2; (( $(left) < 20 )) && { echo "$name skipped (time)"; return; }; local s=$(date +%s); timeout $t "$@" > $OUT/$name.log 2>&1; local rc=$?; echo "$name rc=$rc $(( $(date +%s) - s ))s: $(grep -E 'No errors|failure|error.*detected|test cases? (passed|failed)|ERROR SUMMARY|RACECHECK SUMMARY' $OUT/$name.log | tail -2 | tr '\n' ' ')"; }
+source "$HERE/device_call.sh"
 run grouped 100 $S/bin/test_grouped_gemm
 run sm90_8bit 100 $S/bin/test_sm90_8bit_gemm
 run sm80_i8 80 $S/bin/test_sm80_gemm --run_test='sm80_i8_*'

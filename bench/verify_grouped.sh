@@ -27,14 +27,8 @@
 #     sm90_64x128x64_s7_t256_p sm90_128x192x64_s5_t384_p
 #   bash bench/stage.sh build build/stage $DEEPGEMM_CACHE_DIR
 HERE=$(cd "$(dirname "$0")" && pwd)
-S=$(cd "${1:?usage: verify_grouped.sh STAGE}" && pwd); T0=$(date +%s); BUDGET=${BUDGET:-570}
-RET=$OUT; OUT=$(mktemp -d /tmp/wout.XXXX); trap 'tar -czf $RET/logs.tar.gz -C $OUT .' EXIT
-export LD_LIBRARY_PATH=$S/lib:/usr/local/cuda/lib64 PATH=/usr/local/cuda/bin:$PATH
-export DEEPGEMM_CACHE_DIR=$(mktemp -d /tmp/dgc.XXXX); tar -xzf $S/cache.tar.gz -C $DEEPGEMM_CACHE_DIR; chmod 700 $DEEPGEMM_CACHE_DIR; N0=$(ls $DEEPGEMM_CACHE_DIR | wc -l)
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,driver_version --format=csv,noheader
-left() { echo $(( BUDGET - ($(date +%s) - T0) )); }
-lim() { local l=$(left); (( $1 < l - 5 )) && echo $1 || echo $(( l > 10 ? l - 5 : 1 )); }
-run() { local name=$1 t=$(lim $2); shift 2; (( $(left) < 20 )) && { echo "$name skipped (time)"; return; }; local s=$(date +%s); timeout $t "$@" > $OUT/$name.log 2>&1; local rc=$?; echo "$name rc=$rc $(( $(date +%s) - s ))s: $(grep -E 'No errors|failure|error.*detected|test cases? (passed|failed)|geomean' $OUT/$name.log | tail -2 | tr '\n' ' ')"; }
+S=$(cd "${1:?usage: verify_grouped.sh STAGE}" && pwd)
+source "$HERE/device_call.sh"  # OUT -> logs.tar.gz, the stage's library and cache, left / lim / run
 summary() {  # one line a row: layout, dtype, shape, G, tokens, hint, kernel, ours, loop, ratio
 python3 - "$@" <<'PY'
 import json, os, sys
