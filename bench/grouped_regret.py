@@ -12,10 +12,12 @@ regret (choice / fastest - 1), then the geometric mean per layout over the rows 
 measured, and the rows whose choice was not (to measure next).
 
     python3 bench/grouped_regret.py [--deepgemm build/src/tools/deepgemm] [--arch h200]
-                                    [--no-hint] [--json OUT] [FILE.json ...]
+                                    [--no-hint] [--json OUT] [--max-geomean PCT] [FILE.json ...]
 
 With no files, every bench/results/grouped/*.json is read (grouped_torch.py's files are not
-deepgemm-bench rows and are skipped). Exit status: 0; 2 usage (a missing tool or file).
+deepgemm-bench rows and are skipped). Exit status: 0; 1 when --max-geomean is given and a layout
+and dtype's geomean regret exceeds it (CTest's guard of the grouped choices); 2 usage (a missing
+tool or file) or a row the planner could not plan.
 """
 import argparse
 import collections
@@ -73,18 +75,21 @@ def plan_args(key, m, hint):
 def choose(tool, arch, args):
     out = subprocess.run([tool, "plan", "--arch", arch, "--json"] + args, capture_output=True, text=True)
     if out.returncode != 0:
-        return None
+        raise RuntimeError(" ".join(args) + ": " + " ".join((out.stderr or out.stdout).strip().splitlines()[-1:]))
     d = json.loads(out.stdout)
-    return d["chosen"]["config"]["name"] if d.get("chosen") else None
+    if not d.get("chosen"):
+        raise RuntimeError(" ".join(args) + ": no plan: " + str(d.get("why", "")))
+    return d["chosen"]["config"]["name"]
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("files", nargs="*")
     ap.add_argument("--deepgemm", default=os.path.join(HERE, "..", "build", "src", "tools", "deepgemm"))
-    ap.add_argument("--arch", default="h200,bench/results/h200-detected-arch.yaml")
+    ap.add_argument("--arch", default="h200," + os.path.join(HERE, "results", "h200-detected-arch.yaml"))
     ap.add_argument("--no-hint", action="store_true", help="masked rows planned without expected_m")
     ap.add_argument("--json", help="write the per-row results here")
+    ap.add_argument("--max-geomean", type=float, help="exit 1 if a layout and dtype's geomean regret exceeds PCT %%")
     o = ap.parse_args()
     if not os.access(o.deepgemm, os.X_OK):
         sys.exit(f"grouped_regret: --deepgemm {o.deepgemm}: not an executable (build the deepgemm tool first)")
@@ -98,7 +103,11 @@ def main():
     for key, times in sorted(rows.items()):
         if len(times) < 2:
             continue
-        chosen = choose(o.deepgemm, o.arch, plan_args(key, m_of[key], not o.no_hint))
+        try:
+            chosen = choose(o.deepgemm, o.arch, plan_args(key, m_of[key], not o.no_hint))
+        except RuntimeError as e:
+            print(f"grouped_regret: deepgemm plan failed: {e}", file=sys.stderr)
+            return 2
         best = min(times, key=times.get)
         us = times.get(chosen)
         results.append({"call": key[0], "layout": key[1], "dtype": key[2], "n": key[3], "k": key[4], "groups": key[5],
@@ -117,14 +126,20 @@ def main():
     by = collections.defaultdict(list)
     for r in results:
         by[(r["layout"], r["dtype"])].append(r)
+    over = []
     for (layout, dtype), rs in sorted(by.items()):
         meas = [r["regret"] for r in rs if r["regret"] is not None]
         g = math.exp(sum(math.log1p(x) for x in meas) / len(meas)) - 1 if meas else float("nan")
         print(f"  {layout:10} {dtype:5} rows {len(rs):3}  measured {len(meas):3}  geomean {100 * g:6.2f}%  "
               f"worst {100 * max(meas, default=float('nan')):6.1f}%")
+        if o.max_geomean is not None and meas and 100 * g > o.max_geomean:
+            over.append(f"{layout} {dtype} {100 * g:.2f}%")
     if o.json:
         with open(o.json, "w") as fh:
             json.dump({"tool": o.deepgemm, "arch": o.arch, "hint": not o.no_hint, "rows": results}, fh, indent=1)
+    if over:
+        print(f"grouped_regret: geomean regret above {o.max_geomean} %: {', '.join(over)}", file=sys.stderr)
+        return 1
     return 0
 
 
