@@ -4,8 +4,9 @@
 # The device call prepared on 2026-12-05 (third session, no machine lent) for issue 14, in order of
 # what decides most, inside BUDGET seconds (default 570, under run's 600):
 #  1. test_grouped_gemm: the whole grouped GPU sweep, with 128x64x128 s8 among the block-scaled FP8
-#     tiles (added to the test, never run; when it passes, add it to family_sm90.cpp
-#     `grouped_block_verified` and to test_grouped.cpp's sm90_grouped_fp8 list).
+#     tiles, and 64x256 / 128x192 among the per-tensor / per-row / per-column FP8 tiles (added to the
+#     test, never run; when they pass, add them to family_sm90.cpp `grouped_8bit_verified` and to
+#     test_grouped.cpp's sm90_grouped_fp8 lists: hinted masked FP8 rows would choose them).
 #  2. grouped_expected_m (commit 69b521e): deepgemm-bench --grouped bf16 with masked plans hinted
 #     at the mean tokens (the default) and without (--no-hint), alternated over two rounds: the
 #     hint moves masked rows at 64 tokens to 64x128 s7 (measured 133 us against 177 forced before

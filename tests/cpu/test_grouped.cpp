@@ -1172,6 +1172,32 @@ BOOST_AUTO_TEST_CASE(sm90_grouped_fp8) {
   forced.force_config = "sm90_128x128x128_s6_t384_p";
   const dgemm::PlanDecision d = dgemm::choose_kernel(p, e, h200, forced);
   BOOST_TEST(d.chosen.config.name() == forced.force_config);
+  // Planned on the three tiles test_grouped_gemm's fp8_scaled_vs_oracle passed; others by name,
+  // also where a hint (masked, expected_m = 64) makes the model prefer 64x256 or 128x192.
+  {
+    dgemm::GemmProblem slots = p;
+    slots.grouping.layout = dgemm::GroupLayout::Masked;
+    slots.grouping.m_alignment = 1;
+    slots.m = 256;
+    slots.stride_a = slots.m * slots.k;
+    slots.stride_c = slots.stride_d = slots.m * slots.n;
+    slots.grouping.expected_m = 64;
+    slots.a_scale.stride = 1;
+    slots.resolve_and_validate();
+    dgemm::resolve_and_validate_scaling(slots, e);
+    for (const dgemm::GemmProblem* q : {&p, &slots}) {
+      const dgemm::CandidateSet set = dgemm::evaluate_candidates(*q, e, h200, {}, dgemm::family_models());
+      for (const dgemm::Candidate& c : set.feasible) {
+        const std::string n = c.config.name();
+        BOOST_TEST((n == "sm90_128x128x128_s6_t384_p" || n == "sm90_128x256x128_s4_t384_p" ||
+                    n == "sm90_128x128x128_s6_t384_p_streamk"),
+                   n << " planned for a grouped FP8 problem before its GPU test");
+      }
+    }
+    forced.force_config = "sm90_64x256x128_s4_t256_p";  // not yet run grouped with FP8: by name
+    BOOST_TEST(dgemm::choose_kernel(slots, e, h200, forced).chosen.config.name() == forced.force_config);
+    forced.force_config = "sm90_128x128x128_s6_t384_p";
+  }
 
   // DeepSeek's m-grouped FP8: A 1 x 128 over the shared rows, B 128 x 128 per expert.
   const int64_t kb = (p.k + 127) / 128;
@@ -1193,8 +1219,9 @@ BOOST_AUTO_TEST_CASE(sm90_grouped_fp8) {
     const dgemm::CandidateSet set = dgemm::evaluate_candidates(blocked, e, h200, {}, dgemm::family_models());
     for (const dgemm::Candidate& c : set.feasible) {
       const std::string n = c.config.name();
-      BOOST_TEST((n == "sm90_128x128x128_s6_t384_p" || n == "sm90_64x128x128_s8_t256_p" || n == "sm90_128x192x128_s5_t384_p" ||
-                  n == "sm90_128x128x128_s6_t384_p_streamk" || n == "sm90_64x128x128_s7_t256_p_streamk"),
+      BOOST_TEST((n == "sm90_128x128x128_s6_t384_p" || n == "sm90_64x128x128_s8_t256_p" ||
+                  n == "sm90_128x192x128_s5_t384_p" || n == "sm90_128x128x128_s6_t384_p_streamk" ||
+                  n == "sm90_64x128x128_s7_t256_p_streamk"),
                  n << " planned for a grouped block-scaled problem before its GPU test");
     }
     forced.force_config = "sm90_128x64x128_s8_t384_p";  // not yet run grouped with block scales: by name

@@ -455,7 +455,10 @@ std::vector<Planned> fp8_cases() {
   GroupedCase cont = fp8(contiguous(768, 256, 512, {0, 128, 128, 384, 640}, 128, "fp8-contiguous"), ScaleMode::OuterVec);
   GroupedCase odd = fp8(contiguous(320, 208, 272, {3, 4, 68, 68, 300}, 1, "fp8-contiguous-1"), ScaleMode::PerTensor);
   GroupedCase slot = fp8(masked(192, 256, 256, {0, 1, 64, 192, 100, 7}, "fp8-masked"), ScaleMode::OuterVec);
-  for (const char* k : {"sm90_128x128x128_s6_t384_p", "sm90_128x256x128_s4_t384_p", "sm90_128x128x128_s6_t384_p_streamk"}) {
+  // The first three passed on the H200 (2026-12-05) and plan (family_sm90.cpp grouped_8bit_verified);
+  // 64x256 and 128x192, which hinted masked rows would choose, have not run yet.
+  for (const char* k : {"sm90_128x128x128_s6_t384_p", "sm90_128x256x128_s4_t384_p", "sm90_128x128x128_s6_t384_p_streamk",
+                        "sm90_64x256x128_s4_t256_p", "sm90_128x192x128_s5_t384_p"}) {
     out.push_back({cont, {cont.rows, {0, 256, 384, 512, 768}}, k});
     out.push_back({with_bias_gelu(cont), {cont.rows}, k});
     out.push_back({odd, {odd.rows, {0, 1, 2, 3, 320}}, k});
