@@ -204,13 +204,28 @@ struct EpilogueOp {
     return 0.0f;
   }
 
+  // The input scale (kRowInScale / kColInScale) of row `row` and of column `col`; 1 without one.
+  // A kernel that stores D from registers loads them once per row / column of its fragment, as
+  // the biases, and passes them to value(): read inside value(), after a store to D that may
+  // alias them, every element reloaded them, each load waiting for the previous element's store
+  // (the grouped register epilogue: 96 dependent global loads per thread and 128x128 tile).
+  __device__ __forceinline__ float row_in_scale(long long row) const {
+    if (kRowInScale == 1) return row_scale[0];
+    if (kRowInScale == 2) return row_scale[row];
+    return 1.0f;
+  }
+  __device__ __forceinline__ float col_in_scale(long long col) const {
+    if (kColInScale == 1) return col_scale[0];
+    if (kColInScale == 2) return col_scale[col];
+    return 1.0f;
+  }
+
   // Everything up to the conversion: the value to store at (row, col), in float, given that row's
-  // and column's bias (row_bias / col_bias).
-  __device__ __forceinline__ float value(long long row, long long col, float acc, float rbias, float cbias) const {
-    if (kRowInScale == 1) acc *= row_scale[0];
-    if (kRowInScale == 2) acc *= row_scale[row];
-    if (kColInScale == 1) acc *= col_scale[0];
-    if (kColInScale == 2) acc *= col_scale[col];
+  // and column's bias (row_bias / col_bias) and input scale (row_in_scale / col_in_scale).
+  __device__ __forceinline__ float value(long long row, long long col, float acc, float rbias, float cbias, float rin,
+                                         float cin) const {
+    if (kRowInScale != 0) acc *= rin;
+    if (kColInScale != 0) acc *= cin;
     float x = alpha * acc;
     // BLAS: a run-time beta of 0 does not read C (its NaNs and infinities must not reach D), also
     // when the plan reads C because beta was non-zero at plan time or comes from device memory.
@@ -223,6 +238,9 @@ struct EpilogueOp {
     if (Epi::kScaleMode == kVecPerRow) x *= scale[row];
     if (Epi::kScaleMode == kVecPerColumn) x *= scale[col];
     return x;
+  }
+  __device__ __forceinline__ float value(long long row, long long col, float acc, float rbias, float cbias) const {
+    return value(row, col, acc, rbias, cbias, row_in_scale(row), col_in_scale(col));
   }
   __device__ __forceinline__ float value(long long row, long long col, float acc) const {
     return value(row, col, acc, row_bias(row), col_bias(col));
@@ -284,7 +302,8 @@ struct EpilogueOp {
   }
 
   // X(row, col) and, when has_second, X(row, col + 1); the caller checked row and col are inside X
-  // and passed their biases. Written as one access when the two are adjacent and pair-aligned.
+  // and passed their biases (and input scales, or they are loaded here). Written as one access
+  // when the two are adjacent and pair-aligned.
   __device__ __forceinline__ void store_pair(long long row, long long col, float acc0, float acc1, bool has_second,
                                              float rb, float cb0, float cb1) const {
     const DType v0 = convert(row, col, value(row, col, acc0, rb, cb0));
@@ -292,7 +311,18 @@ struct EpilogueOp {
       d[d_offset(row, col)] = v0;
       return;
     }
-    const DType v1 = convert(row, col + 1, value(row, col + 1, acc1, rb, cb1));
+    write_pair(row, col, v0, convert(row, col + 1, value(row, col + 1, acc1, rb, cb1)));
+  }
+  __device__ __forceinline__ void store_pair(long long row, long long col, float acc0, float acc1, bool has_second,
+                                             float rb, float cb0, float cb1, float rin, float cin0, float cin1) const {
+    const DType v0 = convert(row, col, value(row, col, acc0, rb, cb0, rin, cin0));
+    if (!has_second) {
+      d[d_offset(row, col)] = v0;
+      return;
+    }
+    write_pair(row, col, v0, convert(row, col + 1, value(row, col + 1, acc1, rb, cb1, rin, cin1)));
+  }
+  __device__ __forceinline__ void write_pair(long long row, long long col, DType v0, DType v1) const {
     DType* dst = d + d_offset(row, col);
     if (!kTrans && (reinterpret_cast<unsigned long long>(dst) % (2 * sizeof(DType))) == 0) {
       struct alignas(2 * sizeof(DType)) Pair { DType x, y; };
@@ -320,6 +350,15 @@ struct EpilogueOp {
     Pair pr;
     pr.x = convert(row, col, value(row, col, acc0, rb, cb0));
     pr.y = convert(row, col + 1, value(row, col + 1, acc1, rb, cb1));
+    *reinterpret_cast<Pair*>(dst) = pr;
+  }
+  __device__ __forceinline__ void store_pair_aligned(DType* dst, long long row, long long col, float acc0, float acc1,
+                                                     float rb, float cb0, float cb1, float rin, float cin0,
+                                                     float cin1) const {
+    struct alignas(2 * sizeof(DType)) Pair { DType x, y; };
+    Pair pr;
+    pr.x = convert(row, col, value(row, col, acc0, rb, cb0, rin, cin0));
+    pr.y = convert(row, col + 1, value(row, col + 1, acc1, rb, cb1, rin, cin1));
     *reinterpret_cast<Pair*>(dst) = pr;
   }
 

@@ -1271,16 +1271,21 @@ struct Gemm {
     if constexpr (kGrouped != kGroupNone)
       epi.select_group(w.group, args.p.m, n, kGrouped == kGroupMasked, args.groups.row_scale_stride,
                        args.groups.col_scale_stride);
-    // Bias once per row and per column of the thread's fragment, not per element. Column biases
-    // come kGroup column pairs at a time, the next group's loads issued before this group's
-    // stores (a load after a store to D cannot be hoisted above it: they may alias).
-    float rbias[kMAtoms][2];
+    // Bias and input scale once per row and per column of the thread's fragment, not per element.
+    // Column biases come kGroup column pairs at a time, the next group's loads issued before this
+    // group's stores (a load after a store to D cannot be hoisted above it: they may alias); so do
+    // the column input scales where the registers allow it (kInAhead), else at the start of their
+    // own group. Left inside value(), the input scales were reloaded for every element after the
+    // previous element's store: 3 dependent global loads per column pair, a chain of 32 load
+    // latencies per thread and 128x128 tile (row-wise grouped FP8 5-29 % slower than block-scaled).
+    float rbias[kMAtoms][2], rin[kMAtoms][2];
 #pragma unroll
     for (int ma = 0; ma < kMAtoms; ++ma)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const long long row = row_base + ma * 64 + h * 8;
         rbias[ma][h] = row < m ? epi.row_bias(row) : 0.0f;
+        rin[ma][h] = Op::kRowInScale == 1 || row < m ? epi.row_in_scale(row) : 1.0f;  // per tensor: one load
       }
     float cbias[kGroup][2], next_cbias[kGroup][2];
     auto load_cbias = [&](int g, float (&out)[kGroup][2]) {
@@ -1292,6 +1297,29 @@ struct Gemm {
       }
     };
     load_cbias(0, cbias);
+    // Column input scales of group g (kFull: every column is inside D, no checks).
+    float cin[kGroup][2], next_cin[kGroup][2];
+    auto load_cin = [&](auto full, int g, float (&out)[kGroup][2]) {
+      constexpr bool kFull = decltype(full)::value;
+#pragma unroll
+      for (int ii = 0; ii < kGroup; ++ii) {
+        const long long col = col_base + (g * kGroup + ii) * 8;
+        out[ii][0] = kFull || Op::kColInScale == 1 || col < n ? epi.col_in_scale(col) : 1.0f;
+        out[ii][1] = kFull || Op::kColInScale == 1 || col + 1 < n ? epi.col_in_scale(col + 1) : 1.0f;
+      }
+    };
+    // Where the registers allow it (ptxas sm_90a, grouped row-wise FP8 with a column bias and GELU,
+    // 2026-12-05): 64 accumulators a thread, one CTA per SM, no stream-K, the next group's scales
+    // loaded with its biases. Elsewhere the input scales stay where they were, loaded by value()
+    // for each element: hoisted, 64x128 b2 spilled 148-212 bytes, 128x256 80, 64x256 48-76,
+    // 128x192 32, the 128x128 stream-K twin 12-40 (4-28 without).
+    // Grouped kernels only, for now (no GPU was lent that day): the one place measured slow (their
+    // epilogue is always this one; a plain kernel with a 16-bit D stages it and loads the scales
+    // once), and the only SASS this changes (checked: non-grouped and bf16 grouped builds are
+    // instruction for instruction the same) until test_grouped_gemm's FP8 cases have run it.
+    constexpr bool kInHoist =
+        kMinBlocks == 1 && kGrouped != kGroupNone && !kStreamK && kMAtoms * kAcc <= 64;
+    constexpr bool kInAhead = kInHoist;
     // A tile wholly inside D with pair-aligned rows (the usual case) stores without bounds
     // checks (kFull), from one pointer per row plus compile-time offsets.
     auto store_tile = [&](auto full) {
@@ -1303,9 +1331,15 @@ struct Gemm {
 #pragma unroll
           for (int h = 0; h < 2; ++h) rowp[ma][h] = epi.row_ptr(row_base + ma * 64 + h * 8) + col_base;
       }
+      if constexpr (kInAhead) load_cin(full, 0, cin);
+      (void)load_cin;
 #pragma unroll
       for (int g = 0; g < kPairs / kGroup; ++g) {
-        if (g + 1 < kPairs / kGroup) load_cbias(g + 1, next_cbias);
+        if (g + 1 < kPairs / kGroup) {
+          load_cbias(g + 1, next_cbias);
+          if constexpr (kInAhead) load_cin(full, g + 1, next_cin);
+        }
+        if constexpr (kInHoist && !kInAhead) load_cin(full, g, cin);
 #pragma unroll
         for (int ii = 0; ii < kGroup; ++ii) {
           const int i = g * kGroup + ii;
@@ -1317,10 +1351,18 @@ struct Gemm {
             for (int h = 0; h < 2; ++h) {
               const long long row = row_base + ma * 64 + h * 8;
               const float v0 = float(acc[ma][i * 4 + h * 2]), v1 = float(acc[ma][i * 4 + h * 2 + 1]);
-              if constexpr (kFull)
+              if constexpr (kFull && kInHoist)
+                epi.store_pair_aligned(rowp[ma][h] + i * 8, row, col, v0, v1, rbias[ma][h], cbias[ii][0], cbias[ii][1],
+                                       rin[ma][h], cin[ii][0], cin[ii][1]);
+              else if constexpr (kFull)  // the input scales loaded by value(), per element
                 epi.store_pair_aligned(rowp[ma][h] + i * 8, row, col, v0, v1, rbias[ma][h], cbias[ii][0], cbias[ii][1]);
-              else if (row < m)
-                epi.store_pair(row, col, v0, v1, col + 1 < n, rbias[ma][h], cbias[ii][0], cbias[ii][1]);
+              else if (row < m) {
+                if constexpr (kInHoist)
+                  epi.store_pair(row, col, v0, v1, col + 1 < n, rbias[ma][h], cbias[ii][0], cbias[ii][1], rin[ma][h],
+                                 cin[ii][0], cin[ii][1]);
+                else
+                  epi.store_pair(row, col, v0, v1, col + 1 < n, rbias[ma][h], cbias[ii][0], cbias[ii][1]);
+              }
             }
         }
         if (g + 1 < kPairs / kGroup) {
@@ -1328,6 +1370,10 @@ struct Gemm {
           for (int ii = 0; ii < kGroup; ++ii) {
             cbias[ii][0] = next_cbias[ii][0];
             cbias[ii][1] = next_cbias[ii][1];
+            if constexpr (kInAhead) {
+              cin[ii][0] = next_cin[ii][0];
+              cin[ii][1] = next_cin[ii][1];
+            }
           }
         }
       }
