@@ -6,17 +6,22 @@
 #  1. test_grouped_gemm: the whole grouped GPU sweep, with 128x64x128 s8 among the block-scaled FP8
 #     tiles, and 64x256 / 128x192 among the per-tensor / per-row / per-column FP8 tiles (added to the
 #     test, never run; when they pass, add them to family_sm90.cpp `grouped_8bit_verified` and to
-#     test_grouped.cpp's sm90_grouped_fp8 lists: hinted masked FP8 rows would choose them).
+#     test_grouped.cpp's sm90_grouped_fp8 lists: hinted masked FP8 rows would choose them), and
+#     tma_store_vs_oracle: the TMA-stored grouped epilogue (`_ts` twins, by name only).
 #  2. grouped_expected_m (commit 69b521e): deepgemm-bench --grouped bf16 with masked plans hinted
 #     at the mean tokens (the default) and without (--no-hint), alternated over two rounds: the
 #     hint moves masked rows at 64 tokens to 64x128 s7 (measured 133 us against 177 forced before
 #     the hint existed), and 7168x2048 G = 8 at 256 tokens to 128x192 (not measured).
-#  3. the grouped FP8 bench with the planner's own choice (fp8t, fp8b; until now always forced).
-#  4. a second round of the bf16 grouped stream-K twins (bench/grouped_forced.sh), before any
+#  3. the `_ts` twins against the planner's choice on the contiguous bf16 rows (aligned to 128, as
+#     deepgemm-bench --grouped lays them out), alternated over two rounds: the register epilogue's
+#     4-byte stores are what grouped kernels still have (0.82-0.96 of the cuBLAS loop at 1024
+#     tokens); a rule comes only from this.
+#  4. the grouped FP8 bench with the planner's own choice (fp8t, fp8b; until now always forced).
+#  5. a second round of the bf16 grouped stream-K twins (bench/grouped_forced.sh), before any
 #     grouped tile rule is made from them.
-#  5. bench/grouped_torch.py (bf16 + FP8 against torch._grouped_mm / _scaled_grouped_mm) where
+#  6. bench/grouped_torch.py (bf16 + FP8 against torch._grouped_mm / _scaled_grouped_mm) where
 #     torch is installed, masked plans hinted.
-# Steps 1 and 5 also decide the grouped epilogue's input scales loaded once per row / column
+# Steps 1 and 6 also decide the grouped epilogue's input scales loaded once per row / column
 # (2026-12-05, not yet run on a GPU; only grouped FP8 kernels with per-tensor / row / column scales
 # on 64-accumulator tiles changed): test_grouped_gemm's fp8_scaled_vs_oracle must pass, and
 # grouped_torch.py's row-wise deepgemm rows should come within ~5 % of the block-scaled ones (they
@@ -56,6 +61,16 @@ for r in 1 2; do
   run nohint$r 40 $B --layout masked --no-hint --json $OUT/nohint$r.json
 done
 summary $OUT/hint1.json $OUT/nohint1.json $OUT/hint2.json $OUT/nohint2.json
+if grep -aq "No errors detected" $OUT/grouped.log; then  # `_ts` only once its test has passed
+  for r in 1 2; do
+    run auto_c$r 40 $B --layout contiguous --json $OUT/auto_c$r.json
+    for k in sm90_128x256x64_s4_t384_p_ts sm90_128x128x64_s6_t384_p_ts; do
+      run ${k#sm90_}$r 40 $B --layout contiguous --force-kernel $k --json $OUT/${k#sm90_}$r.json
+    done
+  done
+  summary $OUT/auto_c1.json $OUT/128x256x64_s4_t384_p_ts1.json $OUT/128x128x64_s6_t384_p_ts1.json \
+          $OUT/auto_c2.json $OUT/128x256x64_s4_t384_p_ts2.json $OUT/128x128x64_s6_t384_p_ts2.json
+fi
 run gfp8auto 90 $B --dtype fp8t,fp8b --json $OUT/gfp8auto.json
 summary $OUT/gfp8auto.json
 if (( $(left) > 200 )); then

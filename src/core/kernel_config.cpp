@@ -60,6 +60,7 @@ std::string KernelConfig::name() const {
   if (pack_b) os << "_packB";
   if (variant != 0) os << "_v" << variant;
   if (stream_k) os << "_streamk";
+  if (tma_store) os << "_ts";
   return os.str();
 }
 
@@ -72,7 +73,8 @@ std::string KernelConfig::to_json() const {
      << ",\"cluster_k\":" << cluster_k << ",\"split_k\":" << split_k << ",\"swap_ab\":" << b(swap_ab)
      << ",\"swizzle_bytes\":" << swizzle_bytes << ",\"raster_group\":" << raster_group
      << ",\"persistent\":" << b(persistent) << ",\"pack_a\":" << b(pack_a) << ",\"pack_b\":" << b(pack_b)
-     << ",\"variant\":" << variant << ",\"stream_k\":" << b(stream_k) << "}";
+     << ",\"variant\":" << variant << ",\"stream_k\":" << b(stream_k)
+     << ",\"tma_store\":" << b(tma_store) << "}";
   return os.str();
 }
 

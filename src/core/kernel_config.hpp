@@ -40,6 +40,11 @@ struct KernelConfig {
   bool pack_a = false, pack_b = false;  // copy the operand to an aligned workspace first
   int variant = 0;          // sm80: 1 = fragment-pipelined main loop; sm90: 1 = ping-pong consumer warpgroups
   bool stream_k = false;    // sm90: the tiles of a partial last wave shared out by K blocks (core/stream_k.hpp)
+  // sm90, grouped problems: the epilogue through shared memory and TMA stores, as every other
+  // kernel with a 16-bit D has it where it fits (contiguous groups aligned to BLOCK_M only: TMA
+  // cannot stop at a group's last row). Named, since grouped kernels keep the register epilogue
+  // unless asked.
+  bool tma_store = false;
 
   // Compact name, e.g. "sm80_128x128x32_s3_t256"; `force_kernel` accepts it.
   std::string name() const;

@@ -45,6 +45,7 @@ struct Sm90Tile {
   int cluster_n = 1;       // 2: a cluster of two horizontally adjacent tiles sharing (multicasting) A
   int variant = 0;         // 1: ping-pong consumer warpgroups (each owns whole tiles; sm90_gemm.cuh kPingPong)
   bool stream_k = false;   // the tiles of a partial last wave shared out by K blocks (core/stream_k.hpp)
+  bool tma_store = false;  // grouped: the TMA-stored epilogue (KernelConfig::tma_store, `_ts`)
 };
 // Main-loop efficiency of a 128x64 tile (two consumer warpgroups of 64x64). 0.50 was a guess
 // between 128x128's 0.60 and the skinny tiles; on the H200 the 128x64 kernels ran ~20 % faster
@@ -393,6 +394,7 @@ class Sm90Family final : public FamilyModel {
       c.pack_b = pack_b;
       c.variant = t.variant;
       c.stream_k = t.stream_k;
+      c.tma_store = t.tma_store;
       return c;
     };
     auto add = [&](const Sm90Tile& t, bool swap, bool measuring_only, int b_readers = 0, double extra_us = 0,
@@ -558,6 +560,21 @@ class Sm90Family final : public FamilyModel {
           (t.measuring && !ping_pong_chosen && !one_wg_chosen) || cluster_measuring || (t.cluster_k > 1 && tiles >= sms) ||
               t.cluster_k > kMaxChosenClusterK || promotion_exposed,
           shares_b ? 2 : 0, 0, ping_pong_chosen ? kL2RatePingPongI8 : one_wg_chosen ? kL2Rate64x128One : 1.0);
+      // Contiguous groups aligned to BLOCK_M (no tile crosses a group's end), a 16-bit D: the same
+      // tile with the epilogue through shared memory and TMA stores (`_ts`), as every non-grouped
+      // kernel with a 16-bit D has it. Grouped kernels store from registers, whose 4-byte stores
+      // held the ping-pong kernel's MMAs up behind them (4096^3: 223 us against 185 staged, ncu
+      // lg_throttle; sm90 NOTES) and cost the cooperative kernel ~6 % at 4096^3 before staging
+      // (0.91 -> 0.96 of cuBLAS, run 7). Measuring only: not yet run on a GPU (2026-12-05). Not the
+      // 64x256 tile (128 accumulators a thread: with an output scale, bias and GELU it spilled 28
+      // bytes holding both epilogues, ptxas).
+      if (p.grouping.contiguous() && p.grouping.m_alignment % t.block_m == 0 && staged_out && t.cluster_m == 1 &&
+          t.cluster_n == 1 && t.cluster_k == 1 && t.blocks == 1 && t.variant == 0 && t.block_n % 64 == 0 &&
+          (t.block_m == 128 || (t.block_m == 64 && t.block_n <= 128))) {
+        Sm90Tile ts = t;
+        ts.tma_store = true;
+        add(ts, false, true);
+      }
     }
     // Stream-K twins (core/stream_k.hpp) of the one-CTA square tiles and the ping-pong 128x128,
     // where the tiles leave a partial last wave: measuring only. Measured on the H200 (2026-12-04,

@@ -899,6 +899,55 @@ BOOST_AUTO_TEST_CASE(grouped_expected_m_hint) {
   }
 }
 
+// The TMA-stored grouped epilogue (`_ts`): offered by name only (until its GPU test has run) for
+// contiguous groups aligned to the tile's rows, a 16-bit D; never for masked groups or an alignment
+// a tile could cross; never chosen by the planner.
+BOOST_AUTO_TEST_CASE(tma_store_twins_by_name) {
+  const dgemm::HardwareDesc h200 = dgemm::apply_arch_file(dgemm::cpu_hardware(), "h200");
+  dgemm::GemmProblem p;
+  p.m = 8192;
+  p.n = 4096;
+  p.k = 7168;
+  p.a_type = p.b_type = p.c_type = p.d_type = dgemm::DType::BF16;
+  p.op_b = dgemm::Op::T;
+  p.batch_count = 32;
+  p.stride_b = p.n * p.k;
+  p.grouping.layout = dgemm::GroupLayout::Contiguous;
+  p.grouping.m_alignment = 128;
+  p.resolve_and_validate();
+  auto offered = [&](const dgemm::GemmProblem& q, const std::string& name) {
+    const dgemm::CandidateSet set = dgemm::evaluate_candidates(q, dgemm::Epilogue(), h200, {}, dgemm::family_models());
+    for (const dgemm::Candidate& c : set.rejected)
+      if (c.config.name() == name) return c.reject_reason.rfind("kept for measuring only", 0) == 0;
+    return false;
+  };
+  BOOST_TEST(dgemm::choose_kernel(p, dgemm::Epilogue(), h200, {}).chosen.config.tma_store == false);
+  for (const char* name : {"sm90_128x256x64_s4_t384_p_ts", "sm90_128x128x64_s6_t384_p_ts", "sm90_64x128x64_s7_t256_p_ts"}) {
+    BOOST_TEST(offered(p, name), name);
+    dgemm::PlanRequest forced;
+    forced.force = dgemm::Family::Sm90;
+    forced.force_config = name;
+    BOOST_TEST(dgemm::choose_kernel(p, dgemm::Epilogue(), h200, forced).chosen.config.name() == name);
+  }
+  BOOST_TEST(!offered(p, "sm90_64x256x64_s4_t256_p_ts"));  // spilled holding both epilogues
+  dgemm::GemmProblem a64 = p;
+  a64.grouping.m_alignment = 64;  // a 128-row tile could cross a group's end
+  BOOST_TEST(!offered(a64, "sm90_128x256x64_s4_t384_p_ts"));
+  BOOST_TEST(offered(a64, "sm90_64x128x64_s7_t256_p_ts"));
+  dgemm::GemmProblem masked = p;
+  masked.m = 256;
+  masked.grouping.layout = dgemm::GroupLayout::Masked;
+  masked.grouping.m_alignment = 1;
+  masked.stride_a = masked.m * masked.k;
+  masked.stride_c = masked.stride_d = masked.m * masked.n;
+  masked.resolve_and_validate();
+  BOOST_TEST(!offered(masked, "sm90_128x256x64_s4_t384_p_ts"));
+  dgemm::GemmProblem f32 = p;
+  f32.c_type = f32.d_type = dgemm::DType::F32;
+  f32.resolve_and_validate();
+  BOOST_TEST(!offered(f32, "sm90_128x128x64_s6_t384_p_ts"));
+}
+
 // Grouping and scaling together: no backend runs them yet (the CPU oracle does not define which
 // scale tensors are per group). The planner's one feature check says so for every family, so
 // the combination is NOT_SUPPORTED with the reason; each extension alone still plans, and an

@@ -248,6 +248,25 @@ BOOST_AUTO_TEST_CASE(sm90_staged_epilogue_where_it_fits) {
   GemmProblem grouped = tn;
   grouped.grouping.layout = GroupLayout::Contiguous;
   BOOST_CHECK_EQUAL(cuda::sm90_store_chunks(cfg(128, 256, 4, 1, 1), grouped), 0);
+  // ... unless the kernel is a `_ts` one (KernelConfig::tma_store) and every tile lies inside its
+  // group: contiguous groups aligned to BLOCK_M; not masked, not a stream-K twin.
+  KernelConfig ts = cfg(128, 256, 4, 1, 1);
+  ts.tma_store = true;
+  BOOST_CHECK_EQUAL(cuda::sm90_store_chunks(ts, grouped), 0);  // m_alignment 1
+  grouped.grouping.m_alignment = 128;
+  BOOST_CHECK_EQUAL(cuda::sm90_store_chunks(ts, grouped), 2);
+  KernelConfig ts64 = cfg(64, 128, 7, 1, 1);
+  ts64.tma_store = true;
+  BOOST_CHECK_GT(cuda::sm90_store_chunks(ts64, grouped), 0);
+  grouped.grouping.m_alignment = 64;
+  BOOST_CHECK_EQUAL(cuda::sm90_store_chunks(ts, grouped), 0);   // a 128-row tile could cross a group's end
+  BOOST_CHECK_GT(cuda::sm90_store_chunks(ts64, grouped), 0);
+  KernelConfig ts_sk = ts64;
+  ts_sk.stream_k = true;
+  BOOST_CHECK_EQUAL(cuda::sm90_store_chunks(ts_sk, grouped), 0);
+  GemmProblem masked = tn;
+  masked.grouping.layout = GroupLayout::Masked;
+  BOOST_CHECK_EQUAL(cuda::sm90_store_chunks(ts, masked), 0);
 }
 
 // 8-bit operands: fp8 (every type pair) and s8, unscaled, per-tensor / per-row-column scales in
@@ -418,6 +437,11 @@ BOOST_AUTO_TEST_CASE(sm90_grouped_variants_compile) {
       BOOST_REQUIRE_MESSAGE(!ranked.empty() && ranked[0].feasible, p.to_string());
       BOOST_TEST((ranked[0].config.cluster_m <= 1 && ranked[0].config.cluster_k <= 1 && !ranked[0].config.swap_ab));
       jobs.push_back({p, e, ranked[0].config});
+      // The TMA-stored twins (`_ts`, measuring only) of the contiguous problem: staging and the
+      // register fallback in one kernel, no spills.
+      if (p.grouping.contiguous())
+        for (const Candidate& c : ranked)
+          if (c.feasible && c.config.tma_store && (c.config.block_n == 256 || c.config.block_n == 128)) jobs.push_back({p, e, c.config});
     }
   }
   compile_all(jobs);

@@ -436,6 +436,39 @@ std::vector<Planned> stream_k_cases() {
   return out;
 }
 
+// The TMA-stored grouped epilogue (`_ts`, KernelConfig::tma_store), by name (measuring only until
+// this has passed on a GPU): contiguous groups aligned to BLOCK_M, whose tiles never cross a
+// group's end. Edge tiles in N (TMA clips at D's bounds) and K, an empty group, rows past the last
+// group that must stay untouched, per-group and per-row epilogue vectors, bad offsets (rounded down
+// to the alignment: still whole tiles), and rows of D off 16 bytes (ldd odd: the call falls back
+// to the register epilogue).
+std::vector<Planned> tma_store_cases() {
+  std::vector<Planned> out;
+  GroupedCase aligned = bf16(contiguous(768, 256, 512, {0, 128, 128, 384, 640}, 128, "ts-contiguous-128"));
+  GroupedCase edge = bf16(contiguous(768, 200, 136, {0, 256, 256, 512, 640}, 128, "ts-contiguous-128-n200"));
+  GroupedCase bad = bf16(contiguous(512, 128, 128, {0, 128, 256, 384, 512}, 128, "ts-bad-contiguous"));
+  GroupedCase per_row = edge;
+  per_row.e.scale_mode = VectorMode::PerRow;
+  GroupedCase scaled = with_bias_gelu(aligned);
+  scaled.e.scale_mode = VectorMode::PerTensor;  // one output scale per group
+  GroupedCase odd_ld = aligned;
+  odd_ld.p.ldd = odd_ld.p.n + 1;
+  odd_ld.p.resolve_and_validate();
+  odd_ld.tag = "ts-contiguous-128-ldd-odd";
+  for (const char* k : {"sm90_128x256x64_s4_t384_p_ts", "sm90_128x192x64_s5_t384_p_ts", "sm90_128x128x64_s6_t384_p_ts",
+                        "sm90_128x64x64_s8_t384_p_ts"}) {
+    out.push_back({aligned, {aligned.rows, {0, 256, 384, 512, 768}, {0, 0, 0, 0, 0}}, k});
+    out.push_back({with_bias_gelu(edge), {edge.rows}, k});
+    out.push_back({per_row, {per_row.rows}, k});
+    out.push_back({scaled, {aligned.rows}, k});
+    out.push_back({bad, {{0, 256, 128, 512, 9999}, {-128, 64, 256, 256, 512}, {0, 128, 200, 384, 512}}, k});
+    out.push_back({odd_ld, {odd_ld.rows}, k});
+  }
+  GroupedCase a64 = bf16(contiguous(512, 256, 256, {0, 64, 64, 320, 448}, 64, "ts-contiguous-64"));
+  out.push_back({with_bias_gelu(a64), {a64.rows, {0, 0, 64, 128, 512}}, "sm90_64x128x64_s7_t256_p_ts"});
+  return out;
+}
+
 // FP8 operands with input scales applied in the epilogue (one A scale per group, B per expert and
 // column), by name: the planner offers grouped FP8 only by name until this has passed on a GPU.
 GroupedCase fp8(GroupedCase c, ScaleMode b_mode) {
@@ -554,7 +587,8 @@ void prefill_cache(const char* arch_name) {
   const std::string arch = jit::arch_for_cc(hw.cc_major, hw.cc_minor);
   dgemm_test::PrefillSet all;
   std::vector<Planned> cases;
-  for (auto list : {contiguous_cases, masked_cases, bad_row_cases, stream_k_cases, fp8_cases, fp8_block_cases})
+  for (auto list : {contiguous_cases, masked_cases, bad_row_cases, stream_k_cases, tma_store_cases, fp8_cases,
+                    fp8_block_cases})
     for (Planned& c : list()) cases.push_back(std::move(c));
   for (const char* k : kGraphKernels) cases.push_back({graph_case(), {}, k});
   for (const Planned& c : cases) all.add_plan(c.cs.p, c.cs.e, hw, arch, c.force);
@@ -569,6 +603,7 @@ BOOST_AUTO_TEST_CASE(contiguous_vs_oracle) { run_all(contiguous_cases()); }
 BOOST_AUTO_TEST_CASE(masked_vs_oracle) { run_all(masked_cases()); }
 BOOST_AUTO_TEST_CASE(bad_rows_clipped_and_flagged) { run_all(bad_row_cases()); }
 BOOST_AUTO_TEST_CASE(stream_k_vs_oracle) { run_all(stream_k_cases()); }
+BOOST_AUTO_TEST_CASE(tma_store_vs_oracle) { run_all(tma_store_cases()); }
 BOOST_AUTO_TEST_CASE(fp8_scaled_vs_oracle) { run_all(fp8_cases()); }
 BOOST_AUTO_TEST_CASE(fp8_block_scaled_vs_oracle) { run_all(fp8_block_cases()); }
 

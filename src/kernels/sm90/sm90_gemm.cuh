@@ -240,18 +240,20 @@ struct Gemm {
   static_assert(kClusterM == 1 || !kBMajorMN || (kBlockN / 64) % kClusterM == 0,
                 "an N-major B tile splits into whole 64-column boxes per CTA");
   static_assert(kClusterM == 1 || kBMajorMN || (kBlockN / kClusterM) % 8 == 0, "B box rows per CTA");
-  // Not grouped: TMA cannot stop at a group's last row, and a grouped kernel with both epilogues
-  // spilled (188 bytes, 128x256 masked, ptxas).
+  // Grouped only over contiguous groups aligned to BLOCK_M (the launcher asks it; `_ts` kernels):
+  // TMA cannot stop at a group's last row, which such a group's tiles never cross. Masked groups
+  // can end inside a tile, and a grouped kernel with both epilogues (TMA for the tiles inside a
+  // group, registers for the rest) spilled 188 bytes at 128x256 masked (ptxas, 2026-12-01).
   // A staging box is 64 rows of 128 bytes: 64 columns of a 16-bit D, 128 of an FP8 one.
   static constexpr int kBoxCols = 128 / int(sizeof(typename EpilogueOp<Epi>::DType));
   static_assert(kStoreChunks == 0 ||
                     ((kMAtoms == 1 || (kPingPong && (kBoxCols == 64 || (kIntAcc && EpilogueOp<Epi>::kExactInt)))) &&
                      kBlockN % kBoxCols == 0 &&
                      (kBlockN / kBoxCols) % kStoreChunks == 0 &&
-                     kGrouped == kGroupNone &&
+                     (kGrouped == kGroupNone || (kGrouped == kGroupContiguous && kBoxCols == 64 && !kPingPong)) &&
                      (kBoxCols == 64 || EpilogueOp<Epi>::kOutBlock != 0 || (kIntAcc && EpilogueOp<Epi>::kExactInt))),
                 "TMA-stored epilogue: 64 rows per warpgroup (ping-pong: a 16-bit or exact i32 D, 64 at a time), "
-                "whole boxes, not grouped; a 16-bit, block-scaled FP8 or exact i32 D");
+                "whole boxes, grouped only contiguous with a 16-bit D; a 16-bit, block-scaled FP8 or exact i32 D");
   // No clusters: ping-pong 128x128 in clusters of two along M or N (multicast, as cuBLAS's INT8
   // kernel) ran correctly but no faster for i8 and fp8 (2026-12-04 call 2, kernels/sm90/NOTES.md),
   // and spilled 8 bytes with 16-bit operands.
@@ -1016,7 +1018,7 @@ struct Gemm {
 #pragma unroll
       for (int b = 0; b < kSlots; ++b)
         tma_store_3d(&args.tma_d, buf + b * kStoreBox, w.n_block * kBlockN + (first_box + b) * kBoxCols,
-                     int(w.row0) + box_row, w.batch);
+                     int(w.row0) + box_row, kGrouped == kGroupContiguous ? 0 : w.batch);  // one D the groups share
       bulk_commit();
     }
   }
@@ -1195,6 +1197,8 @@ struct Gemm {
     const bool issuer = warp_in_wg == 0 && lane == 0;
     Op epi;
     epi.init(args.p, w.batch);
+    if constexpr (kGrouped != kGroupNone)  // contiguous groups aligned to BLOCK_M (static_assert above)
+      epi.select_group(w.group, args.p.m, n, false, args.groups.row_scale_stride, args.groups.col_scale_stride);
     // Column biases a half box (32 columns) ahead of the columns being written: the stores to
     // shared memory do not order them, and their latency would otherwise be paid per 8 columns.
     constexpr int kHalf = 4;  // 8-column groups per bias load batch
