@@ -567,8 +567,9 @@ class Sm90Family final : public FamilyModel {
       // lg_throttle; sm90 NOTES) and cost the cooperative kernel ~6 % at 4096^3 before staging
       // (0.91 -> 0.96 of cuBLAS, run 7). Measuring only: not yet run on a GPU (2026-12-05). Not the
       // 64x256 tile (128 accumulators a thread: with an output scale, bias and GELU it spilled 28
-      // bytes holding both epilogues, ptxas).
-      if (p.grouping.contiguous() && p.grouping.m_alignment % t.block_m == 0 && staged_out && t.cluster_m == 1 &&
+      // bytes holding both epilogues, ptxas). 16-bit operands only, for now (8-bit ones not compiled).
+      if (p.grouping.contiguous() && p.grouping.m_alignment % t.block_m == 0 && staged_out && !eight_bit &&
+          t.cluster_m == 1 &&
           t.cluster_n == 1 && t.cluster_k == 1 && t.blocks == 1 && t.variant == 0 && t.block_n % 64 == 0 &&
           (t.block_m == 128 || (t.block_m == 64 && t.block_n <= 128))) {
         Sm90Tile ts = t;
