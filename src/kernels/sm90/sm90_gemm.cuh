@@ -1312,18 +1312,20 @@ struct Gemm {
         out[ii][1] = kFull || Op::kColInScale == 1 || col + 1 < n ? epi.col_in_scale(col + 1) : 1.0f;
       }
     };
-    // Where the registers allow it (ptxas sm_90a, grouped row-wise FP8 with a column bias and GELU,
-    // 2026-12-05): 64 accumulators a thread, one CTA per SM, no stream-K, the next group's scales
-    // loaded with its biases. Elsewhere the input scales stay where they were, loaded by value()
-    // for each element: hoisted, 64x128 b2 spilled 148-212 bytes, 128x256 80, 64x256 48-76,
-    // 128x192 32, the 128x128 stream-K twin 12-40 (4-28 without).
+    // Where the registers allow it (ptxas sm_90a, grouped row-wise FP8, 2026-12-05): one CTA per SM,
+    // no stream-K, and 64 accumulators a thread (the next group's scales loaded with its biases) or
+    // no column bias (each group's scales at its start; 128x256, 64x256 and 128x192 with GELU, a
+    // row bias and SiLU or a column output scale: no spills). Elsewhere the input scales stay where
+    // they were, loaded by value() for each element: hoisted, 64x128 b2 spilled 148-212 bytes, and
+    // with a column bias and GELU 128x256 80, 64x256 48-76, 128x192 32, the 128x128 stream-K twin
+    // 12-40 (4-28 without).
     // Grouped kernels only, for now (no GPU was lent that day): the one place measured slow (their
     // epilogue is always this one; a plain kernel with a 16-bit D stages it and loads the scales
     // once), and the only SASS this changes (checked: non-grouped and bf16 grouped builds are
     // instruction for instruction the same) until test_grouped_gemm's FP8 cases have run it.
-    constexpr bool kInHoist =
-        kMinBlocks == 1 && kGrouped != kGroupNone && !kStreamK && kMAtoms * kAcc <= 64;
-    constexpr bool kInAhead = kInHoist;
+    constexpr bool kInHoist = kMinBlocks == 1 && kGrouped != kGroupNone && !kStreamK &&
+                              (kMAtoms * kAcc <= 64 || Epi::kBiasMode != kVecPerColumn);
+    constexpr bool kInAhead = kInHoist && kMAtoms * kAcc <= 64;
     // A tile wholly inside D with pair-aligned rows (the usual case) stores without bounds
     // checks (kFull), from one pointer per row plus compile-time offsets.
     auto store_tile = [&](auto full) {
