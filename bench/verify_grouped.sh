@@ -29,14 +29,18 @@
 # A step that would not fit is skipped and says so. Everything lands in OUT/logs.tar.gz (run
 # returns at most 8 files); the summary is on stdout.
 #
-# Prepare here (NVRTC compiles ~1 kernel a second a core):
-#   export DEEPGEMM_CACHE_DIR=/tmp/cacheS
+# Prepare here (NVRTC compiles ~1 kernel a second a core; ~2 min on 2 cores):
+#   export DEEPGEMM_CACHE_DIR=/tmp/cacheT   (a fresh folder: any change to a kernel header changes every key)
 #   DGEMM_TEST_PREFILL=h200 build/tests/test_grouped_gemm
-#   build/bench/deepgemm-bench --grouped --dry-run   (plans every row; the kernels a GPU run needs
-#     are warmed by the next line for the forced ones and compiled on the device for the rest)
-#   GROUPED_WARM_DTYPES="bf16 fp8t fp8b" bash bench/grouped_forced.sh warm build $DEEPGEMM_CACHE_DIR \
-#     sm90_64x128x64_s7_t256_p sm90_128x192x64_s5_t384_p
+#   GROUPED_WARM_DTYPES=bf16 bash bench/grouped_forced.sh warm build $DEEPGEMM_CACHE_DIR sm90_64x128x64_s7_t256_p \
+#     sm90_128x192x64_s5_t384_p sm90_128x256x64_s4_t384_p_ts sm90_128x128x64_s6_t384_p_ts
+#   GROUPED_WARM_DTYPES="fp8t fp8b" bash bench/grouped_forced.sh warm build $DEEPGEMM_CACHE_DIR \
+#     sm90_128x128x128_s6_t384_p sm90_128x256x128_s4_t384_p
+#   bash bench/grouped_forced.sh warm build $DEEPGEMM_CACHE_DIR      (the twins' default configurations)
+#   (masked rows refuse the _ts configurations and fp8b 128x256: "warm failed" lines for those are expected)
 #   bash bench/stage.sh build build/stage $DEEPGEMM_CACHE_DIR
+# The same stage serves bench/jobs/decode-ctas-per-sm.jobs (bash bench/forced.sh STAGE OUT JOBS 2)
+# once its kernels are warmed (`deepgemm warm --arch h200 --runners-up 0 --force CONFIG` per line).
 HERE=$(cd "$(dirname "$0")" && pwd)
 S=$(cd "${1:?usage: verify_grouped.sh STAGE}" && pwd)
 source "$HERE/device_call.sh"  # OUT -> logs.tar.gz, the stage's library and cache, left / lim / run
