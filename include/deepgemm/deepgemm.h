@@ -297,7 +297,8 @@ DGEMM_API dgemm_status_t dgemm_plan_workspace_size(dgemm_plan_t plan, size_t *by
 
 /*! dgemm_plan_describe() :
  *  Writes a JSON description of the plan: backend, kernel family, tile, stages, predicted time,
- *  and the best rejected candidates with their predicted times or reasons.
+ *  the measured rule that chose the kernel over the model's ranking when one did ("rule"), and
+ *  the best rejected candidates with their predicted times or reasons.
  *  @param buffer    receives a NUL-terminated string (truncated to fit); may be NULL when size is 0.
  *  @param size      bytes available in buffer.
  *  @param required  receives the full length including the NUL; may be NULL.

@@ -689,7 +689,7 @@ class Sm90Family final : public FamilyModel {
     // keep_cost: the preferred configurations are costed no slower than the choice they replace,
     // where the model cannot see why they are faster (so that the row does not go to another
     // family on the model's word alone).
-    auto prefer_only = [&](auto&& preferred, bool keep_cost = false) {
+    auto prefer_only = [&](const char* rule, auto&& preferred, bool keep_cost = false) {
       auto chosen = [&](const Candidate& c) { return c.feasible && preferred(c.config); };
       if (!std::any_of(out.begin(), out.end(), chosen)) return;
       double replaced = 0.0;
@@ -698,6 +698,7 @@ class Sm90Family final : public FamilyModel {
       for (Candidate& c : out)
         if (c.feasible) {
           c.measuring_only = !chosen(c);
+          if (!c.measuring_only) c.rule = rule;
           if (keep_cost && !c.measuring_only && replaced > 0.0) c.predicted_us = std::min(c.predicted_us, replaced);
         }
     };
@@ -713,7 +714,10 @@ class Sm90Family final : public FamilyModel {
       const int want_ck = 2 * tiles64 < sms ? 2 : plain.rows <= 64 ? 1 : 0;
       if (want_ck > 0)
         // (enumerated above as two entries only: s8 whole K, s7 K over 2)
-        prefer_only([&](const KernelConfig& c) { return one_cta_64x128(c) && c.cluster_k == want_ck; });
+        prefer_only(want_ck == 2 ? "a block-scaled FP8 D at M <= 128 below half a wave of 64x128 tiles: 64x128 one CTA, "
+                                   "K over two (H200, 2026-12-04 call 6)"
+                                 : "a block-scaled FP8 D at M <= 64: 64x128 one CTA, the whole K (H200, 2026-12-04 call 6)",
+                    [&](const KernelConfig& c) { return one_cta_64x128(c) && c.cluster_k == want_ck; });
     }
     // 16-bit operands and D, 128 rows and up, more than half and at most a wave of 64x128 tiles,
     // and a B larger than half the L2 (weights streamed from HBM): the 64x128 one-CTA tile in
@@ -745,9 +749,11 @@ class Sm90Family final : public FamilyModel {
     const bool c2_8 = eight_bit && !e.d_scale.active() && plain.rows > 64 && plain.rows <= 128;
     if ((c2_16 || c2_8) && !p.grouping.grouped() && plain.cols >= 128 && 2 * tiles64x128 > double(sms) && hw.l2_bytes > 0 &&
         b_bytes > 0.5 * double(hw.l2_bytes)) {
-      prefer_only([](const KernelConfig& c) {
-        return one_cta_64x128(c) && c.cluster_m == 2 && c.cluster_n == 1 && c.cluster_k == 1 && c.stages == 8;
-      });
+      prefer_only("B larger than half the L2 over half to one wave of 64x128 tiles: 64x128 in clusters of two "
+                  "sharing B (H200, 2026-12-04 evening)",
+                  [](const KernelConfig& c) {
+                    return one_cta_64x128(c) && c.cluster_m == 2 && c.cluster_n == 1 && c.cluster_k == 1 && c.stages == 8;
+                  });
     }
     // Masked groups the caller expects to hold at most 64 rows each (grouped->expected_m, as
     // DeepSeek's masked GEMM takes expected_m), 16-bit: the 64x128 s7 tile, whose 64-row tiles
@@ -762,10 +768,12 @@ class Sm90Family final : public FamilyModel {
     // 1.02x for 128x128), so only with the hint. Without one, masked groups are costed as full
     // slots.
     if (p.grouping.masked() && p.grouping.expected_m > 0 && p.grouping.expected_m <= 64 && sixteen) {
-      prefer_only([](const KernelConfig& c) {
-        return one_cta_64x128(c) && c.stages == 7 && c.cluster_m == 1 && c.cluster_n == 1 && c.cluster_k == 1 &&
-               !c.stream_k && !c.swap_ab;
-      });
+      prefer_only("masked groups hinted at <= 64 rows (expected_m), 16-bit: 64x128 s7 (H200, 2026-12-04 call 4 and "
+                  "2026-12-05 call 2)",
+                  [](const KernelConfig& c) {
+                    return one_cta_64x128(c) && c.stages == 7 && c.cluster_m == 1 && c.cluster_n == 1 &&
+                           c.cluster_k == 1 && !c.stream_k && !c.swap_ab;
+                  });
     }
     // 27-49 128x64 tiles (the range measured) from 65 rows up, and at least 48 K blocks (pieces of 12 or more):
     // a K split over two would leave a quarter of the SMs idle, and over four (ck4) runs
@@ -787,9 +795,11 @@ class Sm90Family final : public FamilyModel {
     if (!p.grouping.grouped() && plain.rows > 64 && plain.cols > 64 &&
         (8 * tiles128x64 < 3.0 * double(sms) || eight_bit_half_wave) && 5 * tiles128x64 >= double(sms) &&
         k_bytes >= 48 * 128 && !e.d_scale.active()) {
-      prefer_only([](const KernelConfig& c) {
-        return c.stream_k && c.block_m == 128 && c.block_n == 64 && c.variant == 0 && !c.swap_ab;
-      });
+      prefer_only("a K split over two would leave SMs idle (27-49 128x64 tiles, 48+ K blocks): the 128x64 "
+                  "stream-K twin (H200, 2026-12-04 call 10; 8-bit up to half a wave, session 3 call 4)",
+                  [](const KernelConfig& c) {
+                    return c.stream_k && c.block_m == 128 && c.block_n == 64 && c.variant == 0 && !c.swap_ab;
+                  });
     }
     // The decode and exact-width rules below look at the swapped view (M is its columns), one
     // matrix, not grouped.
@@ -821,7 +831,9 @@ class Sm90Family final : public FamilyModel {
       // (The model costs these rows as HBM-bound whatever their last wave, the whole-tile kernel
       // 7 % optimistic at 1x28672x8192, and the twin at its stream-K factor: keep_cost.)
       if (sv.cols <= 32 && sv.a_kmajor && waves > 1.0 && last > 0.0 && last <= 0.75)
-        prefer_only([&](const KernelConfig& c) { return swap_tile(c, 64, true); }, true);
+        prefer_only("16-bit decode (M <= 32), K-major weights, the last wave of swapped tiles at most 3/4 full: the "
+                    "64-row swap tile's stream-K twin (H200, 2026-12-04 session 3, calls 1-3)",
+                    [&](const KernelConfig& c) { return swap_tile(c, 64, true); }, true);
       // Just under half a wave (64 tiles: 0.48) to a wave of them at M <= 16, N-major weights (nn)
       // or K <= 4096: the whole K at one CTA per SM, not the K split over two the model prefers
       // (it costs 128 streaming CTAs as faster than 64). A/B against the split (H200, session 3
@@ -829,7 +841,9 @@ class Sm90Family final : public FamilyModel {
       // x4096x7168 17.65-17.85 -> 16.78-17.20, x4096x14336 +1-2 %; tn x4096x4096 +0.2-2.3 %, but
       // x4096x7168 up to 1.3 % and x4096x14336 3-3.4 % slower (tn keeps the split from K > 4096).
       if (sv.cols <= 16 && (!sv.a_kmajor || p.k <= 4096) && waves > 0.45 && waves < 1.0)
-        prefer_only([&](const KernelConfig& c) { return swap_tile(c, 64, false); }, true);
+        prefer_only("16-bit decode (M <= 16), N-major weights or K <= 4096, 0.45-1 wave of swapped tiles: the whole "
+                    "K at one CTA per SM (H200, 2026-12-04 session 3 call 4)",
+                    [&](const KernelConfig& c) { return swap_tile(c, 64, false); }, true);
     }
     // M not a multiple of 64 up to 208: the swap tile exactly as wide as M (exact_width), where
     // the menu's tiles compute up to 22 % padding rows; 64 rows (one warpgroup issuing one m64nW
@@ -856,7 +870,9 @@ class Sm90Family final : public FamilyModel {
     if (one_matrix && (exact16 || exact8) && sv.cols <= 208 && sv.cols % 64 != 0) {
       const int width = exact_width(p.a_type, sv.cols);
       const int rows = tiles64 <= double(sms) ? 64 : 128;
-      prefer_only([&](const KernelConfig& c) { return swap_tile(c, rows, false) && c.block_n == width; }, true);
+      prefer_only("M not a multiple of 64 up to 208: the swap tile exactly as wide as M (H200, 2026-12-04 session 3, "
+                  "calls 6-9)",
+                  [&](const KernelConfig& c) { return swap_tile(c, rows, false) && c.block_n == width; }, true);
     }
     if (p.grouping.grouped() && eight_bit) {
       const bool block_scaled = p.a_scale.blocked() || p.b_scale.blocked();

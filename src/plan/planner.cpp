@@ -308,6 +308,7 @@ std::string candidate_to_json(const Candidate& c) {
     os << ",\"reason\":\"" << json_escape(c.reject_reason) << "\"";
   }
   if (!c.notes.empty()) os << ",\"notes\":\"" << json_escape(c.notes) << "\"";
+  if (!c.rule.empty()) os << ",\"rule\":\"" << json_escape(c.rule) << "\"";
   if (c.has_cost && c.feasible) os << ",\"model\":" << c.cost.to_json();
   os << "}";
   return os.str();

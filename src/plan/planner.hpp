@@ -25,6 +25,10 @@ struct Candidate {
   // A configuration kept for measuring against the default menu (on a device, by name): never
   // chosen unless PlanRequest::force_config names it.
   bool measuring_only = false;
+  // The measured rule that chose this configuration over the model's ranking (the family's
+  // model file says where it was measured), e.g. "masked groups hinted at <= 64 rows: 64x128 s7";
+  // empty when the model's ranking did. Shown with the plan (dgemm_plan_describe's "rule").
+  std::string rule;
 };
 
 // A candidate from the shared cost model's estimate: feasible with predicted_us (the planner writes

@@ -135,6 +135,7 @@ int cmd_plan(int argc, char** argv) {
               family_name(d.chosen.config.family), d.chosen.predicted_us);
   if (floor > 0 && d.chosen.predicted_us > 0) std::printf(" = %.0f%% of the roofline", 100.0 * floor / d.chosen.predicted_us);
   std::printf("\n          %s\n", d.chosen.notes.c_str());
+  if (!d.chosen.rule.empty()) std::printf("          chosen by a measured rule: %s\n", d.chosen.rule.c_str());
   std::printf("          %d candidates considered, %zu feasible, planned in %.1f us\n\n", d.considered, set.feasible.size(),
               d.plan_us);
   print_header();

@@ -889,9 +889,14 @@ BOOST_AUTO_TEST_CASE(grouped_expected_m_hint) {
     const dgemm::GemmProblem hinted = masked_problem(n, k, groups, m, 64), plain = masked_problem(n, k, groups, m, 0);
     BOOST_TEST(hinted.to_string() != plain.to_string());  // a different plan, a different key
     BOOST_TEST(hinted.to_string().find("expected_m=64") != std::string::npos);
-    BOOST_TEST(dgemm::choose_kernel(hinted, dgemm::Epilogue(), h200, {}).chosen.config.name() ==
-               "sm90_64x128x64_s7_t256_p");
-    BOOST_TEST(dgemm::choose_kernel(plain, dgemm::Epilogue(), h200, {}).chosen.config.block_m == 128);
+    const dgemm::PlanDecision by_rule = dgemm::choose_kernel(hinted, dgemm::Epilogue(), h200, {});
+    BOOST_TEST(by_rule.chosen.config.name() == "sm90_64x128x64_s7_t256_p");
+    // The plan says which measured rule chose it (dgemm_plan_describe's "rule"); a model choice has none.
+    BOOST_TEST(by_rule.chosen.rule.find("expected_m") != std::string::npos);
+    BOOST_TEST(by_rule.to_json(hinted, dgemm::Epilogue(), h200).find("\"rule\":\"masked groups hinted") != std::string::npos);
+    const dgemm::PlanDecision by_model = dgemm::choose_kernel(plain, dgemm::Epilogue(), h200, {});
+    BOOST_TEST(by_model.chosen.config.block_m == 128);
+    BOOST_TEST(by_model.chosen.rule.empty());
     // Past 64 rows a group the rule is off (64x128 lost by 25 % at 256 rows a group); the model
     // alone chooses there.
     BOOST_TEST(dgemm::choose_kernel(masked_problem(n, k, groups, m, 65), dgemm::Epilogue(), h200, {})
