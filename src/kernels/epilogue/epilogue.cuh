@@ -303,7 +303,11 @@ struct EpilogueOp {
 
   // X(row, col) and, when has_second, X(row, col + 1); the caller checked row and col are inside X
   // and passed their biases (and input scales, or they are loaded here). Written as one access
-  // when the two are adjacent and pair-aligned.
+  // when the two are adjacent and pair-aligned. The overloads with and without the input scales
+  // stay separate (here and store_pair_aligned): forwarding the second to the first moved the
+  // next column's scale load and changed the SASS of non-grouped kernels with input scales
+  // (fp8 f32-out 128x128 / 128x256 / 64x128 b2, i8 ping-pong; checked 2026-12-05), which have
+  // passed their GPU tests as they are.
   __device__ __forceinline__ void store_pair(long long row, long long col, float acc0, float acc1, bool has_second,
                                              float rb, float cb0, float cb1) const {
     const DType v0 = convert(row, col, value(row, col, acc0, rb, cb0));
