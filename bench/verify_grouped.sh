@@ -7,7 +7,14 @@
 #     tiles, and 64x256 / 128x192 among the per-tensor / per-row / per-column FP8 tiles (added to the
 #     test, never run; when they pass, add them to family_sm90.cpp `grouped_8bit_verified` and to
 #     test_grouped.cpp's sm90_grouped_fp8 lists: hinted masked FP8 rows would choose them), and
-#     tma_store_vs_oracle: the TMA-stored grouped epilogue (`_ts` twins, by name only).
+#     tma_store_vs_oracle: the TMA-stored grouped epilogue (`_ts` twins, by name only), and
+#     tma_store_many_tiles_vs_oracle: the same twins over 252-1008 tiles (every CTA stores several
+#     tiles through one staging buffer and crosses groups), with beta != 0 reading C too;
+#     fp8_vector_scaled_vs_oracle: grouped FP8 with A's per-row and B's per-column scales (n = 208)
+#     on 128x128 / 128x256 / 128x192 and the planner's choice (the hoisted scale loads' edges).
+# 1b. compute-sanitizer memcheck of fp8_vector_scaled_vs_oracle alone, when step 1 left the time
+#     (> 400 s): an out-of-bounds read of a scale vector past a group's last row or D's last
+#     column changes no value the oracle compares.
 #  2. grouped_expected_m (commit 69b521e): deepgemm-bench --grouped bf16 with masked plans hinted
 #     at the mean tokens (the default) and without (--no-hint), alternated over two rounds: the
 #     hint moves masked rows at 64 tokens to 64x128 s7 (measured 133 us against 177 forced before
@@ -59,6 +66,10 @@ PY
 }
 run grouped 120 $S/bin/test_grouped_gemm
 grep -aE "error|failed" $OUT/grouped.log | head -20 | cut -c1-300
+CS=compute-sanitizer; command -v $CS >/dev/null || CS=/usr/local/cuda/bin/compute-sanitizer
+if command -v $CS >/dev/null && (( $(left) > 400 )); then
+  run mc_grouped_fp8v 60 $CS --error-exitcode 9 --tool memcheck $S/bin/test_grouped_gemm --run_test=grouped_gpu/fp8_vector_scaled_vs_oracle
+fi
 B="$S/bin/deepgemm-bench --grouped --quick --seed 1"
 for r in 1 2; do
   run hint$r 60 $B --json $OUT/hint$r.json

@@ -93,11 +93,11 @@ GroupedCase masked(int64_t m, int64_t n, int64_t k, std::vector<int32_t> counts,
 // Host and device copies of one case's operands, vectors (one per group), row array and status.
 struct Run {
   const GroupedCase& cs;
-  std::vector<unsigned char> a, b, bias, d_init;
+  std::vector<unsigned char> a, b, c_in, bias, d_init;  // c_in: C, only when the epilogue reads it (beta != 0)
   std::vector<float> scale;                     // the epilogue's output scale
   std::vector<unsigned char> a_scale, b_scale;  // input scales as stored (f32 or UE8M0 bytes)
   std::size_t d_bytes = 0;
-  DevBuf da, db, dd, dbias, dscale, drows, dstatus, dascale, dbscale;
+  DevBuf da, db, dc, dd, dbias, dscale, drows, dstatus, dascale, dbscale;
 
   // Bytes of an input scale tensor of the plan over every group (0: none): group g's at g * stride.
   static std::size_t in_scale_bytes(const ScaleDesc& s, int64_t outer, int64_t k, int64_t groups) {
@@ -129,6 +129,7 @@ struct Run {
         d_bytes(elems(c.p, c.p.m, c.p.n, c.p.ldd, c.p.stride_d) * dtype_size(c.p.d_type)),
         da(elems(c.p, c.p.a_rows(), c.p.a_cols(), c.p.lda, c.p.stride_a) * dtype_size(c.p.a_type)),
         db(elems(c.p, c.p.b_rows(), c.p.b_cols(), c.p.ldb, c.p.stride_b) * dtype_size(c.p.b_type)),
+        dc(c.e.reads_c() ? elems(c.p, c.p.m, c.p.n, c.p.ldc, c.p.stride_c) * dtype_size(c.p.c_type) : 0),
         dd(d_bytes + 2 * kGuard),
         dbias(vector_length(c) * dtype_size(c.e.bias_type)),
         dscale(vector_length(c) * 4),
@@ -139,6 +140,7 @@ struct Run {
     const GemmProblem& p = c.p;
     fill_random(rng, p.a_type, a, da.bytes / dtype_size(p.a_type), -1, 1);
     fill_random(rng, p.b_type, b, db.bytes / dtype_size(p.b_type), -1, 1);
+    if (dc.bytes) fill_random(rng, p.c_type, c_in, dc.bytes / dtype_size(p.c_type), -1, 1);
     fill_random(rng, c.e.bias_type, bias, vector_length(c), -1, 1);
     std::uniform_real_distribution<float> us(0.25f, 2.0f);
     scale.resize(vector_length(c));
@@ -152,6 +154,7 @@ struct Run {
     d_init.assign(d_bytes + 2 * kGuard, kPoison);
     cudaMemcpy(da.base, a.data(), a.size(), cudaMemcpyHostToDevice);
     cudaMemcpy(db.base, b.data(), b.size(), cudaMemcpyHostToDevice);
+    if (dc.bytes) cudaMemcpy(dc.base, c_in.data(), c_in.size(), cudaMemcpyHostToDevice);
     cudaMemcpy(dbias.base, bias.data(), bias.size(), cudaMemcpyHostToDevice);
     cudaMemcpy(dscale.base, scale.data(), scale.size() * 4, cudaMemcpyHostToDevice);
   }
@@ -191,7 +194,7 @@ struct Run {
       sa.b_scale = b_scale.empty() ? nullptr : dbscale.base;
       g.header.next = &sa;
     }
-    return dgemm_execute_ext(plan, da.base, db.base, nullptr, dd.at(kGuard), &x, &g,
+    return dgemm_execute_ext(plan, da.base, db.base, dc.base, dd.at(kGuard), &x, &g,
                              workspace ? workspace->base : nullptr, workspace_bytes, s);
   }
 
@@ -201,6 +204,7 @@ struct Run {
     ExecArgs x;
     x.a = a.data();
     x.b = b.data();
+    x.c = c_in.empty() ? nullptr : c_in.data();
     x.d = out.data() + kGuard;
     x.bias = bias.data();
     x.scale = scale.data();
@@ -469,13 +473,38 @@ std::vector<Planned> tma_store_cases() {
   return out;
 }
 
-// FP8 operands with input scales applied in the epilogue (one A scale per group, B per expert and
-// column), by name: the planner offers grouped FP8 only by name until this has passed on a GPU.
-GroupedCase fp8(GroupedCase c, ScaleMode b_mode) {
+// The `_ts` twins over several hundred tiles (tma_store_cases have at most ~24, fewer than the SMs,
+// so no persistent CTA ever ran a second tile): each CTA stores tile after tile through the same
+// staging buffer (reused while the previous tile's TMA store may still read it) and crosses from
+// one group to the next, switching its per-group column bias; an empty group and rows past the
+// last group (untouched). 8064 rows in groups of 896, 0, 3072, 1152 and 2944 rows, n = 1024:
+// 252 tiles of 128x256, 378 of 128x192, 504 of 128x128, 1008 of 128x64 and 64x128; k = 192 (three
+// K blocks). Also with beta != 0 reading C (and alpha != 1), and a row array with the first and
+// last groups empty and every row computed.
+std::vector<Planned> tma_store_many_tiles_cases() {
+  std::vector<Planned> out;
+  GroupedCase many = bf16(with_bias_gelu(contiguous(8192, 1024, 192, {0, 896, 896, 3968, 5120, 8064}, 128, "ts-many-tiles")));
+  GroupedCase with_c = many;
+  with_c.e.alpha = 0.75f;
+  with_c.e.beta = 0.5f;
+  with_c.tag = "ts-many-tiles-beta";
+  for (const char* k : {"sm90_128x256x64_s4_t384_p_ts", "sm90_128x192x64_s5_t384_p_ts", "sm90_128x128x64_s6_t384_p_ts",
+                        "sm90_128x64x64_s8_t384_p_ts", "sm90_64x128x64_s7_t256_p_ts"}) {
+    out.push_back({many, {many.rows, {0, 0, 4096, 4096, 8192, 8192}}, k});
+    out.push_back({with_c, {with_c.rows}, k});
+  }
+  return out;
+}
+
+// FP8 operands with input scales applied in the epilogue (one A scale per group, or per row of A,
+// B per expert and column), by name: the planner offers grouped FP8 only by name until this has
+// passed on a GPU. A per-row (OUTER_VEC) scale of A follows A: over contiguous groups one tensor of
+// m values over the rows they share (stride 0), masked one per slot of m rows (stride m).
+GroupedCase fp8(GroupedCase c, ScaleMode b_mode, ScaleMode a_mode = ScaleMode::PerTensor) {
   c.p.a_type = c.p.b_type = DType::F8E4M3;
   c.p.c_type = c.p.d_type = DType::BF16;
-  c.p.a_scale.mode = ScaleMode::PerTensor;
-  c.p.a_scale.stride = 1;
+  c.p.a_scale.mode = a_mode;
+  c.p.a_scale.stride = a_mode == ScaleMode::PerTensor ? 1 : c.p.grouping.masked() ? c.p.m : 0;
   c.p.b_scale.mode = b_mode;
   c.p.b_scale.stride = b_mode == ScaleMode::PerTensor ? 1 : c.p.n;
   Epilogue e;
@@ -496,6 +525,37 @@ std::vector<Planned> fp8_cases() {
     out.push_back({with_bias_gelu(cont), {cont.rows}, k});
     out.push_back({odd, {odd.rows, {0, 1, 2, 3, 320}}, k});
     out.push_back({slot, {slot.rows, {192, 192, 192, 192, 192, 192}}, k});
+  }
+  return out;
+}
+
+// Per-row / per-column input scales (OUTER_VEC) where the grouped epilogue loads them once per row
+// and column of a thread's fragment (sm90_gemm.cuh `epilogue`: kInHoist, and kInAhead, the next
+// column group's scales loaded ahead, on 64-accumulator tiles), never run before: fp8_cases gives A
+// a per-tensor scale, and its only column edge (n = 208) a per-tensor B scale. Here A's per-row
+// scale (kRowInScale == 2: its `row < m` guard at a group's end and on the rows past the last
+// group, and, masked, the per-slot stride), B's per-column one with a partial last column tile
+// (n = 208: 128x128 and 128x192 end inside their second tile, 128x256 inside its first; the
+// `col < n` guards of load_cin), both together (row-wise FP8, torch._scaled_mm's rowwise recipe),
+// and with a column bias, with which 128x256 and 128x192 keep the per-element loads and 128x128
+// loads the next column group's scales ahead. k = 272: a partial last K block.
+std::vector<Planned> fp8_vector_cases() {
+  std::vector<Planned> out;
+  auto cont = [](const std::string& tag) { return contiguous(320, 208, 272, {3, 4, 68, 68, 300}, 1, tag); };
+  auto slot = [](const std::string& tag) { return masked(192, 208, 272, {0, 1, 64, 192, 100, 7}, tag); };
+  const GroupedCase a_row = fp8(cont("fp8v-a-row-contiguous-1"), ScaleMode::PerTensor, ScaleMode::OuterVec);
+  const GroupedCase a_row_slot = fp8(slot("fp8v-a-row-masked"), ScaleMode::PerTensor, ScaleMode::OuterVec);
+  const GroupedCase b_col = fp8(cont("fp8v-b-col-contiguous-1"), ScaleMode::OuterVec);
+  const GroupedCase both = fp8(cont("fp8v-row-col-contiguous-1"), ScaleMode::OuterVec, ScaleMode::OuterVec);
+  const GroupedCase both_slot = fp8(slot("fp8v-row-col-masked"), ScaleMode::OuterVec, ScaleMode::OuterVec);
+  // The planner's own choice first (grouped_8bit_verified), then each tile by name.
+  for (const char* k : {"", "sm90_128x128x128_s6_t384_p", "sm90_128x256x128_s4_t384_p", "sm90_128x192x128_s5_t384_p"}) {
+    out.push_back({a_row, {a_row.rows, {0, 1, 2, 3, 320}}, k});
+    out.push_back({a_row_slot, {a_row_slot.rows, {192, 192, 192, 192, 192, 192}}, k});
+    out.push_back({b_col, {b_col.rows, {0, 1, 2, 3, 320}}, k});
+    out.push_back({with_bias_gelu(b_col), {b_col.rows}, k});
+    out.push_back({both, {both.rows}, k});
+    out.push_back({with_bias_gelu(both_slot), {both_slot.rows}, k});
   }
   return out;
 }
@@ -587,8 +647,8 @@ void prefill_cache(const char* arch_name) {
   const std::string arch = jit::arch_for_cc(hw.cc_major, hw.cc_minor);
   dgemm_test::PrefillSet all;
   std::vector<Planned> cases;
-  for (auto list : {contiguous_cases, masked_cases, bad_row_cases, stream_k_cases, tma_store_cases, fp8_cases,
-                    fp8_block_cases})
+  for (auto list : {contiguous_cases, masked_cases, bad_row_cases, stream_k_cases, tma_store_cases,
+                    tma_store_many_tiles_cases, fp8_cases, fp8_vector_cases, fp8_block_cases})
     for (Planned& c : list()) cases.push_back(std::move(c));
   for (const char* k : kGraphKernels) cases.push_back({graph_case(), {}, k});
   for (const Planned& c : cases) all.add_plan(c.cs.p, c.cs.e, hw, arch, c.force);
@@ -604,7 +664,9 @@ BOOST_AUTO_TEST_CASE(masked_vs_oracle) { run_all(masked_cases()); }
 BOOST_AUTO_TEST_CASE(bad_rows_clipped_and_flagged) { run_all(bad_row_cases()); }
 BOOST_AUTO_TEST_CASE(stream_k_vs_oracle) { run_all(stream_k_cases()); }
 BOOST_AUTO_TEST_CASE(tma_store_vs_oracle) { run_all(tma_store_cases()); }
+BOOST_AUTO_TEST_CASE(tma_store_many_tiles_vs_oracle) { run_all(tma_store_many_tiles_cases()); }
 BOOST_AUTO_TEST_CASE(fp8_scaled_vs_oracle) { run_all(fp8_cases()); }
+BOOST_AUTO_TEST_CASE(fp8_vector_scaled_vs_oracle) { run_all(fp8_vector_cases()); }
 BOOST_AUTO_TEST_CASE(fp8_block_scaled_vs_oracle) { run_all(fp8_block_cases()); }
 
 // DeepSeek's decode: a masked plan captured once in a CUDA graph, replayed with new counts each
