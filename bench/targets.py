@@ -347,7 +347,8 @@ def write_markdown(path, table, lines):
         "bench/RESULTS.md); **open**: neither. A target only counts as infeasible with a bound below it;",
         "a target we merely have not reached stays open. `python3 bench/targets.py --rows` lists every row",
         "with its bound and the run it comes from; CTest `bench_targets` fails when a status here no",
-        "longer matches the saved runs (regenerate this file after adding results).",
+        "longer matches the saved runs (regenerate this file after adding results). One device call",
+        "re-measures every row it counts with the current planner: `bench/refresh_targets.sh STAGE`.",
         "",
     ] + table + ["", "## The bounds behind each infeasible target", ""]
     for issue, name, status, summary, found in lines:
