@@ -12,26 +12,12 @@
 # entry (bench/probes/l2_table.py). Example, on the device:
 #   bash bench/probes/l2_traffic.sh build/stage $OUT/l2 "1024 1024 8192 sm90_64x128x64_s8_t256_p" \
 #        "1024 1024 8192 sm90_64x128x64_s8_t256_c2_p" "256 4096 4096 sm90_64x128x64_s8_t256_c2_p"
-set -uo pipefail
-if [[ $# -lt 3 ]]; then
-  echo "usage: $0 STAGE OUT \"M N K KERNEL [bench flags...]\" ..." >&2
-  exit 2
-fi
-stage=$(cd "$1" && pwd) out=$2
-shift 2
-here=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$out"
-export LD_LIBRARY_PATH="$stage/lib:${CUDA_HOME:-/usr/local/cuda}/lib64"
-if [[ -z ${DEEPGEMM_CACHE_DIR:-} ]]; then
-  export DEEPGEMM_CACHE_DIR=$(mktemp -d /tmp/dgemm-cache.XXXXXX)
-  [[ -f $stage/cache.tar.gz ]] && tar -xzf "$stage/cache.tar.gz" -C "$DEEPGEMM_CACHE_DIR"
-fi
+source "$(dirname "$0")/ncu_entries.sh"  # stage, out, here, the cache; "$@" = the entries
 metrics=lts__t_requests_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum,lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum,lts__t_sectors_op_read.sum,lts__t_requests_op_read.sum
 names=()
 for entry in "$@"; do
   read -r m n k kernel flags <<<"$entry"
-  name="${m}x${n}x${k}-${kernel}"
-  [[ -n ${flags:-} ]] && name="$name-$(tr -c 'A-Za-z0-9' '_' <<<"$flags")"
+  name=$(entry_name "$m" "$n" "$k" "$kernel" "${flags:-}")
   force=()
   [[ $kernel != auto ]] && force=(--force-kernel "$kernel")
   # shellcheck disable=SC2086

@@ -13,25 +13,11 @@
 # (names as `deepgemm plan --all` prints them; "auto" for the planner's choice). STAGE is a folder
 # from bench/stage.sh. Reports land in OUT (NAME.ncu-rep, NAME-sass.csv: small enough to bring back;
 # the tables can be redone here from the CSVs).
-set -uo pipefail
-if [[ $# -lt 3 ]]; then
-  echo "usage: $0 STAGE OUT \"M N K KERNEL [bench flags...]\" ..." >&2
-  exit 2
-fi
-stage=$(cd "$1" && pwd) out=$2
-shift 2
-here=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$out"
-export LD_LIBRARY_PATH="$stage/lib:${CUDA_HOME:-/usr/local/cuda}/lib64"
-if [[ -z ${DEEPGEMM_CACHE_DIR:-} ]]; then
-  export DEEPGEMM_CACHE_DIR=$(mktemp -d /tmp/dgemm-cache.XXXXXX)
-  [[ -f $stage/cache.tar.gz ]] && tar -xzf "$stage/cache.tar.gz" -C "$DEEPGEMM_CACHE_DIR"
-fi
+source "$(dirname "$0")/ncu_entries.sh"  # stage, out, here, the cache; "$@" = the entries
 csvs=()
 for entry in "$@"; do
   read -r m n k kernel flags <<<"$entry"
-  name="${m}x${n}x${k}-${kernel}"
-  [[ -n ${flags:-} ]] && name="$name-$(tr -c 'A-Za-z0-9' '_' <<<"$flags")"
+  name=$(entry_name "$m" "$n" "$k" "$kernel" "${flags:-}")
   force=()
   [[ $kernel != auto ]] && force=(--force-kernel "$kernel")
   # shellcheck disable=SC2086
