@@ -25,11 +25,13 @@
 #include "api/convert.hpp"
 #include "common/reference.hpp"
 #include "deepgemm/deepgemm.h"
+#include "fuzz_guarded.hpp"
 #include "fuzz_input.hpp"
 
 namespace {
 
 using dgemm::DType;
+using dgemm_fuzz::Guarded;
 using dgemm_fuzz::Input;
 
 [[noreturn]] void violated(const std::string& what, const std::string& context) {
@@ -37,25 +39,6 @@ using dgemm_fuzz::Input;
                dgemm_last_error());
   std::abort();
 }
-
-// A buffer of n bytes starting `shift` bytes past an aligned address (to test any alignment),
-// between guard bands of a fixed pattern.
-struct Guarded {
-  static constexpr std::size_t kGuard = 64;
-  std::vector<unsigned char> bytes;
-  std::size_t size, shift;
-  explicit Guarded(std::size_t n, unsigned char fill = 0, std::size_t at = 0)
-      : bytes(n + 2 * kGuard + at, 0xA5), size(n), shift(at) {
-    if (n > (std::size_t(1) << 32)) std::abort();  // the harness only makes small buffers
-    std::fill(bytes.begin() + std::ptrdiff_t(kGuard + shift), bytes.begin() + std::ptrdiff_t(kGuard + shift + n), fill);
-  }
-  unsigned char* data(std::size_t offset = 0) { return bytes.data() + kGuard + shift + offset; }
-  bool guards_intact() const {
-    for (std::size_t i = 0; i < bytes.size(); ++i)
-      if ((i < kGuard + shift || i >= kGuard + shift + size) && bytes[i] != 0xA5) return false;
-    return true;
-  }
-};
 
 // Elements spanned by batch_count matrices of rows x cols (0 when empty).
 int64_t extent(const dgemm::GemmProblem& p, int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
