@@ -490,14 +490,18 @@ DGEMM_API dgemm_status_t dgemm_plan_scale_shape(dgemm_plan_t plan, dgemm_scale_t
                                                 int64_t* cols, int64_t* ld, int64_t* elements) {
   return guarded("dgemm_plan_scale_shape", [&] {
     require_non_null(plan, "plan");
-    if (int(which) < 0 || int(which) > 2) fail(Status::InvalidArgument, "which = ", int(which), ": not a dgemm_scale_tensor_t");
+    // Read as an int: a C caller may pass any value, and loading one outside the enumerators
+    // through the enum type is undefined behaviour in C++ (UBSan: fuzz_c_api_v11).
+    const int w = enum_value(which);
+    if (w < DGEMM_SCALE_TENSOR_A || w > DGEMM_SCALE_TENSOR_D)
+      fail(Status::InvalidArgument, "which = ", w, ": not a dgemm_scale_tensor_t");
     const GemmProblem& p = plan->problem;
-    const ScaleDesc& s = which == DGEMM_SCALE_TENSOR_A   ? p.a_scale
-                         : which == DGEMM_SCALE_TENSOR_B ? p.b_scale
-                                                         : plan->epilogue.d_scale;
+    const ScaleDesc& s = w == DGEMM_SCALE_TENSOR_A   ? p.a_scale
+                         : w == DGEMM_SCALE_TENSOR_B ? p.b_scale
+                                                     : plan->epilogue.d_scale;
     // A: rows of op(A) by K; B: columns of op(B) by K; D: rows of D by its columns.
-    const int64_t outer = which == DGEMM_SCALE_TENSOR_B ? p.n : p.m;
-    const int64_t inner = which == DGEMM_SCALE_TENSOR_D ? p.n : p.k;
+    const int64_t outer = w == DGEMM_SCALE_TENSOR_B ? p.n : p.m;
+    const int64_t inner = w == DGEMM_SCALE_TENSOR_D ? p.n : p.k;
     if (rows) *rows = s.rows(outer);
     if (cols) *cols = s.cols(inner);
     if (ld) *ld = s.active() ? s.ld : 0;
