@@ -1527,6 +1527,39 @@ BOOST_FIXTURE_TEST_CASE(many_matches_single_plans, CpuContext) {
   BOOST_TEST((untouched == reinterpret_cast<dgemm_plan_t>(uintptr_t(0x5e47))));
   // (The fixture's context destroy checks that no part plan leaked.)
 }
+// Contiguous groups share A, C and D, so no extent bounds their number G; neither does a 1 x 1 i8
+// D with stride_d = 1 bound a plain batch count. The CPU backend keeps three integers per batch
+// in its workspace, whose byte count overflowed int64 (UBSan, fuzz_c_api_v11): such plans are
+// NOT_SUPPORTED now, with the count named, and *plan untouched.
+BOOST_FIXTURE_TEST_CASE(huge_batch_counts_are_refused, CpuContext) {
+  dgemm_problem_t p;
+  dgemm_problem_init(&p);
+  p.m = p.n = p.k = 1;
+  p.a_type = p.b_type = DGEMM_DTYPE_I8;
+  p.c_type = p.d_type = DGEMM_DTYPE_I8;
+  p.compute_type = DGEMM_DTYPE_I32;
+  dgemm_grouped_t g;
+  dgemm_grouped_init(&g);
+  for (const int64_t groups : {int64_t(1) << 49, (int64_t(1) << 62) + 3, INT64_MAX}) {
+    p.batch_count = groups;
+    dgemm_plan_t plan = reinterpret_cast<dgemm_plan_t>(uintptr_t(0x5e47));
+    expect_error(dgemm_create_plan_ext(ctx, &p, nullptr, nullptr, &g, &plan), DGEMM_STATUS_NOT_SUPPORTED,
+                 {"batch_count = " + std::to_string(groups), "group"});
+    BOOST_TEST((plan == reinterpret_cast<dgemm_plan_t>(uintptr_t(0x5e47))));
+  }
+  // A plain strided batch of 1 x 1 i8 matrices: D's extent allows up to 2^63 - 1 of them.
+  p.batch_count = (int64_t(1) << 62) + 1;
+  p.stride_d = 1;
+  dgemm_plan_t plan = nullptr;
+  expect_error(dgemm_create_plan(ctx, &p, nullptr, nullptr, &plan), DGEMM_STATUS_NOT_SUPPORTED,
+               {"batch_count = " + std::to_string(p.batch_count), "batch"});
+  BOOST_TEST(plan == nullptr);
+  // Up to the limit they plan (their workspace is another matter).
+  p.batch_count = 1000;
+  BOOST_TEST(dgemm_create_plan(ctx, &p, nullptr, nullptr, &plan) == DGEMM_STATUS_SUCCESS, dgemm_last_error());
+  dgemm_destroy_plan(plan);
+}
+
 
 BOOST_AUTO_TEST_CASE(init_functions) {
   dgemm_grouped_t g;

@@ -34,6 +34,7 @@ constexpr int kNR = 8;        // micro-tile columns (two 4-wide double vectors)
 constexpr int64_t kMC = 72;   // rows of a task's tile (a multiple of kMR)
 constexpr int64_t kNC = 256;  // columns of a task's tile
 constexpr int64_t kKC = 256;  // K block: an A micro-panel (12 KiB) and a B micro-panel (16 KiB) stay in L1
+static_assert(kMC % kMR == 0 && kNC % kNR == 0, "scratch_shape clamps before rounding up to the micro-tile");
 
 using v4d = double __attribute__((vector_size(32)));
 
@@ -259,28 +260,33 @@ struct ScratchShape {
 ScratchShape scratch_shape(const GemmProblem& p) {
   const int64_t kc_max = std::min(kKC, std::max<int64_t>(p.k, 1));
   ScratchShape s;
-  s.a_doubles = std::min(kMC, round_up(p.m, kMR)) * kc_max;  // pack_panel pads rows to a multiple of MR
-  s.b_doubles = std::min(kNC, round_up(p.n, kNR)) * kc_max;  // and columns to a multiple of NR
+  // (kMC and kNC are multiples of kMR and kNR, so clamping first is the same and cannot overflow
+  // for an m or n near 2^63.)
+  s.a_doubles = round_up(std::min(kMC, p.m), kMR) * kc_max;  // pack_panel pads rows to a multiple of MR
+  s.b_doubles = round_up(std::min(kNC, p.n), kNR) * kc_max;  // and columns to a multiple of NR
   s.acc_rows = std::min(kMC, p.m);
   s.acc_ld = std::min(kNC, p.n);
   return s;
 }
+
+// The most batches (or groups) the backend keeps row ranges for in its workspace. A batch count
+// is otherwise bounded only by the extent of D (2^63 batches of a 1 x 1 i8 D with stride_d 1) or,
+// for contiguous groups, which share D, not at all; past this limit the arrays below would
+// overflow their byte count (fuzz_c_api_v11), and no memory could hold them anyway.
+constexpr int64_t kMaxBatches = int64_t(1) << 48;
 
 // The per-batch row ranges and first task of each batch: 3 * batch_count + 1 integers.
 std::size_t batch_arrays_bytes(const GemmProblem& p) {
   return std::size_t(round_up(int64_t((3 * p.batch_count + 1) * sizeof(int64_t)), kWorkspaceAlign));
 }
 
-int64_t task_count(const GemmProblem& p) {
-  return p.batch_count * ((p.m + kMC - 1) / kMC) * ((p.n + kNC - 1) / kNC);
-}
-
 // Threads only pay off past a few hundred thousand multiply-adds; tiny problems (most of a test
 // sweep) stay on the calling thread.
 int wanted_threads(const GemmProblem& p) {
   const double work = double(p.m) * double(p.n) * double(std::max<int64_t>(p.k, 1)) * double(p.batch_count);
-  const int64_t tasks = task_count(p);
-  if (tasks > 1 && work > 2e5) return int(std::min<int64_t>(omp_get_max_threads(), tasks));
+  // In double: batch_count x tiles may exceed int64 (contiguous groups bound neither).
+  const double tasks = double(p.batch_count) * std::ceil(double(p.m) / kMC) * std::ceil(double(p.n) / kNC);
+  if (tasks > 1 && work > 2e5) return int(std::min<double>(omp_get_max_threads(), tasks));
   return 1;
 }
 
@@ -365,6 +371,9 @@ void run_tile(const Job& job, int64_t batch, int64_t i0, int64_t mc, int64_t j0,
 
 std::size_t cpu_gemm_workspace_size(const GemmProblem& p) {
   if (p.empty_output()) return 0;
+  if (p.batch_count > kMaxBatches)
+    fail(Status::NotSupported, "batch_count = ", p.batch_count, ": the CPU backend keeps three integers per ",
+         p.grouping.grouped() ? "group" : "batch", " in its workspace, for at most 2^48");
   return kWorkspaceAlign + batch_arrays_bytes(p) + std::size_t(wanted_threads(p)) * scratch_shape(p).bytes();
 }
 
