@@ -818,6 +818,53 @@ BOOST_AUTO_TEST_CASE(block_scale_special_values) {
   dgemm_destroy_plan(plan);
 }
 
+// An infinite f32 block scale multiplies its block's partial sum P (deepgemm.h: acc = sum over kb
+// of sa * sb * P), so a block with P != 0 gives an infinity even when some of its elements are 0:
+// scaling the elements first (0 * inf) gave a NaN (fuzz_c_api_v11). P = 0 gives NaN (inf * 0).
+BOOST_AUTO_TEST_CASE(infinite_block_scale_multiplies_the_partial_sum) {
+  Api api;
+  for (dgemm_scale_mode_t mode : {DGEMM_SCALE_VEC128, DGEMM_SCALE_BLK128x128}) {
+    for (bool on_b : {false, true}) {
+      BOOST_TEST_CONTEXT((mode == DGEMM_SCALE_VEC128 ? "vec128" : "blk128x128") << (on_b ? " on B" : " on A")) {
+        dgemm_problem_t p;
+        dgemm_problem_init(&p);
+        p.m = 2;
+        p.n = 1;
+        p.k = 200;  // two K blocks: the second one's scale is finite
+        p.a_type = p.b_type = DGEMM_DTYPE_F8_E4M3;
+        p.c_type = p.d_type = DGEMM_DTYPE_F32;
+        p.op_b = DGEMM_OP_T;
+        dgemm_scaling_t s;
+        dgemm_scaling_init(&s);
+        (on_b ? s.b_scale : s.a_scale).mode = mode;
+        (on_b ? s.b_scale : s.a_scale).layout = DGEMM_SCALE_K_MAJOR;
+        dgemm_plan_t plan;
+        BOOST_REQUIRE(dgemm_create_plan_ext(api.ctx, &p, nullptr, nullptr, &s, &plan) == DGEMM_STATUS_SUCCESS);
+        // Row 0 of A: 1, 0, 1, 0, ... (P of block 0 is 64); row 1: all 0 in block 0 (P = 0).
+        // Every element of B is 1. K-major scales: block 0's then block 1's (one row of them for
+        // B, and for A's 128 x 128 blocks; two rows for A's 1 x 128).
+        std::vector<uint8_t> a(2 * 200, 0x00), b(200, 0x38);  // e4m3 0 and 1.0
+        for (int q = 0; q < 200; q += 2) a[std::size_t(q)] = 0x38;
+        for (int q = 128; q < 200; ++q) a[std::size_t(200 + q)] = 0x38;
+        const float scales[4] = {INFINITY, 2.0f, INFINITY, 2.0f};
+        dgemm_scale_args_t sa;
+        dgemm_scale_args_init(&sa);
+        (on_b ? sa.b_scale : sa.a_scale) = scales;
+        float d[2] = {0, 0};
+        std::vector<unsigned char> ws = workspace_of(plan);
+        BOOST_REQUIRE(dgemm_execute_ext(plan, a.data(), b.data(), nullptr, d, nullptr, &sa, ws.data(), ws.size(),
+                                        nullptr) == DGEMM_STATUS_SUCCESS);
+        BOOST_TEST(std::isinf(d[0]));
+        BOOST_TEST(d[0] > 0);
+        // Row 1: A's own scale rows differ for 1 x 128 (block 0's scale inf, P = 0: NaN); with B's
+        // scales or A's 128 x 128 block the same: NaN as well.
+        BOOST_TEST(std::isnan(d[1]));
+        dgemm_destroy_plan(plan);
+      }
+    }
+  }
+}
+
 BOOST_AUTO_TEST_SUITE_END()
 
 // ---- bad arguments -------------------------------------------------------------------------------

@@ -154,23 +154,6 @@ void pack_panel(const void* base, int64_t os, int64_t ks, int64_t o0, int64_t co
   }
 }
 
-// Multiplies a packed panel (micro-panels of W outer indices, as pack_panel writes them) for
-// outer indices [o0, o0 + count) and K range [p0, p0 + kc) by the block scales of `s` (base: this
-// batch's scale tensor): the scales of block modes belong inside the sum over K, and scaling each
-// product's operands is exactly that sum, regrouped.
-template <int W>
-void scale_panel(double* out, int64_t o0, int64_t count, int64_t p0, int64_t kc, const ScaleDesc& s,
-                 const void* base) {
-  for (int64_t o = 0; o < count; ++o) {
-    double* line = out + (o / W) * W * kc + o % W;
-    for (int64_t pb = 0; pb < kc;) {
-      const int64_t block_end = std::min(kc, ((p0 + pb) / kScaleBlock + 1) * kScaleBlock - p0);
-      const double scale = load_scale(s.type, base, s.index(o0 + o, p0 + pb));
-      for (; pb < block_end; ++pb) line[pb * W] *= scale;
-    }
-  }
-}
-
 // This batch's scale tensor (its base pointer moved by the batch stride).
 const void* scale_base(const ScaleDesc& s, const void* base, int64_t batch) {
   return static_cast<const char*>(base) + batch * s.stride * int64_t(scale_type_size(s.type));
@@ -240,6 +223,11 @@ struct Scratch {
   double* row_out;    // one row of the tile before a block-scaled store
   double* amax;       // max |y| over this thread's tiles (AMAX_D)
   int64_t acc_ld;
+  // Block input scales (VEC128, BLK128x128) only: one K block's unscaled product (leading
+  // dimension acc_ld) and the scales of its rows and columns.
+  double* block_tile;
+  double* block_row;
+  double* block_col;
 };
 
 constexpr std::size_t kWorkspaceAlign = 64;  // cache lines; the caller's pointer may be anywhere
@@ -247,12 +235,14 @@ constexpr std::size_t kWorkspaceAlign = 64;  // cache lines; the caller's pointe
 int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
 
 // Doubles of one thread's scratch for `p`, laid out as in Scratch (A panel, B panel, tile, one
-// row for the column scales, one for block-scaled output, amax): no larger than the problem needs
-// (a 1x1x1 GEMM needs a few hundred bytes, not a full 72 x 256 x 256 block).
+// row for the column scales, one for block-scaled output, amax, and with block input scales a
+// second tile, its row and column scales): no larger than the problem needs (a 1x1x1 GEMM needs a
+// few hundred bytes, not a full 72 x 256 x 256 block).
 struct ScratchShape {
-  int64_t a_doubles, b_doubles, acc_rows, acc_ld;
+  int64_t a_doubles, b_doubles, acc_rows, acc_ld, block_doubles;
   std::size_t bytes() const {
-    const std::size_t doubles = std::size_t(a_doubles + b_doubles + acc_rows * acc_ld + 2 * acc_ld + 1);
+    const std::size_t doubles =
+        std::size_t(a_doubles + b_doubles + acc_rows * acc_ld + 2 * acc_ld + 1 + block_doubles);
     return std::size_t(round_up(int64_t(doubles * sizeof(double)), kWorkspaceAlign));
   }
 };
@@ -266,6 +256,8 @@ ScratchShape scratch_shape(const GemmProblem& p) {
   s.b_doubles = round_up(std::min(kNC, p.n), kNR) * kc_max;  // and columns to a multiple of NR
   s.acc_rows = std::min(kMC, p.m);
   s.acc_ld = std::min(kNC, p.n);
+  const bool blocked = p.k > 0 && (p.a_scale.blocked() || p.b_scale.blocked());
+  s.block_doubles = blocked ? s.acc_rows * s.acc_ld + s.acc_rows + s.acc_ld : 0;
   return s;
 }
 
@@ -303,26 +295,46 @@ void run_tile(const Job& job, int64_t batch, int64_t i0, int64_t mc, int64_t j0,
                            p.op_a, p.order, p.lda);
     const View b = op_view(static_cast<const char*>(x.b) + batch * p.stride_b * int64_t(dtype_size(p.b_type)),
                            p.op_b, p.order, p.ldb);
-    for (int64_t p0 = 0; p0 < p.k; p0 += kKC) {
-      const int64_t kc = std::min(kKC, p.k - p0);
+    // Block scales (VEC128, BLK128x128) multiply each K block's partial sum P, as deepgemm.h
+    // defines acc = sum over kb of sa * sb * P: the K loop then steps one block at a time, and the
+    // product of the unscaled panels is scaled as a whole. (Scaling the panels' elements instead
+    // is the same sum, regrouped, only while every scale is finite: an infinite scale times a zero
+    // element made a NaN that sa * sb * P, with P != 0, does not have. fuzz_c_api_v11.)
+    const bool blocked = p.a_scale.blocked() || p.b_scale.blocked();
+    static_assert(kKC % kScaleBlock == 0, "a K block must not straddle two K steps");
+    const int64_t step = blocked ? kScaleBlock : kKC;
+    const void* a_scales = p.a_scale.blocked() ? scale_base(p.a_scale, x.a_scale, batch) : nullptr;
+    const void* b_scales = p.b_scale.blocked() ? scale_base(p.b_scale, x.b_scale, batch) : nullptr;
+    for (int64_t p0 = 0; p0 < p.k; p0 += step) {
+      const int64_t kc = std::min(step, p.k - p0);
       dispatch_dtype(p.a_type, [&](auto t) {
         pack_panel<decltype(t)::value, kMR>(a.base, a.rs, a.cs, i0, mc, p0, kc, s.a_panel);  // rows of op(A)
       });
       dispatch_dtype(p.b_type, [&](auto t) {
         pack_panel<decltype(t)::value, kNR>(b.base, b.cs, b.rs, j0, nc, p0, kc, s.b_panel);  // columns of op(B)
       });
-      if (p.a_scale.blocked())
-        scale_panel<kMR>(s.a_panel, i0, mc, p0, kc, p.a_scale, scale_base(p.a_scale, x.a_scale, batch));
-      if (p.b_scale.blocked())
-        scale_panel<kNR>(s.b_panel, j0, nc, p0, kc, p.b_scale, scale_base(p.b_scale, x.b_scale, batch));
-      job.macro(mc, nc, kc, s.a_panel, s.b_panel, acc, s.acc_ld);
+      if (!blocked) {
+        job.macro(mc, nc, kc, s.a_panel, s.b_panel, acc, s.acc_ld);
+        continue;
+      }
+      std::fill(s.block_tile, s.block_tile + mc * s.acc_ld, 0.0);
+      job.macro(mc, nc, kc, s.a_panel, s.b_panel, s.block_tile, s.acc_ld);
+      for (int64_t ii = 0; ii < mc; ++ii)
+        s.block_row[ii] = a_scales ? load_scale(p.a_scale.type, a_scales, p.a_scale.index(i0 + ii, p0)) : 1.0;
+      for (int64_t jj = 0; jj < nc; ++jj)
+        s.block_col[jj] = b_scales ? load_scale(p.b_scale.type, b_scales, p.b_scale.index(j0 + jj, p0)) : 1.0;
+      for (int64_t ii = 0; ii < mc; ++ii) {
+        double* row = acc + ii * s.acc_ld;
+        const double* part = s.block_tile + ii * s.acc_ld;
+        for (int64_t jj = 0; jj < nc; ++jj) row[jj] += s.block_row[ii] * s.block_col[jj] * part[jj];
+      }
     }
   }
 
   // Scales that do not vary along K multiply the finished sum: sa(i) * sb(j) * acc.
   const bool outer_a = p.k > 0 && p.a_scale.active() && !p.a_scale.blocked();
   const bool outer_b = p.k > 0 && p.b_scale.active() && !p.b_scale.blocked();
-  const void* a_scales = outer_a ? scale_base(p.a_scale, x.a_scale, batch) : nullptr;
+  const void* a_outer = outer_a ? scale_base(p.a_scale, x.a_scale, batch) : nullptr;
   if (outer_b) {
     const void* b_scales = scale_base(p.b_scale, x.b_scale, batch);
     for (int64_t jj = 0; jj < nc; ++jj) s.col_scale[jj] = load_scale(p.b_scale.type, b_scales, p.b_scale.index(j0 + jj, 0));
@@ -335,7 +347,7 @@ void run_tile(const Job& job, int64_t batch, int64_t i0, int64_t mc, int64_t j0,
   char* d_base = static_cast<char*>(x.d) + batch * p.stride_d * int64_t(dtype_size(p.d_type));
   for (int64_t ii = 0; ii < mc; ++ii) {
     const int64_t i = i0 + ii;
-    const double row_scale = outer_a ? load_scale(p.a_scale.type, a_scales, p.a_scale.index(i, 0)) : 1.0;
+    const double row_scale = outer_a ? load_scale(p.a_scale.type, a_outer, p.a_scale.index(i, 0)) : 1.0;
     for (int64_t jj = 0; jj < nc; ++jj) {
       const int64_t j = j0 + jj;
       // k = 0: the product is empty, so it contributes nothing (not alpha * 0, which is NaN for
@@ -447,7 +459,11 @@ void cpu_gemm(const GemmProblem& p, const Epilogue& e, const ExecArgs& args) {
     double* acc = d + shape.a_doubles + shape.b_doubles;
     double* col_scale = acc + shape.acc_rows * shape.acc_ld;
     double* row_out = col_scale + shape.acc_ld;
-    return Scratch{d, d + shape.a_doubles, acc, col_scale, row_out, row_out + shape.acc_ld, shape.acc_ld};
+    double* amax = row_out + shape.acc_ld;
+    double* block_tile = amax + 1;
+    double* block_row = block_tile + shape.acc_rows * shape.acc_ld;
+    return Scratch{d, d + shape.a_doubles, acc, col_scale, row_out, amax, shape.acc_ld,
+                   block_tile, block_row, block_row + shape.acc_rows};
   };
 
   auto task = [&](int64_t t, int thread) {
