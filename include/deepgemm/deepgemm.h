@@ -275,8 +275,9 @@ typedef struct dgemm_plan *dgemm_plan_t;
  *  @return SUCCESS; INVALID_ARGUMENT (NULL ctx/problem/plan, a bad struct_size, non-zero reserved
  *          fields, negative sizes, bad enums, leading dimension too small, sizes whose products
  *          overflow int64, a zero D stride with batch_count > 1, ...); NOT_SUPPORTED (a type
- *          combination or epilogue this library does not implement, or a forced kernel family that
- *          cannot run the problem); ARCH_FILE_ERROR; COMPILE_ERROR; DEVICE_ERROR; OUT_OF_MEMORY. */
+ *          combination or epilogue this library does not implement, a forced kernel family that
+ *          cannot run the problem, or more batches than the device's kernels count: 2^48 on the
+ *          CPU backend); ARCH_FILE_ERROR; COMPILE_ERROR; DEVICE_ERROR; OUT_OF_MEMORY. */
 DGEMM_API dgemm_status_t dgemm_create_plan(dgemm_context_t ctx, const dgemm_problem_t *problem,
                                            const dgemm_epilogue_t *epilogue,
                                            const dgemm_plan_options_t *options, dgemm_plan_t *plan);
@@ -738,10 +739,9 @@ DGEMM_API dgemm_status_t dgemm_group_args_init(dgemm_group_args_t *a);
 /* dgemm_create_plan_ext with a dgemm_grouped_t also returns INVALID_ARGUMENT for: a bad layout, a
  * non-zero reserved field, m >= 2^31, m_alignment < 1 (or != 1 for masked, or not dividing m),
  * a non-zero stride_a, stride_c or stride_d (contiguous); and NOT_SUPPORTED when no kernel family of
- * the context's device runs grouped problems (the message names each family's reason; in this
- * release only the CPU backend does), or for a chain with both a dgemm_grouped_t and a
- * dgemm_scaling_t (no backend runs a grouped problem with input scaling or a block-scaled output
- * yet).
+ * the context's device runs the grouped problem, with its scaling if the chain also holds a
+ * dgemm_scaling_t (the message names each family's reason; the CPU backend runs every grouped
+ * problem and scaling, with at most 2^48 groups).
  * dgemm_execute_ext on a grouped plan also returns INVALID_ARGUMENT for: no dgemm_group_args_t in
  * the chain, the array of the other layout given or this layout's missing, a pointer not aligned
  * to 4 bytes, and (CPU contexts) a value that breaks the rules above, naming it. */
