@@ -165,7 +165,7 @@ DGEMM_API dgemm_status_t dgemm_context_device(dgemm_context_t ctx, dgemm_device_
  * op_b = N; on Hopper plans choose sm90 for I8); F32 A and B run on the CPU backend only (a CUDA
  * context answers NOT_SUPPORTED for what no family takes at plan time, naming the reason).
  *
- * Batches: batch_count >= 1 independent GEMMs; matrix b of X starts at X + b * stride_x
+ * Batches: 1 <= batch_count < 2^31 independent GEMMs; matrix b of X starts at X + b * stride_x
  * elements. A stride of 0 broadcasts one matrix to every batch (not allowed for D when
  * batch_count > 1). Bias and output-scale vectors are shared by all batches. */
 typedef struct dgemm_problem_t {
@@ -274,10 +274,10 @@ typedef struct dgemm_plan *dgemm_plan_t;
  *  @param plan      receives the plan; untouched on failure.
  *  @return SUCCESS; INVALID_ARGUMENT (NULL ctx/problem/plan, a bad struct_size, non-zero reserved
  *          fields, negative sizes, bad enums, leading dimension too small, sizes whose products
- *          overflow int64, a zero D stride with batch_count > 1, ...); NOT_SUPPORTED (a type
- *          combination or epilogue this library does not implement, a forced kernel family that
- *          cannot run the problem, or more batches than the device's kernels count: 2^48 on the
- *          CPU backend); ARCH_FILE_ERROR; COMPILE_ERROR; DEVICE_ERROR; OUT_OF_MEMORY. */
+ *          overflow int64, batch_count >= 2^31, a zero D stride with batch_count > 1, ...);
+ *          NOT_SUPPORTED (a type
+ *          combination or epilogue this library does not implement, or a forced kernel family that
+ *          cannot run the problem); ARCH_FILE_ERROR; COMPILE_ERROR; DEVICE_ERROR; OUT_OF_MEMORY. */
 DGEMM_API dgemm_status_t dgemm_create_plan(dgemm_context_t ctx, const dgemm_problem_t *problem,
                                            const dgemm_epilogue_t *epilogue,
                                            const dgemm_plan_options_t *options, dgemm_plan_t *plan);
@@ -628,7 +628,8 @@ DGEMM_API dgemm_status_t dgemm_plan_scale_shape(dgemm_plan_t plan, dgemm_scale_t
  *
  * The groups are the problem's batches: problem->batch_count = G (>= 1), and group g's B (the
  * expert's weights, op(B) k x n) is at B + g * stride_b (stride_b = 0 shares one B). m is a
- * capacity, not a count, and m < 2^31 (the per-group arrays are int32).
+ * capacity, not a count, and m < 2^31 (the per-group arrays are int32); G x m x n must not
+ * overflow int64, as for any batch.
  *
  * DGEMM_GROUP_CONTIGUOUS (prefill, training): the rows of all groups are concatenated.
  *   op(A) is m x k and C, D are m x n, one matrix each (stride_a, stride_c and stride_d must be 0).
@@ -741,7 +742,7 @@ DGEMM_API dgemm_status_t dgemm_group_args_init(dgemm_group_args_t *a);
  * a non-zero stride_a, stride_c or stride_d (contiguous); and NOT_SUPPORTED when no kernel family of
  * the context's device runs the grouped problem, with its scaling if the chain also holds a
  * dgemm_scaling_t (the message names each family's reason; the CPU backend runs every grouped
- * problem and scaling, with at most 2^48 groups).
+ * problem and scaling).
  * dgemm_execute_ext on a grouped plan also returns INVALID_ARGUMENT for: no dgemm_group_args_t in
  * the chain, the array of the other layout given or this layout's missing, a pointer not aligned
  * to 4 bytes, and (CPU contexts) a value that breaks the rules above, naming it. */

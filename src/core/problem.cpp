@@ -111,6 +111,11 @@ void GemmProblem::resolve_and_validate() {
     if (v < 0) fail(Status::InvalidArgument, name, " = ", v, ": sizes must be >= 0");
   }
   if (batch_count < 1) fail(Status::InvalidArgument, "batch_count = ", batch_count, ": must be >= 1");
+  // Kernels index batches and groups with int (as cuBLAS's batchCount), and planners and
+  // backends multiply the count by tile and row counts: an unbounded one overflowed them
+  // (fuzz_c_api_v11: the sm90 planner's tile count, the CPU backend's workspace size).
+  if (batch_count > INT32_MAX)
+    fail(Status::InvalidArgument, "batch_count = ", batch_count, ": must be < 2^31");
 
   // Leading dimensions: 0 means packed; anything else must cover the stored inner dimension.
   struct Ld { const char* name; int64_t* ld; int64_t rows, cols; };
@@ -168,6 +173,12 @@ void GemmProblem::resolve_and_validate() {
 
   // Every extent must be addressable; D's batches must not overlap.
   int64_t one_d = checked_extent(*this, "d", m, n, ldd, 0, dtype_size(d_type));
+  // Contiguous groups share D, so its extent does not bound batch_count x m x n, which a strided
+  // batch's does and which tile counts (batches x row tiles x column tiles) rely on.
+  int64_t capacity = 0;
+  if (__builtin_mul_overflow(m, n, &capacity) || __builtin_mul_overflow(capacity, batch_count, &capacity))
+    fail(Status::InvalidArgument, "batch_count = ", batch_count, " with m = ", m, " and n = ", n,
+         ": batch_count x m x n exceeds a 64-bit index");
   checked_extent(*this, "d", m, n, ldd, stride_d, dtype_size(d_type));
   checked_extent(*this, "c", m, n, ldc, stride_c, dtype_size(c_type));
   if (k > 0) {

@@ -1527,10 +1527,11 @@ BOOST_FIXTURE_TEST_CASE(many_matches_single_plans, CpuContext) {
   BOOST_TEST((untouched == reinterpret_cast<dgemm_plan_t>(uintptr_t(0x5e47))));
   // (The fixture's context destroy checks that no part plan leaked.)
 }
-// Contiguous groups share A, C and D, so no extent bounds their number G; neither does a 1 x 1 i8
-// D with stride_d = 1 bound a plain batch count. The CPU backend keeps three integers per batch
-// in its workspace, whose byte count overflowed int64 (UBSan, fuzz_c_api_v11): such plans are
-// NOT_SUPPORTED now, with the count named, and *plan untouched.
+// Contiguous groups share A, C and D, so no extent bounds their number G, nor G x m x n; neither
+// does a 1 x 1 i8 D with stride_d = 1 bound a plain batch count below 2^63. Such counts
+// overflowed the sm90 planner's tile count and the CPU backend's workspace size (UBSan,
+// fuzz_c_api_v11); batch_count < 2^31 and G x m x n < 2^63 are rules now, refused at plan time
+// with *plan untouched.
 BOOST_FIXTURE_TEST_CASE(huge_batch_counts_are_refused, CpuContext) {
   dgemm_problem_t p;
   dgemm_problem_init(&p);
@@ -1540,26 +1541,39 @@ BOOST_FIXTURE_TEST_CASE(huge_batch_counts_are_refused, CpuContext) {
   p.compute_type = DGEMM_DTYPE_I32;
   dgemm_grouped_t g;
   dgemm_grouped_init(&g);
-  for (const int64_t groups : {int64_t(1) << 49, (int64_t(1) << 62) + 3, INT64_MAX}) {
+  const dgemm_plan_t kSentinel = reinterpret_cast<dgemm_plan_t>(uintptr_t(0x5e47));
+  for (const int64_t groups : {int64_t(1) << 31, (int64_t(1) << 62) + 3, INT64_MAX}) {
     p.batch_count = groups;
-    dgemm_plan_t plan = reinterpret_cast<dgemm_plan_t>(uintptr_t(0x5e47));
-    expect_error(dgemm_create_plan_ext(ctx, &p, nullptr, nullptr, &g, &plan), DGEMM_STATUS_NOT_SUPPORTED,
-                 {"batch_count = " + std::to_string(groups), "group"});
-    BOOST_TEST((plan == reinterpret_cast<dgemm_plan_t>(uintptr_t(0x5e47))));
+    dgemm_plan_t plan = kSentinel;
+    expect_error(dgemm_create_plan_ext(ctx, &p, nullptr, nullptr, &g, &plan), DGEMM_STATUS_INVALID_ARGUMENT,
+                 {"batch_count = " + std::to_string(groups), "2^31"});
+    BOOST_TEST((plan == kSentinel));
   }
-  // A plain strided batch of 1 x 1 i8 matrices: D's extent allows up to 2^63 - 1 of them.
+  // G x m x n past int64, with every matrix addressable (one 1 x 2^40 D, one shared B).
+  p.batch_count = int64_t(1) << 30;
+  p.n = int64_t(1) << 40;
+  dgemm_plan_t plan = kSentinel;
+  expect_error(dgemm_create_plan_ext(ctx, &p, nullptr, nullptr, &g, &plan), DGEMM_STATUS_INVALID_ARGUMENT,
+               {"batch_count x m x n"});
+  BOOST_TEST((plan == kSentinel));
+  // A plain strided batch of 1 x 1 i8 matrices: D's extent would allow 2^63 - 1 of them.
+  p.n = 1;
   p.batch_count = (int64_t(1) << 62) + 1;
   p.stride_d = 1;
-  dgemm_plan_t plan = nullptr;
-  expect_error(dgemm_create_plan(ctx, &p, nullptr, nullptr, &plan), DGEMM_STATUS_NOT_SUPPORTED,
-               {"batch_count = " + std::to_string(p.batch_count), "batch"});
-  BOOST_TEST(plan == nullptr);
-  // Up to the limit they plan (their workspace is another matter).
+  expect_error(dgemm_create_plan(ctx, &p, nullptr, nullptr, &plan), DGEMM_STATUS_INVALID_ARGUMENT,
+               {"batch_count = " + std::to_string(p.batch_count), "2^31"});
+  BOOST_TEST((plan == kSentinel));
+  // Below the limits they plan.
   p.batch_count = 1000;
-  BOOST_TEST(dgemm_create_plan(ctx, &p, nullptr, nullptr, &plan) == DGEMM_STATUS_SUCCESS, dgemm_last_error());
+  plan = nullptr;
+  BOOST_TEST(dgemm_create_plan(ctx, &p, nullptr, nullptr, &plan) == DGEMM_STATUS_SUCCESS);
+  dgemm_destroy_plan(plan);
+  p.batch_count = INT32_MAX;  // contiguous groups: D shared again
+  p.stride_d = 0;
+  plan = nullptr;
+  BOOST_TEST(dgemm_create_plan_ext(ctx, &p, nullptr, nullptr, &g, &plan) == DGEMM_STATUS_SUCCESS);
   dgemm_destroy_plan(plan);
 }
-
 
 BOOST_AUTO_TEST_CASE(init_functions) {
   dgemm_grouped_t g;

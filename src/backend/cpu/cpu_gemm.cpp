@@ -261,10 +261,10 @@ ScratchShape scratch_shape(const GemmProblem& p) {
   return s;
 }
 
-// The most batches (or groups) the backend keeps row ranges for in its workspace. A batch count
-// is otherwise bounded only by the extent of D (2^63 batches of a 1 x 1 i8 D with stride_d 1) or,
-// for contiguous groups, which share D, not at all; past this limit the arrays below would
-// overflow their byte count (fuzz_c_api_v11), and no memory could hold them anyway.
+// The most batches (or groups) the backend keeps row ranges for in its workspace. The C boundary
+// keeps batch_count below 2^31 (core/problem.cpp); callers of cpu_gemm that build a GemmProblem
+// themselves (the tests' oracle) are held to this, past which the arrays below would overflow
+// their byte count (fuzz_c_api_v11) and no memory could hold them anyway.
 constexpr int64_t kMaxBatches = int64_t(1) << 48;
 
 // The per-batch row ranges and first task of each batch: 3 * batch_count + 1 integers.
