@@ -36,7 +36,9 @@ def opcode(instr):
 def load(text):
     """(rows as dicts, address column, source column, total-samples column, per-reason columns)."""
     lines = [l for l in text.splitlines() if l.strip() and not l.startswith("==")]
-    rows = list(csv.DictReader(io.StringIO("\n".join(lines))))
+    # ncu writes a "Kernel Name" line (and may write others) before the header: start at the header.
+    head = next((i for i, l in enumerate(lines) if l.startswith('"Address"') or l.startswith("Address")), 0)
+    rows = [r for r in csv.DictReader(io.StringIO("\n".join(lines[head:]))) if None not in r]
     if not rows:
         raise ValueError("no CSV rows")
     cols = list(rows[0].keys())
@@ -117,7 +119,8 @@ def report(path, text):
                                                                      "  (" + top + ")" if top else ""))
 
 
-SELF_TEST = '''"Address","Source","Warp Stall Sampling (All Samples)","Warp Stall Sampling (Not-issued Samples)","stall_long_sb"
+SELF_TEST = '''"Kernel Name","dgemm_sm90_gemm",
+"Address","Source","Warp Stall Sampling (All Samples)","Warp Stall Sampling (Not-issued Samples)","stall_long_sb"
 "0x0000","MOV R1, c[0x0][0x28] ;","3","1","0"
 "0x0010","SETMAXREG.DEALLOC 0x28 ;","1","1","0"
 "0x0020","UTMALDG.2D [UR8], [UR4] ;","50","40","0"
