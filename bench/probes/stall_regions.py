@@ -78,8 +78,11 @@ def regions(rows, addr_col, src_col):
         body = [(b, u) for b, u in ins if b is not None and start <= b <= a]
         if any("GMMA" in u for _, u in body):
             loops.append((start, a))
-    # innermost: drop loops that contain another GMMA loop
-    inner = [l for l in loops if not any(o != l and l[0] <= o[0] and o[1] <= l[1] for o in loops)]
+    # The K loops: for each GMMA the smallest loop holding it (back edges may interleave, so a loop
+    # "containing" another is not a test of nesting).
+    gmma = [b for b, u in ins if b is not None and "GMMA" in u]
+    inner = sorted({min((l for l in loops if l[0] <= g <= l[1]), key=lambda l: l[1] - l[0]) for g in gmma
+                    if any(l[0] <= g <= l[1] for l in loops)})
     out = []
     producer = False
     last_loop_end = None
