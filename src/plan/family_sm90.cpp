@@ -874,6 +874,30 @@ class Sm90Family final : public FamilyModel {
                   "calls 6-9)",
                   [&](const KernelConfig& c) { return swap_tile(c, rows, false) && c.block_n == width; }, true);
     }
+    // Contiguous groups aligned to 128 rows, 16-bit operands and D, where the model's choice is the
+    // 128x256 tile: its `_ts` twin (the same tile, D stored through shared memory by TMA instead of
+    // 4-byte stores from registers; no tile crosses a group's end at that alignment). Measured rule
+    // (NVIDIA H100 80GB, 2026-12-05 session 4 call 8, bench/RESULTS.md; test_grouped_gemm with
+    // tma_store_vs_oracle and tma_store_many_tiles_vs_oracle passed in the same call): forced against
+    // the planner's choice, 2 rounds alternated, deepgemm-bench --grouped --layout contiguous: 1.029-
+    // 1.271x on the 10 rows where the choice was 128x256 (4096x7168 and 7168x2048, G = 8 and 32,
+    // 64-1024 tokens an expert; 7168x2048 G = 8 t = 1024 438.3 -> 344.9 us, the cuBLAS loop 356.6);
+    // where the choice was 128x192 the twin of 128x256 lost once (0.900), so only the 128x256 choice
+    // moves. Not yet measured on the H200.
+    if (p.grouping.contiguous() && p.grouping.m_alignment % 128 == 0 && sixteen) {
+      const Candidate* best = nullptr;
+      for (const Candidate& c : out)
+        if (c.feasible && !c.measuring_only && (!best || c.predicted_us < best->predicted_us)) best = &c;
+      const auto plain_128x256 = [](const KernelConfig& c) {
+        return c.block_m == 128 && c.block_n == 256 && c.cluster_m == 1 && c.cluster_n == 1 && c.cluster_k == 1 &&
+               c.blocks_per_sm == 1 && c.variant == 0 && !c.stream_k && !c.swap_ab;
+      };
+      if (best && plain_128x256(best->config) && !best->config.tma_store)
+        prefer_only("contiguous groups aligned to 128, 16-bit, the 128x256 tile chosen: its TMA-stored twin `_ts` "
+                    "(H100, 2026-12-05 session 4 call 8)",
+                    [&](const KernelConfig& c) { return plain_128x256(c) && c.tma_store && c.stages == best->config.stages; },
+                    true);
+    }
     if (p.grouping.grouped() && eight_bit) {
       const bool block_scaled = p.a_scale.blocked() || p.b_scale.blocked();
       for (Candidate& c : out)
