@@ -25,6 +25,7 @@
 #include "api/convert.hpp"
 #include "common/reference.hpp"
 #include "deepgemm/deepgemm.h"
+#include "fuzz_c_api_common.hpp"
 #include "fuzz_guarded.hpp"
 #include "fuzz_input.hpp"
 
@@ -34,11 +35,9 @@ using dgemm::DType;
 using dgemm_fuzz::Guarded;
 using dgemm_fuzz::Input;
 
-[[noreturn]] void violated(const std::string& what, const std::string& context) {
-  std::fprintf(stderr, "PROMISE VIOLATED: %s\n  %s\n  last error: %s\n", what.c_str(), context.c_str(),
-               dgemm_last_error());
-  std::abort();
-}
+using dgemm_fuzz::context;
+using dgemm_fuzz::valid_status;
+using dgemm_fuzz::violated;
 
 // Elements spanned by batch_count matrices of rows x cols (0 when empty).
 int64_t extent(const dgemm::GemmProblem& p, int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
@@ -142,19 +141,6 @@ struct Vectors {
   Guarded bias{0}, scale{0}, zero{0};
 };
 
-dgemm_context_t context() {
-  static dgemm_context_t ctx = [] {
-    dgemm_context_t c = nullptr;
-    if (dgemm_context_create(DGEMM_DEVICE_CPU, 0, &c) != DGEMM_STATUS_SUCCESS) violated("CPU context", "");
-    return c;
-  }();
-  return ctx;
-}
-
-bool valid_status(dgemm_status_t st) {
-  const int v = dgemm::api::enum_value(st);
-  return v >= DGEMM_STATUS_SUCCESS && v <= DGEMM_STATUS_INTERNAL_ERROR;
-}
 
 void run(Input& in) {
   dgemm_problem_t problem;

@@ -38,6 +38,7 @@
 #include "core/float_convert.hpp"
 #include "core/problem.hpp"
 #include "deepgemm/deepgemm.h"
+#include "fuzz_c_api_common.hpp"
 #include "fuzz_guarded.hpp"
 #include "fuzz_input.hpp"
 
@@ -51,11 +52,9 @@ using dgemm::DType;
 using dgemm_fuzz::Guarded;
 using dgemm_fuzz::Input;
 
-[[noreturn]] void violated(const std::string& what, const std::string& context) {
-  std::fprintf(stderr, "PROMISE VIOLATED: %s\n  %s\n  last error: %s\n", what.c_str(), context.c_str(),
-               dgemm_last_error());
-  std::abort();
-}
+using dgemm_fuzz::context;
+using dgemm_fuzz::valid_status;
+using dgemm_fuzz::violated;
 
 // How often each outcome happened, printed at exit when DGEMM_FUZZ_STATS is set (to see that a
 // corpus reaches the successful paths, not only the refusals).
@@ -72,19 +71,6 @@ struct Stats {
   }
 } g_stats;
 
-dgemm_context_t context() {
-  static dgemm_context_t ctx = [] {
-    dgemm_context_t c = nullptr;
-    if (dgemm_context_create(DGEMM_DEVICE_CPU, 0, &c) != DGEMM_STATUS_SUCCESS) violated("CPU context", "");
-    return c;
-  }();
-  return ctx;
-}
-
-bool valid_status(dgemm_status_t st) {
-  const int v = dgemm::api::enum_value(st);
-  return v >= DGEMM_STATUS_SUCCESS && v <= DGEMM_STATUS_INTERNAL_ERROR;
-}
 
 template <class Enum>
 void store_enum(Enum& field, int32_t v) {
