@@ -689,12 +689,18 @@ class Sm90Family final : public FamilyModel {
     // keep_cost: the preferred configurations are costed no slower than the choice they replace,
     // where the model cannot see why they are faster (so that the row does not go to another
     // family on the model's word alone).
+    // The model's choice among what is not (yet) kept for measuring only.
+    auto model_choice = [&]() -> const Candidate* {
+      const Candidate* best = nullptr;
+      for (const Candidate& c : out)
+        if (c.feasible && !c.measuring_only && (!best || c.predicted_us < best->predicted_us)) best = &c;
+      return best;
+    };
     auto prefer_only = [&](const char* rule, auto&& preferred, bool keep_cost = false) {
       auto chosen = [&](const Candidate& c) { return c.feasible && preferred(c.config); };
       if (!std::any_of(out.begin(), out.end(), chosen)) return;
-      double replaced = 0.0;
-      for (const Candidate& c : out)
-        if (c.feasible && !c.measuring_only && (replaced == 0.0 || c.predicted_us < replaced)) replaced = c.predicted_us;
+      const Candidate* model = model_choice();
+      const double replaced = model ? model->predicted_us : 0.0;
       for (Candidate& c : out)
         if (c.feasible) {
           c.measuring_only = !chosen(c);
@@ -885,18 +891,17 @@ class Sm90Family final : public FamilyModel {
     // where the choice was 128x192 the twin of 128x256 lost once (0.900), so only the 128x256 choice
     // moves. Not yet measured on the H200.
     if (p.grouping.contiguous() && p.grouping.m_alignment % 128 == 0 && sixteen) {
-      const Candidate* best = nullptr;
-      for (const Candidate& c : out)
-        if (c.feasible && !c.measuring_only && (!best || c.predicted_us < best->predicted_us)) best = &c;
+      const Candidate* best = model_choice();
       const auto plain_128x256 = [](const KernelConfig& c) {
         return c.block_m == 128 && c.block_n == 256 && c.cluster_m == 1 && c.cluster_n == 1 && c.cluster_k == 1 &&
                c.blocks_per_sm == 1 && c.variant == 0 && !c.stream_k && !c.swap_ab;
       };
-      if (best && plain_128x256(best->config) && !best->config.tma_store)
+      if (best && plain_128x256(best->config) && !best->config.tma_store) {
+        const int stages = best->config.stages;  // (prefer_only rewrites the candidates `best` points into)
         prefer_only("contiguous groups aligned to 128, 16-bit, the 128x256 tile chosen: its TMA-stored twin `_ts` "
                     "(H100, 2026-12-05 session 4 call 8)",
-                    [&](const KernelConfig& c) { return plain_128x256(c) && c.tma_store && c.stages == best->config.stages; },
-                    true);
+                    [&](const KernelConfig& c) { return plain_128x256(c) && c.tma_store && c.stages == stages; }, true);
+      }
     }
     if (p.grouping.grouped() && eight_bit) {
       const bool block_scaled = p.a_scale.blocked() || p.b_scale.blocked();
