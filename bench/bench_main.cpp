@@ -84,7 +84,8 @@ const char* kUsage =
     "  --seed S          seed of the random inputs (default: from the clock; printed to repeat a run)\n"
     "  --time-limit S    start no new shape after S seconds (the rows done are still reported)\n"
     "  --profile         our kernel alone, one launch inside cudaProfilerStart/Stop (for ncu\n"
-    "                    --profile-from-start off and compute-sanitizer); no cuBLAS, no timing\n"
+    "                    --profile-from-start off and compute-sanitizer); no cuBLAS, no timing;\n"
+    "                    the first --dtype (fp8/i8 rows with the timed row's scales and D type)\n"
     "  --list            print the shape sets and exit\n"
     "  --self-test       check the JSON reader, shape files and statistics (no GPU) and exit\n"
     "  --grouped         mixture-of-experts GEMMs instead (deepgemm-bench --grouped --help)\n"
@@ -1048,7 +1049,8 @@ int render_report(const Options& o) {
 }
 
 // ---- --profile: our kernel alone, for ncu and compute-sanitizer ---------------------------------
-int profile_one(Bench& B, const Shape& shape, ElemType type, const std::string& layout) {
+int profile_one(Bench& B, const Shape& shape, const std::string& dtype, const std::string& layout) {
+  const ElemType type = input_type(dtype);
   GemmShape gs;
   gs.m = shape.m;
   gs.n = shape.n;
@@ -1057,15 +1059,15 @@ int profile_one(Bench& B, const Shape& shape, ElemType type, const std::string& 
   gs.a_transposed = layout[1] == 't';  // tt, nt
   gs.type = type;
   gs.bias_gelu = shape.epilogue == EpilogueKind::BiasGelu;
-  Operands ops;
-  size_t es = elem_size(type);
-  ops.a.emplace_back(size_t(shape.m) * shape.k * es);
-  ops.b.emplace_back(size_t(shape.n) * shape.k * es);
-  ops.bias = DeviceBuffer(size_t(shape.n) * es);
-  check_int(fill_random(ops.a[0].ptr, size_t(shape.m) * shape.k, type, 1, 1.0f, B.stream), "fill A");
-  check_int(fill_random(ops.b[0].ptr, size_t(shape.n) * shape.k, type, 2, 1.0f, B.stream), "fill B");
-  check_int(fill_random(ops.bias.ptr, size_t(shape.n), type, 3, 1.0f, B.stream), "fill bias");
-  DeviceBuffer d(size_t(shape.m) * shape.n * es);
+  gs.quant = quant_of(dtype);
+  // The operands (and FP8 scale tensors) a timed row of this dtype uses; one input set is enough.
+  Operands ops = make_operands(B, shape, type, gs.quant);
+  // D as the timed row writes it: e4m3 for fp8q, i32 for i8, bf16 for the other FP8 rows.
+  const ElemType out = gs.quant == Quant::None        ? type
+                       : gs.quant == Quant::Int8      ? ElemType::I32
+                       : gs.quant == Quant::Fp8BlockQ ? ElemType::E4M3
+                                                      : ElemType::BF16;
+  DeviceBuffer d(size_t(shape.m) * shape.n * elem_size(out));
   OurPlan ours;
   make_plan(B.ctx, gs, B.opt.force_kernel.empty() ? nullptr : B.opt.force_kernel.c_str(), &ours);
   if (!ours.plan) {
@@ -1073,7 +1075,7 @@ int profile_one(Bench& B, const Shape& shape, ElemType type, const std::string& 
     return 1;
   }
   std::printf("profile %s %s %s: kernel %s, predicted %.1f us\n", shape_name(shape).c_str(), layout.c_str(),
-              type == ElemType::F16 ? "f16" : "bf16", ours.kernel.c_str(), ours.predicted_us);
+              dtype.c_str(), ours.kernel.c_str(), ours.predicted_us);
   std::string err = execute(ours, ops, ops.a[0].ptr, ops.b[0].ptr, d.ptr, B.stream);  // warm-up, outside the range
   check_cuda(cudaStreamSynchronize(B.stream), "warm-up");
   check_cuda(cudaProfilerStart(), "cudaProfilerStart");
@@ -1233,9 +1235,7 @@ int run(int argc, char** argv) {
   check_cuda(cudaEventCreate(&B.ev_stop), "cudaEventCreate");
 
   if (B.opt.profile) {
-    if (quant_of(B.opt.dtypes.front()) != Quant::None) usage_error("--profile takes --dtype bf16 or f16");
-    int rc = profile_one(B, shapes.front(), B.opt.dtypes.front() == "f16" ? ElemType::F16 : ElemType::BF16,
-                         B.opt.layouts.front());
+    int rc = profile_one(B, shapes.front(), B.opt.dtypes.front(), B.opt.layouts.front());
     dgemm_context_destroy(B.ctx);
     return rc;
   }

@@ -10,7 +10,8 @@
 #     "4096 4096 4096 sm90_128x128x128_s6_t384_p_v1 --dtype i8" \
 #     "4096 4096 4096 sm90_128x128x128_s6_t384_p_v1_streamk --dtype i8" \
 #     "4096 4096 4096 sm90_128x256x64_s4_t384_p" "4096 4096 4096 sm90_128x256x64_s4_t384_p_streamk"
-# (names as `deepgemm plan --all` prints them; "auto" for the planner's choice). STAGE is a folder
+# (names as `deepgemm plan --all` prints them; "auto" for the planner's choice; "--dtype fp8q" and
+# the other bench dtypes as flags: the last --dtype wins). STAGE is a folder
 # from bench/stage.sh. Reports land in OUT (NAME.ncu-rep, NAME-sass.csv: small enough to bring back;
 # the tables can be redone here from the CSVs).
 source "$(dirname "$0")/ncu_entries.sh"  # stage, out, here, the cache; "$@" = the entries
