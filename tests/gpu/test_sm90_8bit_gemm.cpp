@@ -489,6 +489,16 @@ std::vector<Case> cases() {
            DGEMM_ACT_RELU, "sm90", "bf16-in-fp8-out-blocks"};
     t.sd = {DGEMM_SCALE_VEC128, DGEMM_SCALE_MN_MAJOR, 0, DGEMM_SCALE_TYPE_F32};
     out.push_back(t);
+    // Staged (16-byte rows) with whole tiles and a partial tile row (kFull and not): a column bias
+    // and GELU, UE8M0 and f32 scales (the whole-tile path has no bounds checks at all).
+    for (int ue = 0; ue < 2; ++ue) {
+      Case g{384, 640, 512, e4, e4, e4, vec128_mn(384), blk128_k(), DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_PER_COLUMN,
+             DGEMM_ACT_GELU_TANH, "sm90", "fp8-out-blocks-staged"};
+      g.sd = {DGEMM_SCALE_VEC128, DGEMM_SCALE_MN_MAJOR, 0, ue ? DGEMM_SCALE_TYPE_UE8M0 : DGEMM_SCALE_TYPE_F32};
+      if (ue) g.m = 330;
+      if (ue) g.sa = vec128_mn(330);
+      out.push_back(g);
+    }
     // By name: the pipelined promotion (128x128) and a 2-CTA cluster of 128x256 tiles (unscaled
     // inputs: promoted 128x256 does not fit), 300 rows = a partial second tile row. N = 640 keeps
     // D's rows 16-byte aligned (the staged epilogue: TMA stores clipped at N and M); N = 700 and

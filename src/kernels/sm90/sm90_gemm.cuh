@@ -720,8 +720,16 @@ struct Gemm {
           else
             epilogue_exact(args, w, wg_part, warp_in_wg, lane, acc);
         } else if constexpr (EpilogueOp<Epi>::kOutBlock != 0) {
-          epilogue_block_scaled(args, w, math_wg, warp_in_wg, lane, acc,
-                                base + kStoreOffset + math_wg * kStoreChunks * kStoreBox);
+          const u32 buf = base + kStoreOffset + math_wg * kStoreChunks * kStoreBox;
+          const bool full = w.row0 + kBlockM <= w.row_end && (long long)(w.n_block + 1) * kBlockN <= args.p.n;
+          if constexpr (kStoreChunks > 0) {
+            if (args.store_d && full)
+              epilogue_block_scaled<true>(args, w, math_wg, warp_in_wg, lane, acc, buf);
+            else
+              epilogue_block_scaled<false>(args, w, math_wg, warp_in_wg, lane, acc, buf);
+          } else {
+            epilogue_block_scaled<false>(args, w, math_wg, warp_in_wg, lane, acc, buf);
+          }
         } else if constexpr (kStoreChunks > 0) {
           if (args.store_d) {
             const u32 buf = base + kStoreOffset + math_wg * kStoreChunks * kStoreBox;
@@ -1036,6 +1044,13 @@ struct Gemm {
   // 8-column group hit 8 different chunks) and stored by one thread while the warpgroup goes on,
   // as in epilogue_tma; TMA clips the box at D's bounds. Unstaged: 2-byte stores from registers
   // (each warp store then touches 8 rows: 1.21x the bf16-output GEMM's time at 4096^3, run F).
+  // kFast: a whole tile (no element, row or block needs a bounds check) stored through the staging
+  // buffer, the common case, compiled without either decision; every other tile decides both per
+  // element. (With them, every value and amax sat behind its own branch and every 2-byte store
+  // behind a staged-or-not branch, ~14 instructions a column pair, and the fused output cost
+  // 1.04-1.21x the bf16-output GEMM, whose whole tiles have neither: 2026-12-05 session 4 call 9,
+  // H100. A third instantiation, unstaged with the checks, made the 128x256 tiles spill.)
+  template <bool kFast>
   __device__ static void epilogue_block_scaled(const GemmArgs& args, const Work& w, int math_wg, int warp_in_wg,
                                                int lane, Acc (&acc)[kMAtoms][kAcc], u32 buf) {
     using Op = EpilogueOp<Epi>;
@@ -1048,7 +1063,9 @@ struct Gemm {
     Op epi;
     epi.init(args.p, w.batch);
     const bool pairs = epi.pairs_aligned();
-    const bool staged = kStoreChunks > 0 && args.store_d != 0;
+    constexpr bool kFull = kFast;
+    const bool staged = kFast || (kStoreChunks > 0 && args.store_d != 0);
+    static_assert(!kFast || kStoreChunks > 0, "the staged block-scaled D needs the staging buffer");
     const int bar_id = 2 + math_wg;  // as epilogue_tma
     const bool issuer = warp_in_wg == 0 && lane == 0;
     // Block by block, the block's 32 column biases of this thread loaded once for its rows (loaded
@@ -1063,35 +1080,37 @@ struct Gemm {
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const long long col = col_base + (blk * 16 + j) * 8 + e;
-          cbias[j * 2 + e] = col < n ? epi.col_bias(col) : 0.0f;
+          cbias[j * 2 + e] = kFull || col < n ? epi.col_bias(col) : 0.0f;
         }
 #pragma unroll
       for (int ma = 0; ma < kMAtoms; ++ma)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const long long row = row_base + ma * 64 + h * 8;
-          const bool row_in = row < m;
+          const bool row_in = kFull || row < m;
           const float rb = row_in ? epi.row_bias(row) : 0.0f;
           // z replaces the accumulator it came from (no second set of registers).
-          float amax = 0.0f;
+          // Four partial maxima (the max is associative, NaN included): a chain of 8, not 32.
+          float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
           for (int j = 0; j < 16; ++j)
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
               Acc& a = acc[ma][(blk * 16 + j) * 4 + h * 2 + e];
               const long long col = col_base + (blk * 16 + j) * 8 + e;
-              const bool in = row_in && col < n;
+              const bool in = kFull || (row_in && col < n);
               const float z = in ? epi.value(row, col, float(a), rb, cbias[j * 2 + e]) : 0.0f;
               a = Acc(z);
-              if (in) amax = max_nan(amax, fabsf(z));
+              if (in) part[(j & 1) * 2 + e] = max_nan(part[(j & 1) * 2 + e], fabsf(z));
             }
+          float amax = max_nan(max_nan(part[0], part[1]), max_nan(part[2], part[3]));
           // Every lane takes part in the shuffles (rows past D's end contribute 0 and store nothing).
           amax = max_nan(amax, __shfl_xor_sync(0xffffffffu, amax, 1));
           amax = max_nan(amax, __shfl_xor_sync(0xffffffffu, amax, 2));
           unsigned char bits;
           const float sc = Op::out_block_scale(amax, &bits);
           const long long cb = (long long)w.n_block * (kBlockN / 128) + blk;
-          if (row_in && lane % 4 == 0 && cb * 128 < n) {
+          if (row_in && lane % 4 == 0 && (kFull || cb * 128 < n)) {
             const long long at = w.batch * args.ds_batch + row * args.ds_row + cb * args.ds_col;
             if constexpr (Op::kOutBlock == 1) static_cast<float*>(args.d_scale)[at] = sc;
             else static_cast<unsigned char*>(args.d_scale)[at] = bits;
@@ -1103,18 +1122,21 @@ struct Gemm {
           const float r = Op::kOutBlock == 1 ? __frcp_rn(sc)
                           : bits == 0xFFu    ? __int_as_float(0x7fc00000)
                                              : ldexpf(1.0f, 127 - int(bits));
-          unsigned char* rowp = reinterpret_cast<unsigned char*>(epi.row_ptr(row_in ? row : 0));
           const int rr = r_local + ma * 64 + h * 8;  // the row within the warpgroup's box
+          // The box row's address with its swizzle and the thread's column pair folded in: the row
+          // starts on 128 bytes (buf is 1024-aligned), so chunk (j / 2) ^ (rr % 8) of it is one XOR
+          // of (j / 2) << 4 away, and (j % 2) * 8 an immediate offset.
+          const u32 srow = ((buf + cc * kStoreBox + rr * 128) | ((rr & 7) << 4)) + (lane % 4) * 2;
 #pragma unroll
           for (int j = 0; j < 16; ++j) {
             const long long col = col_base + (blk * 16 + j) * 8;
             const int i = (blk * 16 + j) * 4 + h * 2;
             const unsigned short two = cvt_fp8x2<DType>(float(acc[ma][i]) * r, float(acc[ma][i + 1]) * r);
             if (staged) {
-              st_shared_u16(buf + cc * kStoreBox + rr * 128 + (((j >> 1) ^ (rr & 7)) << 4) + (j & 1) * 8 + (lane % 4) * 2,
-                            two);
+              st_shared_u16((srow ^ u32((j >> 1) << 4)) + (j & 1) * 8, two);
             } else if (row_in) {
-              if (col + 1 < n && pairs) {
+              unsigned char* rowp = reinterpret_cast<unsigned char*>(epi.row_ptr(row));
+              if ((kFull || col + 1 < n) && pairs) {
                 *reinterpret_cast<unsigned short*>(rowp + col) = two;
               } else {
                 if (col < n) rowp[col] = (unsigned char)(two & 0xFFu);
