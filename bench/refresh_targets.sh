@@ -17,13 +17,15 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 S=$(cd "${1:?usage: refresh_targets.sh STAGE}" && pwd)
 source "$HERE/device_call.sh"
 B="$S/bin/deepgemm-bench --quick --seed 1"
-run fp8 120 $B --set fp8 --dtype fp8t,fp8b,fp8q,i8 --json $OUT/refresh-fp8.json
-run decode 150 $B --set decode,mid --dtype bf16,f16 --layout tn,nn --json $OUT/refresh-decode-mid.json
-run batched 120 $B --set batched --dtype bf16,f16 --layout tn,nn --json $OUT/refresh-batched.json
-run prefill 120 $B --set prefill --dtype bf16 --layout tn,nn --json $OUT/refresh-prefill.json
-run unaligned 60 $B --set unaligned --dtype bf16 --layout tn,nn --json $OUT/refresh-unaligned.json
-grep -v '^#' $HERE/jobs/ledger-as-run.jobs | awk 'NF >= 5 {print $1, $2, $3}' | sort -u > $OUT/as-run-shapes.txt
-run asrun 60 $B --shapes $OUT/as-run-shapes.txt --dtype bf16,f16 --layout tn,nn --json $OUT/refresh-as-run.json
+# REFRESH_STEPS="prefill unaligned asrun": only these steps (e.g. the rest, in a second call).
+want() { [[ -z ${REFRESH_STEPS:-} || " $REFRESH_STEPS " == *" $1 "* ]]; }
+want fp8 && run fp8 120 $B --set fp8 --dtype fp8t,fp8b,fp8q,i8 --json $OUT/refresh-fp8.json
+want decode && run decode 150 $B --set decode,mid --dtype bf16,f16 --layout tn,nn --json $OUT/refresh-decode-mid.json
+want batched && run batched 120 $B --set batched --dtype bf16,f16 --layout tn,nn --json $OUT/refresh-batched.json
+want prefill && run prefill 120 $B --set prefill --dtype bf16 --layout tn,nn --json $OUT/refresh-prefill.json
+want unaligned && run unaligned 60 $B --set unaligned --dtype bf16 --layout tn,nn --json $OUT/refresh-unaligned.json
+want asrun && grep -v '^#' $HERE/jobs/ledger-as-run.jobs | awk 'NF >= 5 {print $1, $2, $3}' | sort -u > $OUT/as-run-shapes.txt
+want asrun && run asrun 60 $B --shapes $OUT/as-run-shapes.txt --dtype bf16,f16 --layout tn,nn --json $OUT/refresh-as-run.json
 for f in $OUT/refresh-*.json; do
   [[ -f $f ]] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); r=[x for x in d["rows"] if x.get("ratio")]; import math; print(sys.argv[1].rsplit("/",1)[1], len(r), "rows, geomean ratio", round(math.exp(sum(math.log(x["ratio"]) for x in r)/max(1,len(r))),3), "mismatches", sum(bool(x.get("mismatch")) for x in r))' $f
 done
