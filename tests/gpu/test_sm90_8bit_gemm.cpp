@@ -504,8 +504,10 @@ std::vector<Case> cases() {
     // D's rows 16-byte aligned (the staged epilogue: TMA stores clipped at N and M); N = 700 and
     // 1000 (above) do not (2-byte stores from registers).
     // The measuring-only candidates that put more CTAs on a small M's weights (bench/jobs/
-    // fp8q-small-m.jobs): stream-K (15 tiles shared in 4 even pieces) and K over four in clusters.
-    for (const char* name : {"sm90_128x128x128_s6_t384_p_streamk", "sm90_128x128x128_s4_t384_ck4_p"}) {
+    // fp8q-small-m.jobs): stream-K (15 tiles of 128x128 shared in 4 even pieces, 25 of 64x128 in
+    // 4 pieces too) and K over four in clusters.
+    for (const char* name : {"sm90_128x128x128_s6_t384_p_streamk", "sm90_128x128x128_s4_t384_ck4_p",
+                             "sm90_64x128x128_s7_t256_p_streamk"}) {
       Case f{300, 640, 2048, e4, e4, e4, vec128_mn(300), blk128_k(), DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_PER_COLUMN,
              DGEMM_ACT_GELU_TANH, name, "fp8-out-blocks-split-k"};
       f.sd = dmn;
