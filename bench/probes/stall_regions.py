@@ -83,6 +83,10 @@ def regions(rows, addr_col, src_col):
     gmma = [b for b, u in ins if b is not None and "GMMA" in u]
     inner = sorted({min((l for l in loops if l[0] <= g <= l[1]), key=lambda l: l[1] - l[0]) for g in gmma
                     if any(l[0] <= g <= l[1] for l in loops)})
+    # A GMMA peeled out of its K loop (the 8-bit kernels issue a tile's first K block before the
+    # loop) finds the persistent tile loop as its smallest: a loop spanning another K loop is not
+    # innermost, so it goes (its other instructions fall to the epilogue or the rest).
+    inner = [l for l in inner if not any(o != l and l[0] <= o[0] and o[1] <= l[1] for o in inner)]
     out = []
     producer = False
     last_loop_end = None
