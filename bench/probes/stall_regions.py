@@ -126,9 +126,10 @@ def report(path, text):
                                                                      "  (" + top + ")" if top else ""))
 
 
-SELF_TEST = '''"Kernel Name","dgemm_sm90_gemm",
+SELF_TEST_HEADER = '''"Kernel Name","dgemm_sm90_gemm",
 "Address","Source","Warp Stall Sampling (All Samples)","Warp Stall Sampling (Not-issued Samples)","stall_long_sb"
-"0x0000","MOV R1, c[0x0][0x28] ;","3","1","0"
+'''
+SELF_TEST = SELF_TEST_HEADER + '''"0x0000","MOV R1, c[0x0][0x28] ;","3","1","0"
 "0x0010","SETMAXREG.DEALLOC 0x28 ;","1","1","0"
 "0x0020","UTMALDG.2D [UR8], [UR4] ;","50","40","0"
 "0x0030","BRA 0x20 ;","5","1","0"
@@ -144,9 +145,7 @@ SELF_TEST = '''"Kernel Name","dgemm_sm90_gemm",
 
 # A persistent tile loop (0x40-0xa0) whose tile issues its first K block's GMMA before the K loop
 # (0x60-0x80), as the 8-bit kernels do: only the inner loop is a K loop.
-SELF_TEST_PEELED = '''"Kernel Name","dgemm_sm90_gemm",
-"Address","Source","Warp Stall Sampling (All Samples)","Warp Stall Sampling (Not-issued Samples)","stall_long_sb"
-"0x0000","MOV R1, c[0x0][0x28] ;","3","1","0"
+SELF_TEST_PEELED = SELF_TEST_HEADER + '''"0x0000","MOV R1, c[0x0][0x28] ;","3","1","0"
 "0x0010","SETMAXREG.ALLOC 0xe8 ;","1","1","0"
 "0x0040","SYNCS.PHASECHK.TRANS64 P0, [UR4], R2 ;","100","90","0"
 "0x0050","QGMMA.64x128x32.F32.E4M3.E4M3 R24, gdesc[UR8], R24 ;","300","10","0"
