@@ -593,12 +593,10 @@ class Sm90Family final : public FamilyModel {
     // choice, K over two in a cluster) leaves most SMs idle below a wave (34 tiles at 128x2112:
     // 68 CTAs), where fp8b's 128x64 stream-K tile ran 1.39x faster (2026-12-05 call B, H100).
     for (const Sm90Tile& t : kMenu) {
-      const bool grouped_64x128 = p.grouping.grouped() && t.block_m == 64 && t.block_n == 128 && t.stages == 7;
-      const bool block_d_64x128 = e.d_scale.active() && t.block_m == 64 && t.block_n == 128 && t.stages == 7 &&
-                                  t.blocks == 1 && t.variant == 0;
+      const bool twin_64x128 = (p.grouping.grouped() || e.d_scale.active()) && t.block_m == 64 && t.block_n == 128 &&
+                               t.stages == 7;
       const bool ping_pong_128 = t.variant == 1 && t.block_n == 128;
-      const bool offered =
-          grouped_64x128 || block_d_64x128 || (t.block_m != 64 && (!t.measuring || ping_pong_128));
+      const bool offered = twin_64x128 || (t.block_m != 64 && (!t.measuring || ping_pong_128));
       if (t.cluster_m > 1 || t.cluster_n > 1 || t.cluster_k > 1 || t.blocks > 1 || !offered) continue;
       const long tiles = tile_count(t.block_m, t.block_n);
       if (tiles % sms == 0 && !p.grouping.grouped()) continue;

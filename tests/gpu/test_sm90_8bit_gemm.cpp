@@ -489,20 +489,15 @@ std::vector<Case> cases() {
            DGEMM_ACT_RELU, "sm90", "bf16-in-fp8-out-blocks"};
     t.sd = {DGEMM_SCALE_VEC128, DGEMM_SCALE_MN_MAJOR, 0, DGEMM_SCALE_TYPE_F32};
     out.push_back(t);
-    // Staged (16-byte rows) with whole tiles and a partial tile row (kFull and not): a column bias
+    // Staged (16-byte rows) with whole tiles and a partial tile row (kFast and not): a column bias
     // and GELU, UE8M0 and f32 scales (the whole-tile path has no bounds checks at all).
     for (int ue = 0; ue < 2; ++ue) {
-      Case g{384, 640, 512, e4, e4, e4, vec128_mn(384), blk128_k(), DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_PER_COLUMN,
+      const int64_t m = ue ? 330 : 384;
+      Case g{m, 640, 512, e4, e4, e4, vec128_mn(m), blk128_k(), DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_PER_COLUMN,
              DGEMM_ACT_GELU_TANH, "sm90", "fp8-out-blocks-staged"};
       g.sd = {DGEMM_SCALE_VEC128, DGEMM_SCALE_MN_MAJOR, 0, ue ? DGEMM_SCALE_TYPE_UE8M0 : DGEMM_SCALE_TYPE_F32};
-      if (ue) g.m = 330;
-      if (ue) g.sa = vec128_mn(330);
       out.push_back(g);
     }
-    // By name: the pipelined promotion (128x128) and a 2-CTA cluster of 128x256 tiles (unscaled
-    // inputs: promoted 128x256 does not fit), 300 rows = a partial second tile row. N = 640 keeps
-    // D's rows 16-byte aligned (the staged epilogue: TMA stores clipped at N and M); N = 700 and
-    // 1000 (above) do not (2-byte stores from registers).
     // The measuring-only candidates that put more CTAs on a small M's weights (bench/jobs/
     // fp8q-small-m.jobs): stream-K (15 tiles of 128x128 shared in 4 even pieces, 25 of 64x128 in
     // 4 pieces too) and K over four in clusters.
@@ -514,6 +509,10 @@ std::vector<Case> cases() {
       f.sd.ld = 300;
       out.push_back(f);
     }
+    // By name: the pipelined promotion (128x128) and a 2-CTA cluster of 128x256 tiles (unscaled
+    // inputs: promoted 128x256 does not fit), 300 rows = a partial second tile row. N = 640 keeps
+    // D's rows 16-byte aligned (the staged epilogue: TMA stores clipped at N and M); N = 700 and
+    // 1000 (above) do not (2-byte stores from registers).
     for (int64_t n : {700, 640}) {
       Case f{300, n, 1024, e4, e4, e4, vec128_mn(300), blk128_k(), DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_NONE,
              DGEMM_ACT_NONE, "sm90_128x128x128_s6_t384_p", "fp8-out-blocks"};

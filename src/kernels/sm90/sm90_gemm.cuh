@@ -721,9 +721,8 @@ struct Gemm {
             epilogue_exact(args, w, wg_part, warp_in_wg, lane, acc);
         } else if constexpr (EpilogueOp<Epi>::kOutBlock != 0) {
           const u32 buf = base + kStoreOffset + math_wg * kStoreChunks * kStoreBox;
-          const bool full = w.row0 + kBlockM <= w.row_end && (long long)(w.n_block + 1) * kBlockN <= args.p.n;
           if constexpr (kStoreChunks > 0) {
-            if (args.store_d && full)
+            if (args.store_d && whole_tile(args, w))
               epilogue_block_scaled<true>(args, w, math_wg, warp_in_wg, lane, acc, buf);
             else
               epilogue_block_scaled<false>(args, w, math_wg, warp_in_wg, lane, acc, buf);
@@ -733,7 +732,7 @@ struct Gemm {
         } else if constexpr (kStoreChunks > 0) {
           if (args.store_d) {
             const u32 buf = base + kStoreOffset + math_wg * kStoreChunks * kStoreBox;
-            if (w.row0 + kBlockM <= w.row_end && (long long)(w.n_block + 1) * kBlockN <= args.p.n)
+            if (whole_tile(args, w))
               epilogue_tma<true>(args, w, math_wg, warp_in_wg, lane, acc, buf);
             else
               epilogue_tma<false>(args, w, math_wg, warp_in_wg, lane, acc, buf);
@@ -1007,6 +1006,12 @@ struct Gemm {
       }
   }
 
+  // Whether the unit's tile lies wholly inside D (its last row and column exist): the epilogues'
+  // unchecked instantiations.
+  __device__ __forceinline__ static bool whole_tile(const GemmArgs& args, const Work& w) {
+    return w.row0 + kBlockM <= w.row_end && (long long)(w.n_block + 1) * kBlockN <= args.p.n;
+  }
+
   // The staging buffer's protocol, shared by the TMA-stored epilogues: a warpgroup writes its 64
   // rows of the tile kSlots boxes (64 rows x 128 bytes, kBoxCols columns) at a time. Before the
   // first slot of a round, the previous round's boxes must have left the buffer
@@ -1063,7 +1068,6 @@ struct Gemm {
     Op epi;
     epi.init(args.p, w.batch);
     const bool pairs = epi.pairs_aligned();
-    constexpr bool kFull = kFast;
     const bool staged = kFast || (kStoreChunks > 0 && args.store_d != 0);
     static_assert(!kFast || kStoreChunks > 0, "the staged block-scaled D needs the staging buffer");
     const int bar_id = 2 + math_wg;  // as epilogue_tma
@@ -1080,14 +1084,14 @@ struct Gemm {
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
           const long long col = col_base + (blk * 16 + j) * 8 + e;
-          cbias[j * 2 + e] = kFull || col < n ? epi.col_bias(col) : 0.0f;
+          cbias[j * 2 + e] = kFast || col < n ? epi.col_bias(col) : 0.0f;
         }
 #pragma unroll
       for (int ma = 0; ma < kMAtoms; ++ma)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const long long row = row_base + ma * 64 + h * 8;
-          const bool row_in = kFull || row < m;
+          const bool row_in = kFast || row < m;
           const float rb = row_in ? epi.row_bias(row) : 0.0f;
           // z replaces the accumulator it came from (no second set of registers).
           // Four partial maxima (the max is associative, NaN included): a chain of 8, not 32.
@@ -1098,7 +1102,7 @@ struct Gemm {
             for (int e = 0; e < 2; ++e) {
               Acc& a = acc[ma][(blk * 16 + j) * 4 + h * 2 + e];
               const long long col = col_base + (blk * 16 + j) * 8 + e;
-              const bool in = kFull || (row_in && col < n);
+              const bool in = kFast || (row_in && col < n);
               const float z = in ? epi.value(row, col, float(a), rb, cbias[j * 2 + e]) : 0.0f;
               a = Acc(z);
               if (in) part[(j & 1) * 2 + e] = max_nan(part[(j & 1) * 2 + e], fabsf(z));
@@ -1110,7 +1114,7 @@ struct Gemm {
           unsigned char bits;
           const float sc = Op::out_block_scale(amax, &bits);
           const long long cb = (long long)w.n_block * (kBlockN / 128) + blk;
-          if (row_in && lane % 4 == 0 && (kFull || cb * 128 < n)) {
+          if (row_in && lane % 4 == 0 && (kFast || cb * 128 < n)) {
             const long long at = w.batch * args.ds_batch + row * args.ds_row + cb * args.ds_col;
             if constexpr (Op::kOutBlock == 1) static_cast<float*>(args.d_scale)[at] = sc;
             else static_cast<unsigned char*>(args.d_scale)[at] = bits;
@@ -1136,7 +1140,7 @@ struct Gemm {
               st_shared_u16((srow ^ u32((j >> 1) << 4)) + (j & 1) * 8, two);
             } else if (row_in) {
               unsigned char* rowp = reinterpret_cast<unsigned char*>(epi.row_ptr(row));
-              if ((kFull || col + 1 < n) && pairs) {
+              if ((kFast || col + 1 < n) && pairs) {
                 *reinterpret_cast<unsigned short*>(rowp + col) = two;
               } else {
                 if (col < n) rowp[col] = (unsigned char)(two & 0xFFu);
