@@ -712,22 +712,63 @@ class Sm90Family final : public FamilyModel {
           if (keep_cost && !c.measuring_only && replaced > 0.0) c.predicted_us = std::min(c.predicted_us, replaced);
         }
     };
-    // A block-scaled FP8 D at M <= 128: the 64-row one-CTA tiles, by a measured rule (H200,
-    // 2026-12-04 call 6, bench/RESULTS.md; the model preferred 128x128 with a K split, computing
-    // half-empty rows at M = 64). Below half a wave of 64x128 tiles the K split over 2
-    // (64x4096x7168 20.3 -> 14.7 us, 128x2112x7168 18.9 -> 15.0, 64x7168x16384 49.7 -> 37.5),
-    // else at M <= 64 the whole K (64x24576x1536 20.6 -> 17.7); from 65 rows and half a wave up
-    // the model's choice stays (128x7168x16384: 41.0 us either way, 128x24576x1536 19.8 against
-    // 21.8). Every other candidate is then kept for measuring.
-    if (e.d_scale.active() && eight_bit && plain.rows <= 128) {
+    // A block-scaled FP8 D up to a wave of 64x128 tiles: the 64-row one-CTA tiles, by measured
+    // rules (the model prefers 128x128 with a K split, computing half-empty rows at M = 64, and
+    // cannot cost the K split's cluster or stream-K's pieces). At M <= 64 (H200, 2026-12-04 call
+    // 6, bench/RESULTS.md): below half a wave of 64x128 tiles the K split over 2 (64x4096x7168
+    // 20.3 -> 14.7 us, 64x7168x16384 49.7 -> 37.5), else the whole K (64x24576x1536 20.6 -> 17.7).
+    // From 65 rows (H100, 2026-12-05 session 6 calls 1-2, one process per kernel, rounds within
+    // 1 %; not yet timed on an H200): where the K split over 2 would still leave a quarter of the
+    // SMs idle (2 x tiles <= 3/4 of them), the tile's stream-K twin, which cuts each tile over up
+    // to four CTAs (128x2112x7168 16.7 -> 13.6 us, 96x2112x7168 19.5 -> 14.9, 128x1536x7168 12.3
+    // -> 11.3, 128x3072x7168 15.1 -> 14.5); with 64 tiles the K split stays (128x4096x7168 17.5
+    // against the twin's 18.1); the twin lost at M <= 64 (0.91-0.97x) and past a wave (112
+    // tiles: 0.62x). From 129 rows up to a wave of tiles, where the model chose 128x128 with K
+    // over 2: the twin up to half a wave (256x1024x4096 12.4 -> 9.7, 512x1024x4096 12.8 -> 10.1),
+    // else the whole K on one CTA (1024x1024x4096 14.0 -> 11.2, 512x2048x4096 14.1 -> 11.2); past
+    // a wave the model's choice stays (1024x2048x4096: its 128x128 c2 16.0 against 21.0). The twin
+    // only where a tile has 16 K blocks or more to cut (the measured rows: K >= 2048). Every other
+    // candidate is then kept for measuring.
+    if (e.d_scale.active() && eight_bit) {
       const long tiles64 = long((plain.rows + 63) / 64) * long((plain.cols + 127) / 128);
-      const int want_ck = 2 * tiles64 < sms ? 2 : plain.rows <= 64 ? 1 : 0;
-      if (want_ck > 0)
+      const bool long_k = p.k >= 16 * 128;  // 8-bit: 128 elements per K block
+      auto twin = [](const KernelConfig& c) { return one_cta_64x128(c) && c.stream_k && c.cluster_k == 1; };
+      auto plain_k = [](int ck) {
+        return [ck](const KernelConfig& c) { return one_cta_64x128(c) && !c.stream_k && c.cluster_k == ck; };
+      };
+      auto twin_or = [&](int ck) {
+        // The twin is offered only where the tiles leave a partial wave; else the fallback.
+        const bool has_twin = std::any_of(out.begin(), out.end(), [&](const Candidate& c) { return c.feasible && twin(c.config); });
+        return [has_twin, twin, ck](const KernelConfig& c) {
+          return has_twin ? twin(c) : one_cta_64x128(c) && !c.stream_k && c.cluster_k == ck;
+        };
+      };
+      if (plain.rows <= 64) {
+        const int want_ck = 2 * tiles64 < sms ? 2 : 1;
         // (enumerated above as two entries only: s8 whole K, s7 K over 2)
-        prefer_only(want_ck == 2 ? "a block-scaled FP8 D at M <= 128 below half a wave of 64x128 tiles: 64x128 one CTA, "
+        prefer_only(want_ck == 2 ? "a block-scaled FP8 D at M <= 64 below half a wave of 64x128 tiles: 64x128 one CTA, "
                                    "K over two (H200, 2026-12-04 call 6)"
                                  : "a block-scaled FP8 D at M <= 64: 64x128 one CTA, the whole K (H200, 2026-12-04 call 6)",
-                    [&](const KernelConfig& c) { return one_cta_64x128(c) && c.cluster_k == want_ck; });
+                    plain_k(want_ck));
+      } else if (plain.rows <= 128) {
+        if (4 * 2 * tiles64 <= 3 * long(sms) && long_k)
+          prefer_only("a block-scaled FP8 D at 65-128 rows where K over two would leave a quarter of the SMs idle: "
+                      "the 64x128 tile's stream-K twin (H100, 2026-12-05 session 6)",
+                      twin_or(2));
+        else if (2 * tiles64 < sms)
+          prefer_only("a block-scaled FP8 D at M <= 128 below half a wave of 64x128 tiles: 64x128 one CTA, "
+                      "K over two (H200, 2026-12-04 call 6)",
+                      plain_k(2));
+      } else if (tiles64 <= sms) {
+        if (2 * tiles64 <= sms && long_k)
+          prefer_only("a block-scaled FP8 D from 129 rows, at most half a wave of 64x128 tiles: the tile's stream-K "
+                      "twin (H100, 2026-12-05 session 6)",
+                      twin_or(1));
+        else
+          prefer_only("a block-scaled FP8 D from 129 rows, at most a wave of 64x128 tiles: 64x128 one CTA, the whole K "
+                      "(H100, 2026-12-05 session 6)",
+                      plain_k(1));
+      }
     }
     // 16-bit operands and D, 128 rows and up, more than half and at most a wave of 64x128 tiles,
     // and a B larger than half the L2 (weights streamed from HBM): the 64x128 one-CTA tile in

@@ -775,10 +775,12 @@ BOOST_AUTO_TEST_CASE(sm90_stream_k_is_measurable_not_chosen) {
     BOOST_TEST(!(cand.config.stream_k && cand.config.block_n == 128 && cand.config.block_m == 128), cand.config.name());
 }
 
-// A block-scaled FP8 D at M <= 128 (DeepSeek's next-layer input at decode) is written from the
+// A block-scaled FP8 D at small M (DeepSeek's next-layer input at decode) is written from the
 // unswapped view: the 64-row one-CTA tiles are offered there (and never for other problems) and
-// chosen by the measured rule (2026-12-04 call 6): the K split over 2 below half a wave of them,
-// the whole K at M <= 64 above it, the model's choice from 65 rows and half a wave up.
+// chosen by measured rules: at M <= 64 the K split over 2 below half a wave of them, else the
+// whole K (H200, 2026-12-04 call 6); at 65-128 rows the stream-K twin where K over two would
+// leave a quarter of the SMs idle, K over two up to half a wave, the model's choice beyond; from
+// 129 rows up to a wave, the twin up to half a wave, else the whole K (H100, 2026-12-05 session 6).
 BOOST_AUTO_TEST_CASE(sm90_block_scaled_d_at_small_m_takes_a_64_row_tile) {
   const HardwareDesc hw = arch("h200");
   PlanRequest r;
@@ -788,8 +790,14 @@ BOOST_AUTO_TEST_CASE(sm90_block_scaled_d_at_small_m_takes_a_64_row_tile) {
     const char* chosen;  // nullptr: not a 64-row tile
   };
   for (const Row& row : {Row{64, 7168, 16384, "sm90_64x128x128_s7_t256_ck2_p"}, Row{64, 4096, 7168, "sm90_64x128x128_s7_t256_ck2_p"},
-                         Row{64, 24576, 1536, "sm90_64x128x128_s8_t256_p"}, Row{128, 2112, 7168, "sm90_64x128x128_s7_t256_ck2_p"},
-                         Row{128, 7168, 16384, nullptr}, Row{128, 24576, 1536, nullptr}}) {
+                         Row{64, 24576, 1536, "sm90_64x128x128_s8_t256_p"}, Row{1, 4096, 4096, "sm90_64x128x128_s7_t256_ck2_p"},
+                         Row{128, 2112, 7168, "sm90_64x128x128_s7_t256_p_streamk"},
+                         Row{96, 2112, 7168, "sm90_64x128x128_s7_t256_p_streamk"},
+                         Row{128, 4096, 7168, "sm90_64x128x128_s7_t256_ck2_p"},
+                         Row{128, 2112, 1024, "sm90_64x128x128_s7_t256_ck2_p"},  // 8 K blocks: no twin
+                         Row{256, 1024, 4096, "sm90_64x128x128_s7_t256_p_streamk"},
+                         Row{1024, 1024, 4096, "sm90_64x128x128_s8_t256_p"}, Row{512, 2048, 4096, "sm90_64x128x128_s8_t256_p"},
+                         Row{1024, 2048, 4096, nullptr}, Row{128, 7168, 16384, nullptr}, Row{128, 24576, 1536, nullptr}}) {
     GemmProblem p = problem(DType::F8E4M3, Op::N, Op::T, Order::RowMajor, row.m, row.n, row.k);
     p.d_type = p.c_type = DType::F8E4M3;
     p.compute_type = DType::F32;
