@@ -674,6 +674,19 @@ std::vector<Case> cases() {
     nan.amax = true;
     out.push_back(nan);
   }
+  // A K-major A whose rows end inside the first tile loads a box of its rows rounded up to 8;
+  // the rest of the stage keeps stale data, which must reach no stored row, no block scale of D
+  // and no amax: M = 1 and 13 through the fused FP8 output's small-M tiles (K over two, the
+  // stream-K twin, 128x128), with a column bias, GELU and the amax of D.
+  for (const char* name : {"sm90_64x128x128_s7_t256_ck2_p", "sm90_64x128x128_s7_t256_p_streamk",
+                           "sm90_128x128x128_s6_t384_p"})
+    for (int64_t m : {1, 13}) {
+      Case c{m, 640, 2048, e4, e4, e4, vec128_mn(m), blk128_k(), DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_PER_COLUMN,
+             DGEMM_ACT_GELU_TANH, name, "short-a-box"};
+      c.sd = {DGEMM_SCALE_VEC128, DGEMM_SCALE_MN_MAJOR, 0, DGEMM_SCALE_TYPE_F32};
+      c.amax = true;
+      out.push_back(c);
+    }
   // Every feasible sm90 configuration of two block-scaled problems, by name.
   const HardwareDesc hw = apply_arch_file(HardwareDesc{}, "h200");
   for (auto [m, n, k] : {std::tuple{9, 700, 2048}, std::tuple{200, 300, 3072}}) {

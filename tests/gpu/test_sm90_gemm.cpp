@@ -403,6 +403,19 @@ std::vector<Case> sweep() {
           const int width = int((m + 7) / 8 * 8);
           push_named(base, [&](const KernelConfig& c) { return c.swap_ab && c.block_n == width && c.cluster_k == 1; });
         }
+    // A K-major A whose rows end inside the first tile: TMA loads a box of its rows rounded up
+    // to 8 and the rest of the stage keeps stale data (never a stored row): the 128-row one-CTA
+    // tiles at M = 13, both orders, a column bias and GELU.
+    for (Order o : orders) {
+      Case base = make_case(13, 1000, 777, DType::BF16, DType::BF16, Op::N, Op::T, o, "");
+      base.e.bias_mode = VectorMode::PerColumn;
+      base.e.bias_type = DType::F32;
+      base.e.activation = Activation::GeluTanh;
+      push_named(base, [](const KernelConfig& c) {
+        return !c.swap_ab && c.block_m == 128 && c.cluster_k == 1 && c.cluster_n == 1 && !c.stream_k &&
+               c.blocks_per_sm == 1;
+      });
+    }
     // The skinny tiles' stream-K twins above cut each of a few tiles into even pieces; here 100
     // swapped 64-row tiles (N = 6337, its last tile one row) over 132 CTAs take contiguous ranges
     // of K blocks that cross tiles (and at two CTAs per SM, even pieces of two), with a row bias

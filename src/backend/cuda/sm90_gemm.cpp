@@ -64,6 +64,7 @@ struct alignas(64) Sm90GemmArgsHost {
   unsigned long long sk_token;
   unsigned long long* sk_flags;
   float* sk_partials;
+  int a_box_short_bytes;
 };
 static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes");
 static_assert(offsetof(Sm90GemmArgsHost, p) == 640, "DgemmParams follows the five tensor maps");
@@ -386,8 +387,16 @@ class Sm90Executable final : public Executable {
     if (pack_[0].on || pack_[1].on) pack(x, prm);
     Sm90GemmArgsHost args;
     std::memset(&args, 0, sizeof(args));
-    encode(&args.tma_a, prm.a, view_.a_kmajor, base_.m, base_.lda, base_.stride_a,
-           config_.block_m / std::max(1, config_.cluster_n));
+    // A K-major A whose rows end inside the first tile (one row block, no multicast, not grouped):
+    // a box of its rows rounded up to 8, so that TMA does not zero-fill the rest of the tile every
+    // stage (the kernel expects that many fewer bytes; the rows past the box are never stored).
+    int a_box_rows = config_.block_m / std::max(1, config_.cluster_n);
+    if (view_.a_kmajor && config_.cluster_n <= 1 && !grouping_.grouped() && base_.m < config_.block_m) {
+      const int rows = int((base_.m + 7) / 8 * 8);
+      args.a_box_short_bytes = (a_box_rows - rows) * 128;
+      a_box_rows = rows;
+    }
+    encode(&args.tma_a, prm.a, view_.a_kmajor, base_.m, base_.lda, base_.stride_a, a_box_rows);
     encode(&args.tma_b, prm.b, view_.b_kmajor, base_.n, base_.ldb, base_.stride_b,
            config_.block_n / std::max(1, config_.cluster_m));
     args.a_batch_step = batches(base_.stride_a) > 1 ? 1 : 0;
