@@ -64,7 +64,7 @@ struct alignas(64) Sm90GemmArgsHost {
   unsigned long long sk_token;
   unsigned long long* sk_flags;
   float* sk_partials;
-  int a_box_short_bytes;
+  int box_short_bytes;
 };
 static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes");
 static_assert(offsetof(Sm90GemmArgsHost, p) == 640, "DgemmParams follows the five tensor maps");
@@ -387,18 +387,21 @@ class Sm90Executable final : public Executable {
     if (pack_[0].on || pack_[1].on) pack(x, prm);
     Sm90GemmArgsHost args;
     std::memset(&args, 0, sizeof(args));
-    // A K-major A whose rows end inside the first tile (one row block, no multicast, not grouped):
-    // a box of its rows rounded up to 8, so that TMA does not zero-fill the rest of the tile every
-    // stage (the kernel expects that many fewer bytes; the rows past the box are never stored).
-    int a_box_rows = config_.block_m / std::max(1, config_.cluster_n);
-    if (view_.a_kmajor && config_.cluster_n <= 1 && !grouping_.grouped() && base_.m < config_.block_m) {
-      const int rows = int((base_.m + 7) / 8 * 8);
-      args.a_box_short_bytes = (a_box_rows - rows) * 128;
-      a_box_rows = rows;
-    }
-    encode(&args.tma_a, prm.a, view_.a_kmajor, base_.m, base_.lda, base_.stride_a, a_box_rows);
+    // A K-major operand whose rows end inside the first tile (one row block of A, or one column
+    // block of B: a swapped small M; no multicast, not grouped): a box of exactly its rows, so
+    // that TMA does not zero-fill the rest of the tile every stage (the fill cost like a load:
+    // fp8q M = 1 .. 33 1.02-1.12x faster, bench/RESULTS.md 2026-12-05 call 3). The kernel expects
+    // that many fewer bytes; the stage's rows past the box are never stored.
+    const auto box_rows = [&](bool kmajor, int tile, int cluster, int64_t rows) {
+      const int full = tile / std::max(1, cluster);
+      if (!kmajor || cluster > 1 || grouping_.grouped() || rows >= tile) return full;
+      args.box_short_bytes += (full - int(rows)) * 128;
+      return int(rows);
+    };
+    encode(&args.tma_a, prm.a, view_.a_kmajor, base_.m, base_.lda, base_.stride_a,
+           box_rows(view_.a_kmajor, config_.block_m, config_.cluster_n, base_.m));
     encode(&args.tma_b, prm.b, view_.b_kmajor, base_.n, base_.ldb, base_.stride_b,
-           config_.block_n / std::max(1, config_.cluster_m));
+           box_rows(view_.b_kmajor, config_.block_n, config_.cluster_m, base_.n));
     args.a_batch_step = batches(base_.stride_a) > 1 ? 1 : 0;
     args.b_batch_step = batches(base_.stride_b) > 1 ? 1 : 0;
     // Block input scales of KA and KB (the problem's A's and B's, swapped with them).

@@ -109,11 +109,12 @@ struct GemmArgs {
   unsigned long long sk_token;
   unsigned long long* sk_flags;  // [slot][consumer warpgroup part][warp]
   float* sk_partials;            // [slot][BLOCK_M x BLOCK_N]
-  // KA's box bytes per stage that are not loaded: a K-major A (no multicast, not grouped) whose rows
-  // end inside the first tile has a box of its rows rounded up to 8, not BLOCK_M (rows past it
-  // were zero-filled by TMA at a cost; now the stage's rows past the box keep stale data, which
-  // only reaches accumulator rows that are never stored).
-  int a_box_short_bytes;
+  // The bytes of a stage's boxes that are not loaded: a K-major operand (not multicast, not
+  // grouped) whose rows end inside the first tile (KA's M, or KB's N: a swapped small M) has a box
+  // of exactly its rows, not the tile's (TMA's zero fill of the rest cost like a load); the
+  // stage's rows past the box keep stale data, which reaches only accumulator rows or columns that
+  // are never stored.
+  int box_short_bytes;
 };
 
 // One work unit as the loops see it: the tile's first row of X and the end of the rows it may
@@ -460,7 +461,7 @@ struct Gemm {
             const int k0 = kb * kBlockK;
             mbar_wait(empty_bar(ps.stage), ps.phase ^ 1);
             // The whole A and B tiles (half of the shared one arrives from the peer CTA when multicast).
-            mbar_arrive_expect_tx(full_bar(ps.stage), kStageBytes - u32(args.a_box_short_bytes));
+            mbar_arrive_expect_tx(full_bar(ps.stage), kStageBytes - u32(args.box_short_bytes));
             load_a(args, smem_a(ps.stage), full_bar(ps.stage), m0, k0, a_batch, rank_n);
             load_b(args, smem_b(ps.stage), full_bar(ps.stage), n0, k0, b_batch, rank_m);
             if constexpr (kAMode == kScaleVec128) {
