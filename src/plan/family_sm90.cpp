@@ -730,7 +730,7 @@ class Sm90Family final : public FamilyModel {
     // only where a tile has 16 K blocks or more to cut (the measured rows: K >= 2048). Every other
     // candidate is then kept for measuring.
     if (e.d_scale.active() && eight_bit) {
-      const long tiles64 = long((plain.rows + 63) / 64) * long((plain.cols + 127) / 128);
+      const long tiles64 = tile_count(64, 128);  // batches included
       const bool long_k = p.k >= 16 * 128;  // 8-bit: 128 elements per K block
       auto twin = [](const KernelConfig& c) { return one_cta_64x128(c) && c.stream_k && c.cluster_k == 1; };
       auto plain_k = [](int ck) {
