@@ -727,21 +727,15 @@ class Sm90Family final : public FamilyModel {
     // over 2: the twin up to half a wave (256x1024x4096 12.4 -> 9.7, 512x1024x4096 12.8 -> 10.1),
     // else the whole K on one CTA (1024x1024x4096 14.0 -> 11.2, 512x2048x4096 14.1 -> 11.2); past
     // a wave the model's choice stays (1024x2048x4096: its 128x128 c2 16.0 against 21.0). The twin
-    // only where a tile has 16 K blocks or more to cut (the measured rows: K >= 2048). Every other
-    // candidate is then kept for measuring.
+    // only where a tile has 16 K blocks or more to cut (the measured rows: K >= 2048); these
+    // conditions leave a partial wave, so the twin is offered (had it no feasible twin, prefer_only
+    // would keep the model's choice). Every other candidate is then kept for measuring.
     if (e.d_scale.active() && eight_bit) {
       const long tiles64 = tile_count(64, 128);  // batches included
       const bool long_k = p.k >= 16 * 128;  // 8-bit: 128 elements per K block
       auto twin = [](const KernelConfig& c) { return one_cta_64x128(c) && c.stream_k && c.cluster_k == 1; };
       auto plain_k = [](int ck) {
         return [ck](const KernelConfig& c) { return one_cta_64x128(c) && !c.stream_k && c.cluster_k == ck; };
-      };
-      auto twin_or = [&](int ck) {
-        // The twin is offered only where the tiles leave a partial wave; else the fallback.
-        const bool has_twin = std::any_of(out.begin(), out.end(), [&](const Candidate& c) { return c.feasible && twin(c.config); });
-        return [has_twin, twin, ck](const KernelConfig& c) {
-          return has_twin ? twin(c) : one_cta_64x128(c) && !c.stream_k && c.cluster_k == ck;
-        };
       };
       if (plain.rows <= 64) {
         const int want_ck = 2 * tiles64 < sms ? 2 : 1;
@@ -754,7 +748,7 @@ class Sm90Family final : public FamilyModel {
         if (4 * 2 * tiles64 <= 3 * long(sms) && long_k)
           prefer_only("a block-scaled FP8 D at 65-128 rows where K over two would leave a quarter of the SMs idle: "
                       "the 64x128 tile's stream-K twin (H100, 2026-12-05 session 6)",
-                      twin_or(2));
+                      twin);
         else if (2 * tiles64 < sms)
           prefer_only("a block-scaled FP8 D at M <= 128 below half a wave of 64x128 tiles: 64x128 one CTA, "
                       "K over two (H200, 2026-12-04 call 6)",
@@ -763,7 +757,7 @@ class Sm90Family final : public FamilyModel {
         if (2 * tiles64 <= sms && long_k)
           prefer_only("a block-scaled FP8 D from 129 rows, at most half a wave of 64x128 tiles: the tile's stream-K "
                       "twin (H100, 2026-12-05 session 6)",
-                      twin_or(1));
+                      twin);
         else
           prefer_only("a block-scaled FP8 D from 129 rows, at most a wave of 64x128 tiles: 64x128 one CTA, the whole K "
                       "(H100, 2026-12-05 session 6)",
