@@ -284,7 +284,8 @@ class Sm90Family final : public FamilyModel {
     // A VEC128 tensor per group is the third dimension of a TMA map: 16-byte group strides.
     for (const ScaleDesc* s : {&p.a_scale, &p.b_scale}) {
       const int64_t es = int64_t(scale_type_size(s->type));
-      if (s->mode == ScaleMode::Vec128 && s->stride * es % 16 != 0)
+      // (stride % 16) first: a caller's stride may be anything, and stride * es could overflow.
+      if (s->mode == ScaleMode::Vec128 && (s->stride % 16) * es % 16 != 0)
         return std::string("sm90 grouped kernels read VEC128 scales of ") + (s == &p.a_scale ? "A" : "B") +
                " per group with TMA: the group stride must be a multiple of 16 bytes (" + std::to_string(16 / es) +
                " " + scale_type_name(s->type) + " scales; got " + std::to_string(s->stride) + ")";
