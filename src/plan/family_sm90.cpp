@@ -95,6 +95,8 @@ constexpr Sm90Tile kMenu[] = {
     // (not two CTAs per SM), and the 128-row tiles it had computed half-empty rows at M = 64
     // (64x7168x16384: 49.3 us against 36.7 with a bf16 D).
     {64, 128, 8, 1, 1, 0.50, 1, true}, {64, 128, 7, 1, 2, 0.50, 1, true},
+    // ... and K over four (measuring only: 17 column tiles at M = 64 x 2112 are 34 CTAs over two).
+    {64, 128, 7, 1, 4, 0.50, 1, true},
     // The 64x128 one-CTA tile in clusters of two sharing B (c2) or A (cn2), and with six and
     // seven stages: measuring only here; the planner's rules choose s7 alone and s8 in c2.
     {64, 128, 8, 2, 1, 0.50, 1, true}, {64, 128, 8, 1, 1, 0.50, 1, true, 2},
@@ -152,8 +154,10 @@ int exact_width(DType a_type, int64_t cols) {
 // Shared memory the kernel needs beyond the operand ring: split-K parking, barriers, alignment;
 // with block input scales, the per-stage scale vectors and the tile's K row of 128 x 128 scales
 // (src/backend/cuda/sm90_gemm.cpp, sm90_smem_bytes, is the exact count).
-long smem_extra(const KernelConfig& c, const KernelView& v, int64_t k) {
+long smem_extra(const KernelConfig& c, const KernelView& v, int64_t k, bool col_amax) {
   long extra = (c.cluster_k > 1 ? long(c.block_m) * c.block_n * 4 : 0L) + long(2 * c.stages + 2) * 8 + 1024;
+  // A transposed block-scaled D: every consumer warp's column maxima.
+  if (col_amax) extra += (c.block_m >= 128 ? 8L : 4L) * c.block_n * 4;
   const long sa = long(scale_type_size(v.a_scale.type)), sb = long(scale_type_size(v.b_scale.type));
   if (v.a_scale.mode == ScaleMode::Vec128) extra += long(c.stages) * ((c.block_m * sa + 127) / 128 * 128);
   if (v.b_scale.mode == ScaleMode::Vec128) extra += long(c.stages) * ((c.block_n * sb + 127) / 128 * 128);
@@ -227,13 +231,22 @@ bool pipelines_promotion(int block_m, int block_n, int blocks_per_sm) {
   return blocks_per_sm == 1 && 3L * block_m * block_n / consumers <= 192;
 }
 
-// Why a tile cannot write a block-scaled FP8 D ("" when it can): the epilogue reduces each row's
-// 128-column block within a tile (kernels/sm90, epilogue_block_scaled), so tiles start on a block
-// and D's rows are the kernel's rows.
+// Why a tile cannot write a block-scaled FP8 D ("" when it can): the epilogue reduces each 1 x 128
+// block of D's rows within a tile, so tiles hold whole blocks. Unswapped (X = D), a block is 128
+// columns of a tile row (kernels/sm90, epilogue_block_scaled): BLOCK_N a multiple of 128.
+// Swap-AB of a row-major D (X = D^T, stored transposed), it is 128 rows of a tile column
+// (epilogue_block_scaled_t): 128-row tiles of two cooperative warpgroups.
 std::string out_scale_problem(const KernelConfig& c, const KernelView& v) {
+  if (v.swap_operands && v.out_transposed) {
+    if (c.block_m != 128 || c.variant != 0)
+      return "a swapped block-scaled D needs 128-row cooperative tiles (BLOCK_M " + std::to_string(c.block_m) +
+             (c.variant != 0 ? ", ping-pong)" : ")");
+    return "";
+  }
+  if (v.swap_operands || v.out_transposed)
+    return "a block-scaled D is written from D's row-major view or, swapped, from D^T stored transposed";
   if (c.block_n % 128 != 0)
     return "a block-scaled D needs BLOCK_N a multiple of 128 (BLOCK_N " + std::to_string(c.block_n) + ")";
-  if (v.swap_operands || v.out_transposed) return "a block-scaled D is written from the unswapped row-major view";
   return "";
 }
 
@@ -437,6 +450,10 @@ class Sm90Family final : public FamilyModel {
                    std::to_string(p.k) + ")";
       Candidate cand;
       cand.config = c;
+      // A swapped block-scaled D only where a measured rule chooses it: the model cannot see its
+      // 128-row tiles' cost (128x24576x1536 fp8q: the model's 128x128 swap 36.6 us against 17.2
+      // for 64x128 s8; H100, 2026-12-05 session 7 call 2).
+      if (swap && e.d_scale.active()) measuring_only = true;
       cand.measuring_only = measuring_only;
       if (!tile_why.empty()) {
         cand.feasible = false;
@@ -451,7 +468,7 @@ class Sm90Family final : public FamilyModel {
       // n CTAs of 256 threads per SM: 65536 / (256 n) registers, in whole allocation units of 8.
       in.regs_per_thread =
           c.threads == 384 ? kRegsAtEntry384 : t.blocks > 1 ? 65536 / (256 * t.blocks) / 8 * 8 : kRegsAtEntry256;
-      in.smem_extra_bytes = smem_extra(c, v, p.k);
+      in.smem_extra_bytes = smem_extra(c, v, p.k, e.d_scale.active() && v.out_transposed);
       in.math_efficiency = t.efficiency;
       in.b_readers = b_readers;
       in.extra_fixed_us = extra_us;
@@ -544,8 +561,9 @@ class Sm90Family final : public FamilyModel {
       // The 64x128 one-CTA tiles: with 8-bit operands chosen only for a block-scaled D, without
       // clusters (above; the rule at the end chooses them), else measurable; for 16-bit ...
       const bool block_d_tile = t.block_m == 64 && t.block_n == 128 && t.blocks == 1;
+      // (and, measuring only, in clusters of two sharing B: s8 c2)
       if (block_d_tile && eight_bit && e.d_scale.active() &&
-          (t.cluster_m > 1 || t.cluster_n > 1 || (t.cluster_k == 1 && t.stages != 8)))
+          (t.cluster_n > 1 || (t.cluster_m > 1 && t.stages != 8) || (t.cluster_k == 1 && t.cluster_m == 1 && t.stages != 8)))
         continue;
       // ... and for 16-bit operands and D (an f32 D not measured), with seven stages, from 256 rows
       // up and at most a wave of tiles
@@ -642,7 +660,7 @@ class Sm90Family final : public FamilyModel {
             probe.block_n = tile_n;
             probe.cluster_k = ck;
             probe.stages = kMaxStages;
-            const long fixed = smem_extra(probe, v, p.k);
+            const long fixed = smem_extra(probe, v, p.k, e.d_scale.active() && v.out_transposed);
             t.stages = int(std::min<long>(kMaxStages, (budget - fixed) / stage));
             if (t.stages < 3) continue;
             if (t.block_m * t.block_n / (t.block_m >= 128 ? 256 : 128) > 128) continue;  // accumulator budget
@@ -731,12 +749,36 @@ class Sm90Family final : public FamilyModel {
     // only where a tile has 16 K blocks or more to cut (the measured rows: K >= 2048); these
     // conditions leave a partial wave, so the twin is offered (had it no feasible twin, prefer_only
     // would keep the model's choice). Every other candidate is then kept for measuring.
-    if (e.d_scale.active() && eight_bit) {
+    // At M <= 16 (H100, 2026-12-05 session 7 call 2, two rounds alternated; fp8b is 64 x M swap
+    // tiles): D^T through a 128-row swap tile of the whole K (epilogue_block_scaled_t reduces
+    // each column's 128 rows over both warpgroups), up to a wave of them: 1x4096x4096 13.13 ->
+    // 9.60 us (fp8b 8.08), 1x4096x8192 18.80 -> 15.28 (13.74), 1x7168x2048 12.74 -> 8.50 (7.09),
+    // 16x4096x7168 17.49 -> 14.94 (12.65). Its K over 2 / 4 and stream-K twin lost to it on every
+    // row (1.09-1.50x slower); at M = 64 and 128 every swap form lost to the 64x128 rules below
+    // (64x2112x7168 17.6 against 14.1, 128x2112x7168 26.1 against 13.6).
+    bool swapped_d = false;
+    if (e.d_scale.active() && eight_bit && plain.rows <= 16) {
+      const KernelView sv16 = kernel_view(kp, true);
+      const double swap_tiles = double((sv16.rows + 127) / 128) * double(std::max<int64_t>(1, p.batch_count));
+      auto swap128 = [](const KernelConfig& c) {
+        return c.swap_ab && c.block_m == 128 && c.blocks_per_sm == 1 && c.cluster_k == 1 && !c.stream_k && c.variant == 0;
+      };
+      swapped_d = swap_tiles <= double(sms) && std::any_of(out.begin(), out.end(), [&](const Candidate& c) {
+                    return c.feasible && swap128(c.config);
+                  });
+      if (swapped_d)
+        prefer_only("a block-scaled FP8 D at M <= 16, up to a wave of 128-row swap tiles: D^T through the 128-row "
+                    "swap tile, the whole K (H100, 2026-12-05 session 7)",
+                    swap128);
+    }
+    if (e.d_scale.active() && eight_bit && !swapped_d) {
       const long tiles64 = tile_count(64, 128);  // batches included
       const bool long_k = p.k >= 16 * 128;  // 8-bit: 128 elements per K block
       auto twin = [](const KernelConfig& c) { return one_cta_64x128(c) && c.stream_k && c.cluster_k == 1; };
       auto plain_k = [](int ck) {
-        return [ck](const KernelConfig& c) { return one_cta_64x128(c) && !c.stream_k && c.cluster_k == ck; };
+        return [ck](const KernelConfig& c) {
+          return one_cta_64x128(c) && !c.stream_k && c.cluster_k == ck && c.cluster_m == 1 && c.cluster_n == 1;
+        };
       };
       if (plain.rows <= 64) {
         const int want_ck = 2 * tiles64 < sms ? 2 : 1;
@@ -792,7 +834,12 @@ class Sm90Family final : public FamilyModel {
     const double tiles64x128 = tiles_of(64, 128);
     const double b_bytes = double(plain.cols) * double(p.k) * double(dtype_size(p.b_type));  // the view's B
     const bool c2_16 = sixteen && plain.rows >= 128 && tiles64x128 <= double(sms);
-    const bool c2_8 = eight_bit && !e.d_scale.active() && plain.rows > 64 && plain.rows <= 128;
+    // (A block-scaled D too, where its own rules above leave the choice: more than half a wave of
+    // 64x128 tiles; H100, 2026-12-05 session 7 call 3, 2 rounds: 128x7168x16384 fp8q 48.73 ->
+    // 45.83 us against the model's 128x128 ck2 (fp8b 45.77), 128x24576x1536 19.53 -> 19.05 against
+    // 128x128 (fp8b 19.16; 64x128 s8 18.94); at 64 tiles K over two stays, 128x4096x7168 17.45
+    // against c2's 17.80.)
+    const bool c2_8 = eight_bit && plain.rows > 64 && plain.rows <= 128;
     if ((c2_16 || c2_8) && !p.grouping.grouped() && plain.cols >= 128 && 2 * tiles64x128 > double(sms) && hw.l2_bytes > 0 &&
         b_bytes > 0.5 * double(hw.l2_bytes)) {
       prefer_only("B larger than half the L2 over half to one wave of 64x128 tiles: 64x128 in clusters of two "

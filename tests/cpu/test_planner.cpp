@@ -775,11 +775,49 @@ BOOST_AUTO_TEST_CASE(sm90_stream_k_is_measurable_not_chosen) {
     BOOST_TEST(!(cand.config.stream_k && cand.config.block_n == 128 && cand.config.block_m == 128), cand.config.name());
 }
 
+// A block-scaled FP8 D at M <= 16 up to a wave of 128-row swap tiles goes through the swapped view
+// (D^T, epilogue_block_scaled_t): the 128-row swap tile of the whole K, by a measured rule (H100,
+// 2026-12-05 session 7 call 2); no other swapped candidate is chosen for a block-scaled D (the
+// model chose 128x128 swapped at 128x24576x1536, measured 2.1x slower).
+BOOST_AUTO_TEST_CASE(sm90_block_scaled_d_at_decode_m_takes_the_128_row_swap_tile) {
+  const HardwareDesc hw = arch("h200");
+  PlanRequest r;
+  r.use_cache = false;
+  struct Row {
+    int64_t m, n, k;
+    const char* chosen;  // nullptr: not swapped
+  };
+  for (const Row& row : {Row{1, 4096, 4096, "sm90_128x8x128_s12_t384_swap_p"}, Row{1, 4096, 8192, "sm90_128x8x128_s12_t384_swap_p"},
+                         Row{1, 7168, 2048, "sm90_128x8x128_s12_t384_swap_p"}, Row{16, 4096, 7168, "sm90_128x16x128_s12_t384_swap_p"},
+                         Row{13, 2112, 7168, "sm90_128x16x128_s12_t384_swap_p"}, Row{17, 4096, 7168, nullptr},
+                         Row{64, 2112, 7168, nullptr}, Row{128, 24576, 1536, nullptr}, Row{1, 28672, 8192, nullptr}}) {
+    GemmProblem p = problem(DType::F8E4M3, Op::N, Op::T, Order::RowMajor, row.m, row.n, row.k);
+    p.d_type = p.c_type = DType::F8E4M3;
+    p.compute_type = DType::F32;
+    p.a_scale.mode = ScaleMode::Vec128;
+    p.a_scale.layout = ScaleLayout::MnMajor;
+    p.a_scale.ld = (row.m + 3) / 4 * 4;
+    p.b_scale.mode = ScaleMode::Blk128x128;
+    p.b_scale.layout = ScaleLayout::KMajor;
+    p.b_scale.ld = (row.k + 127) / 128;
+    p.resolve_and_validate();
+    Epilogue block_d;
+    block_d.d_scale.mode = ScaleMode::Vec128;
+    block_d.d_scale.ld = row.m;
+    const PlanDecision plan = choose_kernel(p, block_d, hw, r);
+    const std::string name = plan.chosen.config.name();
+    if (row.chosen) BOOST_TEST(name == row.chosen, row.m << "x" << row.n << "x" << row.k << " chose " << name);
+    else BOOST_TEST(!plan.chosen.config.swap_ab, row.m << "x" << row.n << "x" << row.k << " chose " << name);
+  }
+}
+
 // A block-scaled FP8 D at small M (DeepSeek's next-layer input at decode) is written from the
-// unswapped view: the 64-row one-CTA tiles are offered there (and never for other problems) and
+// unswapped view above 16 rows: the 64-row one-CTA tiles are offered there (and never for other problems) and
 // chosen by measured rules: at M <= 64 the K split over 2 below half a wave of them, else the
 // whole K (H200, 2026-12-04 call 6); at 65-128 rows the stream-K twin where K over two would
-// leave a quarter of the SMs idle, K over two up to half a wave, the model's choice beyond; from
+// leave a quarter of the SMs idle, K over two up to half a wave, beyond it in clusters of two sharing
+// B where B is larger than half the L2 (as without a block-scaled D; H100, session 7), else the
+// model's choice; from
 // 129 rows up to a wave, the twin up to half a wave, else the whole K (H100, 2026-12-05 session 6).
 BOOST_AUTO_TEST_CASE(sm90_block_scaled_d_at_small_m_takes_a_64_row_tile) {
   const HardwareDesc hw = arch("h200");
@@ -790,14 +828,16 @@ BOOST_AUTO_TEST_CASE(sm90_block_scaled_d_at_small_m_takes_a_64_row_tile) {
     const char* chosen;  // nullptr: not a 64-row tile
   };
   for (const Row& row : {Row{64, 7168, 16384, "sm90_64x128x128_s7_t256_ck2_p"}, Row{64, 4096, 7168, "sm90_64x128x128_s7_t256_ck2_p"},
-                         Row{64, 24576, 1536, "sm90_64x128x128_s8_t256_p"}, Row{1, 4096, 4096, "sm90_64x128x128_s7_t256_ck2_p"},
+                         Row{64, 24576, 1536, "sm90_64x128x128_s8_t256_p"}, Row{17, 4096, 7168, "sm90_64x128x128_s7_t256_ck2_p"},
+                         Row{1, 28672, 8192, "sm90_64x128x128_s8_t256_p"},  // 224 swap tiles: past a wave
                          Row{128, 2112, 7168, "sm90_64x128x128_s7_t256_p_streamk"},
                          Row{96, 2112, 7168, "sm90_64x128x128_s7_t256_p_streamk"},
                          Row{128, 4096, 7168, "sm90_64x128x128_s7_t256_ck2_p"},
                          Row{128, 2112, 1024, "sm90_64x128x128_s7_t256_ck2_p"},  // 8 K blocks: no twin
                          Row{256, 1024, 4096, "sm90_64x128x128_s7_t256_p_streamk"},
                          Row{1024, 1024, 4096, "sm90_64x128x128_s8_t256_p"}, Row{512, 2048, 4096, "sm90_64x128x128_s8_t256_p"},
-                         Row{1024, 2048, 4096, nullptr}, Row{128, 7168, 16384, nullptr}, Row{128, 24576, 1536, nullptr}}) {
+                         Row{1024, 2048, 4096, nullptr}, Row{128, 7168, 16384, "sm90_64x128x128_s8_t256_c2_p"},
+                         Row{128, 24576, 1536, "sm90_64x128x128_s8_t256_c2_p"}}) {
     GemmProblem p = problem(DType::F8E4M3, Op::N, Op::T, Order::RowMajor, row.m, row.n, row.k);
     p.d_type = p.c_type = DType::F8E4M3;
     p.compute_type = DType::F32;

@@ -384,7 +384,27 @@ BOOST_AUTO_TEST_CASE(sm90_8bit_and_block_scaled_variants_compile) {
         jobs.push_back({p, q, c.config});
         ++n64;
       }
-    BOOST_TEST(n64 == 3);  // s7 with K over two, s8, and the s7's stream-K twin
+    BOOST_TEST(n64 == 5);  // s7 with K over two and four, s8 alone and in clusters of two, the s7's stream-K twin
+  }
+  // The block-scaled D of a swapped view (epilogue_block_scaled_t) at M = 1 and 16: every 128-row
+  // swap tile the planner offers (whole K, K split, stream-K), with a column bias and GELU.
+  {
+    Epilogue q;
+    q.d_scale.mode = ScaleMode::Vec128;
+    q.bias_mode = VectorMode::PerColumn;
+    q.bias_type = DType::BF16;
+    q.activation = Activation::GeluTanh;
+    int swapped = 0;
+    for (int64_t m : {1, 16}) {
+      q.d_scale.ld = m;
+      const GemmProblem p = deepseek(fp8(m, 4096, 7168, DType::F8E4M3, DType::F8E4M3, DType::F8E4M3));
+      for (const Candidate& c : sm90_family_model().enumerate(p, q, hw))
+        if (c.feasible && c.config.swap_ab && c.config.blocks_per_sm == 1) {
+          jobs.push_back({p, q, c.config});
+          ++swapped;
+        }
+    }
+    BOOST_TEST(swapped >= 8);
   }
   // The skinny swap-AB tiles' stream-K twins at small M (measuring only): block-scaled inputs
   // (promoted, one and two CTAs per SM) and i8 with exact i32 sums.

@@ -603,8 +603,10 @@ std::vector<Case> cases() {
   // The 64-row one-CTA tiles a block-scaled D is offered at small M (measuring only), by name:
   // DeepSeek's block-scaled inputs, M = 64 and 65 (a second, one-row tile), N not a multiple of
   // 128 (the staged boxes clipped at N; 1000: unstaged, D's rows not 16-byte aligned).
-  for (const char* name : {"sm90_64x128x128_s8_t256_p", "sm90_64x128x128_s7_t256_ck2_p"})
-    for (auto [m, n] : {std::pair{64, 640}, std::pair{65, 1000}, std::pair{64, 2112}}) {
+  // Also K over four and clusters of two sharing B (measuring only, 2026-12-05 session 7).
+  for (const char* name : {"sm90_64x128x128_s8_t256_p", "sm90_64x128x128_s7_t256_ck2_p", "sm90_64x128x128_s7_t256_ck4_p",
+                           "sm90_64x128x128_s8_t256_c2_p"})
+    for (auto [m, n] : {std::pair{64, 640}, std::pair{65, 1000}, std::pair{64, 2112}, std::pair{128, 2112}}) {
       Case f{m, n, 2048, e4, e4, e4, vec128_mn(m), blk128_k(), DGEMM_VECTOR_NONE, false, DGEMM_VECTOR_NONE,
              DGEMM_ACT_NONE, name, "fp8-out-blocks-64"};
       f.sd = {DGEMM_SCALE_VEC128, DGEMM_SCALE_MN_MAJOR, 0, DGEMM_SCALE_TYPE_F32};
@@ -687,6 +689,40 @@ std::vector<Case> cases() {
       c.amax = true;
       out.push_back(c);
     }
+  // The block-scaled FP8 D of swap-AB tiles (epilogue_block_scaled_t: D's 1 x 128 blocks are 128
+  // rows of a tile column, reduced over both consumer warpgroups), by name: whole K, K over a
+  // cluster, stream-K; M = 1, 7, 13, 40, 64 (the activations' box short of the tile: stale
+  // columns must reach no scale and no amax); N a multiple of 128 and not (1000: the last block
+  // of each D row partial, its tile's rows past N unstored); a column bias (a row bias of the
+  // swapped view) with GELU and the amax of D on some, UE8M0 scales on others.
+  {
+    struct Swapped {
+      const char* name;
+      int64_t m, n;
+      bool epi;
+      bool ue8m0;
+    };
+    for (const Swapped& t : {Swapped{"sm90_128x8x128_s12_t384_swap_p", 1, 640, true, false},
+                             Swapped{"sm90_128x8x128_s12_t384_swap_p", 7, 1000, false, true},
+                             Swapped{"sm90_128x8x128_s12_t384_ck2_swap_p", 1, 1000, true, false},
+                             Swapped{"sm90_128x8x128_s12_t384_ck4_swap_p", 7, 640, false, false},
+                             Swapped{"sm90_128x8x128_s12_t384_swap_p_streamk", 1, 1000, true, true},
+                             Swapped{"sm90_128x16x128_s12_t384_swap_p", 13, 1000, true, false},
+                             Swapped{"sm90_128x16x128_s11_t384_ck2_swap_p", 13, 640, false, true},
+                             Swapped{"sm90_128x16x128_s12_t384_swap_p_streamk", 13, 1000, false, false},
+                             Swapped{"sm90_128x64x128_s9_t384_swap_p", 64, 2112, true, false},
+                             Swapped{"sm90_128x64x128_s9_t384_swap_p", 40, 1000, false, true},
+                             Swapped{"sm90_128x64x128_s7_t384_ck2_swap_p", 64, 1000, true, false},
+                             Swapped{"sm90_128x64x128_s7_t384_ck4_swap_p", 40, 2112, false, false},
+                             Swapped{"sm90_128x64x128_s9_t384_swap_p_streamk", 64, 1000, true, true}}) {
+      Case c{t.m, t.n, 2048, e4, e4, e4, vec128_mn(t.m), blk128_k(), DGEMM_VECTOR_NONE, false,
+             t.epi ? DGEMM_VECTOR_PER_COLUMN : DGEMM_VECTOR_NONE, t.epi ? DGEMM_ACT_GELU_TANH : DGEMM_ACT_NONE, t.name,
+             "swap-out-blocks"};
+      c.sd = {DGEMM_SCALE_VEC128, DGEMM_SCALE_MN_MAJOR, 0, t.ue8m0 ? DGEMM_SCALE_TYPE_UE8M0 : DGEMM_SCALE_TYPE_F32};
+      c.amax = t.epi;
+      out.push_back(c);
+    }
+  }
   // Every feasible sm90 configuration of two block-scaled problems, by name.
   const HardwareDesc hw = apply_arch_file(HardwareDesc{}, "h200");
   for (auto [m, n, k] : {std::tuple{9, 700, 2048}, std::tuple{200, 300, 3072}}) {

@@ -135,7 +135,7 @@ namespace {
 // Shared memory of the kernel with `store_chunks` staging boxes per consumer warpgroup (the
 // layout of dg::sm90::Gemm: ring, per-stage scales, split-K parking, staging, barriers, tile
 // scales, alignment slack).
-int smem_bytes(const KernelConfig& c, const GemmProblem& p, int store_chunks) {
+int smem_bytes(const KernelConfig& c, const GemmProblem& p, int store_chunks, bool col_amax) {
   const KernelView v = kernel_view(canonical_operands(p), c.swap_ab);
   const int sa = sm90_mainloop_scale(v.a_scale), sb = sm90_mainloop_scale(v.b_scale);
   const int sa_size = int(scale_type_size(v.a_scale.type)), sb_size = int(scale_type_size(v.b_scale.type));
@@ -144,6 +144,8 @@ int smem_bytes(const KernelConfig& c, const GemmProblem& p, int store_chunks) {
   const int reduce = c.cluster_k > 1 ? c.block_m * c.block_n * 4 : 0;
   int bytes = c.stages * stage + reduce;
   if (store_chunks > 0) bytes = (bytes + 1023) / 1024 * 1024 + (c.block_m >= 128 ? 2 : 1) * store_chunks * 64 * 128;
+  // A transposed block-scaled D: every consumer warp's column maxima (kColAmaxBytes).
+  if (col_amax) bytes += (c.block_m >= 128 ? 8 : 4) * c.block_n * 4;
   const int barriers = ((2 * c.stages + 2) * 8 + 15) / 16 * 16;
   const int block_k = dtype_size(v.a_type) == 1 ? 128 : 64;
   const int kb = int((p.k + block_k - 1) / block_k), blk_row = (kb + 3) / 4 * 4 * 4;
@@ -183,12 +185,13 @@ int sm90_store_chunks(const KernelConfig& c, const GemmProblem& problem, const E
   // (ptxas). An exact i32 D holds no converted values and takes as many as fit (128x128 i8: 2).
   const int most = c.variant == 1 && sixteen ? 1 : c.block_n / box_cols;
   for (int chunks = most; chunks > 0; --chunks)
-    if ((c.block_n / box_cols) % chunks == 0 && smem_bytes(c, p, chunks) <= limit) return chunks;
+    if ((c.block_n / box_cols) % chunks == 0 && smem_bytes(c, p, chunks, false) <= limit) return chunks;
   return 0;
 }
 
 int sm90_smem_bytes(const KernelConfig& c, const GemmProblem& p, const Epilogue* e) {
-  return smem_bytes(c, p, sm90_store_chunks(c, p, e));
+  const bool col_amax = e && e->d_scale.active() && kernel_view(canonical_operands(p), c.swap_ab).out_transposed;
+  return smem_bytes(c, p, sm90_store_chunks(c, p, e), col_amax);
 }
 
 jit::CompileRequest sm90_compile_request(const GemmProblem& problem, const Epilogue& e, const KernelConfig& c,
@@ -306,8 +309,15 @@ class Sm90Executable final : public Executable {
              : view_.a_type == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     d_scale_ = e.d_scale;
     amax_ = e.amax_d;
-    if (d_scale_.active() && (view_.out_transposed || view_.swap_operands || c.block_n % 128 != 0))
-      fail(Status::InternalError, "sm90: ", c.name(), " cannot write a block-scaled D (transposed, swapped, or BLOCK_N not a multiple of 128)");
+    // A block-scaled D: X = D with tiles of whole 128-column blocks (epilogue_block_scaled), or
+    // X = D^T stored transposed (swap-AB of a row-major D) with 128-row cooperative tiles
+    // (epilogue_block_scaled_t); the planner's out_scale_problem asks the same.
+    const bool block_d_rows = !view_.out_transposed && !view_.swap_operands && c.block_n % 128 == 0;
+    const bool block_d_cols = view_.out_transposed && view_.swap_operands && c.block_m == 128 && c.variant == 0 &&
+                              !p.grouping.grouped();
+    if (d_scale_.active() && !block_d_rows && !block_d_cols)
+      fail(Status::InternalError, "sm90: ", c.name(), " cannot write a block-scaled D (BLOCK_N not a multiple of 128 ",
+           "unswapped; swapped, 128-row cooperative tiles of a row-major D only)");
     sa_mode_ = sm90_mainloop_scale(view_.a_scale);
     sb_mode_ = sm90_mainloop_scale(view_.b_scale);
     // Grouped problems take block scales per group (GroupArgs' strides); strided batches do not.

@@ -189,8 +189,13 @@ struct Gemm {
   // 64 rows x 64 columns of a 16-bit X, 128B-swizzled (1024-aligned), stored by TMA.
   static constexpr u32 kStoreBox = 64 * 128;
   static constexpr u32 kStoreOffset = (kReduceOffset + kReduceBytes + 1023) / 1024 * 1024;
-  static constexpr u32 kBarrierOffset =
+  // A block-scaled D of a transposed view (epilogue_block_scaled_t): each consumer warp's maximum
+  // of every tile column, [warp][column] floats.
+  static constexpr bool kColAmax = EpilogueOp<Epi>::kOutBlock != 0 && EpilogueOp<Epi>::kTrans;
+  static constexpr u32 kColAmaxOffset =
       kStoreChunks > 0 ? kStoreOffset + kMathWGs * kStoreChunks * kStoreBox : kReduceOffset + kReduceBytes;
+  static constexpr u32 kColAmaxBytes = kColAmax ? u32(kConsumers / 32) * kBlockN * 4 : 0;
+  static constexpr u32 kBarrierOffset = kColAmaxOffset + kColAmaxBytes;
   static constexpr u32 kNumBarriers = 2 * kStages + 2;
   // After the barriers (16-byte aligned): the tile's K row of kScaleBlk128 scales, sized by the
   // launcher at run time (num_k_blocks floats per blocked operand, each rounded up to 4).
@@ -725,6 +730,8 @@ struct Gemm {
                                base + kStoreOffset + math_wg * kStoreChunks * kStoreBox);
           else
             epilogue_exact(args, w, wg_part, warp_in_wg, lane, acc);
+        } else if constexpr (kColAmax) {
+          epilogue_block_scaled_t(args, w, math_wg, warp_in_wg, lane, acc, generic(base + kColAmaxOffset));
         } else if constexpr (EpilogueOp<Epi>::kOutBlock != 0) {
           const u32 buf = base + kStoreOffset + math_wg * kStoreChunks * kStoreBox;
           if constexpr (kStoreChunks > 0) {
@@ -1157,6 +1164,89 @@ struct Gemm {
         }
       if (staged && cc == kSlots - 1) staging_flush(args, w, math_wg * kWGRows, issuer, bar_id, buf, blk + 1 - kSlots);
     }
+    epi.flush_amax();
+  }
+
+  // The block-scaled FP8 D of a transposed view (kTrans: X = D^T, swap-AB at small M): a 1 x 128
+  // block of D's row is 128 rows of one X column. The tiles are 128 rows (two consumer
+  // warpgroups, one m64 atom each) starting on a multiple of 128 (the planner asks both), so
+  // every tile column holds one whole block: its amax is the max over the thread's two rows
+  // (r, r + 8), the warp's eight row groups (three shuffles), and the eight consumer warps
+  // through shared memory (`amax_buf`, [warp][column]; two barriers of the consumers, the second
+  // so that the next tile's epilogue cannot overwrite it early). Then each column's scale, its
+  // values times the scale's inverse (as epilogue_block_scaled), stored one byte each at
+  // D[col * ldd + row]: a swapped D has few rows (M), so its stores are a small part of the tile.
+  __device__ static void epilogue_block_scaled_t(const GemmArgs& args, const Work& w, int math_wg, int warp_in_wg,
+                                                 int lane, Acc (&acc)[kMAtoms][kAcc], float* amax_buf) {
+    using Op = EpilogueOp<Epi>;
+    using DType = typename Op::DType;
+    static_assert(kBlockM == 128 && kMAtoms == 1 && !kPingPong && Op::kTrans && sizeof(DType) == 1 &&
+                      kGrouped == kGroupNone,
+                  "transposed block-scaled D: 128-row tiles of two warpgroups, FP8, not grouped");
+    constexpr int kBarAmax = 7;  // 0: __syncthreads, 1: load_blk_scales, 2-3: staging, 4: skew, 5-6: ping-pong
+    const long long m = w.row_end, n = args.p.n;
+    const long long row_base = w.row0 + math_wg * 64 + warp_in_wg * 16 + lane / 4;
+    const long long col_base = (long long)w.n_block * kBlockN + (lane % 4) * 2;
+    const int warp = math_wg * 4 + warp_in_wg;
+    Op epi;
+    epi.init(args.p, w.batch);
+    float rb[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) rb[h] = row_base + h * 8 < m ? epi.row_bias(row_base + h * 8) : 0.0f;
+    // z replaces the accumulator it came from; the warp's maximum of each column to amax_buf.
+#pragma unroll
+    for (int jj = 0; jj < kAcc / 4; ++jj)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const long long col = col_base + jj * 8 + e;
+        const float cb = col < n ? epi.col_bias(col) : 0.0f;
+        float part = 0.0f;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const long long row = row_base + h * 8;
+          const bool in = row < m && col < n;
+          Acc& a = acc[0][jj * 4 + h * 2 + e];
+          const float z = in ? epi.value(row, col, float(a), rb[h], cb) : 0.0f;
+          a = Acc(z);
+          if (in) part = max_nan(part, fabsf(z));
+        }
+        // Every lane takes part (rows and columns past D's end contribute 0).
+        part = max_nan(part, __shfl_xor_sync(0xffffffffu, part, 4));
+        part = max_nan(part, __shfl_xor_sync(0xffffffffu, part, 8));
+        part = max_nan(part, __shfl_xor_sync(0xffffffffu, part, 16));
+        if (lane < 4) amax_buf[warp * kBlockN + jj * 8 + lane * 2 + e] = part;
+      }
+    named_barrier_sync(kBarAmax, kConsumers);
+    const long long cb_index = w.row0 / 128;  // the block of D's columns (X's rows) this tile is
+#pragma unroll
+    for (int jj = 0; jj < kAcc / 4; ++jj)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int c = jj * 8 + (lane % 4) * 2 + e;
+        float amax = amax_buf[c];
+#pragma unroll
+        for (int v = 1; v < kConsumers / 32; ++v) amax = max_nan(amax, amax_buf[v * kBlockN + c]);
+        unsigned char bits;
+        const float sc = Op::out_block_scale(amax, &bits);
+        const long long col = col_base + jj * 8 + e;  // D's row
+        if (col < n) {
+          if (warp == 0 && lane < 4) {
+            const long long at = w.batch * args.ds_batch + col * args.ds_row + cb_index * args.ds_col;
+            if constexpr (Op::kOutBlock == 1) static_cast<float*>(args.d_scale)[at] = sc;
+            else static_cast<unsigned char*>(args.d_scale)[at] = bits;
+          }
+          const float r = Op::kOutBlock == 1 ? __frcp_rn(sc)
+                          : bits == 0xFFu    ? __int_as_float(0x7fc00000)
+                                             : ldexpf(1.0f, 127 - int(bits));
+          // The thread's two rows (r, r + 8) of the column at once; each byte to its own row.
+          const unsigned short two =
+              cvt_fp8x2<DType>(float(acc[0][jj * 4 + e]) * r, float(acc[0][jj * 4 + 2 + e]) * r);
+          unsigned char* dcol = reinterpret_cast<unsigned char*>(epi.d) + col * epi.ldd;
+          if (row_base < m) dcol[row_base] = (unsigned char)(two & 0xFFu);
+          if (row_base + 8 < m) dcol[row_base + 8] = (unsigned char)(two >> 8);
+        }
+      }
+    named_barrier_sync(kBarAmax, kConsumers);
     epi.flush_amax();
   }
 
