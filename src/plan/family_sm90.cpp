@@ -156,8 +156,13 @@ int exact_width(DType a_type, int64_t cols) {
 // (src/backend/cuda/sm90_gemm.cpp, sm90_smem_bytes, is the exact count).
 long smem_extra(const KernelConfig& c, const KernelView& v, int64_t k, bool col_amax) {
   long extra = (c.cluster_k > 1 ? long(c.block_m) * c.block_n * 4 : 0L) + long(2 * c.stages + 2) * 8 + 1024;
-  // A transposed block-scaled D: every consumer warp's column maxima.
-  if (col_amax) extra += (c.block_m >= 128 ? 8L : 4L) * c.block_n * 4;
+  // A transposed block-scaled D: every consumer warp's column maxima (64-row tiles in pairs: and
+  // two slots of the peer's, with two barriers).
+  if (col_amax) {
+    const bool single = c.block_m == 64 && c.cluster_m == 1 && c.cluster_n == 1 && c.cluster_k == 1;  // through the workspace
+    extra += ((c.block_m >= 128 ? 8L : 4L) + (c.cluster_m == 2 ? 2L : 0L) + (single ? 1L : 0L)) * c.block_n * 4 +
+             (c.cluster_m == 2 ? 16L : 0L);
+  }
   const long sa = long(scale_type_size(v.a_scale.type)), sb = long(scale_type_size(v.b_scale.type));
   if (v.a_scale.mode == ScaleMode::Vec128) extra += long(c.stages) * ((c.block_m * sa + 127) / 128 * 128);
   if (v.b_scale.mode == ScaleMode::Vec128) extra += long(c.stages) * ((c.block_n * sb + 127) / 128 * 128);
@@ -238,9 +243,12 @@ bool pipelines_promotion(int block_m, int block_n, int blocks_per_sm) {
 // (epilogue_block_scaled_t): 128-row tiles of two cooperative warpgroups.
 std::string out_scale_problem(const KernelConfig& c, const KernelView& v) {
   if (v.swap_operands && v.out_transposed) {
-    if (c.block_m != 128 || c.variant != 0)
-      return "a swapped block-scaled D needs 128-row cooperative tiles (BLOCK_M " + std::to_string(c.block_m) +
-             (c.variant != 0 ? ", ping-pong)" : ")");
+    const bool whole = c.block_m == 128 && c.cluster_m == 1 && c.variant == 0;
+    // 64-row tiles in pairs: a cluster of two along M, or one CTA each exchanging through the
+    // workspace (no K split, no stream-K, one CTA per SM).
+    const bool pair = c.block_m == 64 && c.cluster_n == 1 && c.cluster_k == 1 && c.blocks_per_sm == 1 && !c.stream_k;
+    if (!whole && !pair)
+      return "a swapped block-scaled D needs 128-row cooperative tiles or 64-row tiles in pairs along M (" + c.name() + ")";
     return "";
   }
   if (v.swap_operands || v.out_transposed)
@@ -669,6 +677,16 @@ class Sm90Family final : public FamilyModel {
             // (runs U, X: correct, GPU sweep by name) b3 ck2 won only at x28672x8192 (114 against
             // 122 us) and lost 4-33 % at x14336x4096, x16384x16384 and x8192x8192.
             add(t, swap, exact || ck > kMaxChosenClusterK || blocks > 2);
+            // A block-scaled D swapped: the 64-row tile in pairs along M (each pair one 128-row
+            // block of D's columns; epilogue_block_scaled_t, kPairAmax), measuring only.
+            if (swap && e.d_scale.active() && bm == 64 && blocks == 1 && ck == 1 && !exact) {
+              Sm90Tile pt = t;
+              pt.cluster_m = 2;
+              KernelConfig pprobe = probe;
+              pprobe.cluster_m = 2;
+              pt.stages = int(std::min<long>(kMaxStages, (budget - smem_extra(pprobe, v, p.k, true)) / stage));
+              if (pt.stages >= 3) add(pt, swap, true);
+            }
             if (exact) continue;
             // The stream-K twin (one or two CTAs per SM, no cluster) where the tiles leave a partial
             // last wave of resident CTAs: every CTA streams weights to the end (112 tiles of 64x64
@@ -749,27 +767,28 @@ class Sm90Family final : public FamilyModel {
     // only where a tile has 16 K blocks or more to cut (the measured rows: K >= 2048); these
     // conditions leave a partial wave, so the twin is offered (had it no feasible twin, prefer_only
     // would keep the model's choice). Every other candidate is then kept for measuring.
-    // At M <= 16 (H100, 2026-12-05 session 7 call 2, two rounds alternated; fp8b is 64 x M swap
-    // tiles): D^T through a 128-row swap tile of the whole K (epilogue_block_scaled_t reduces
-    // each column's 128 rows over both warpgroups), up to a wave of them: 1x4096x4096 13.13 ->
-    // 9.60 us (fp8b 8.08), 1x4096x8192 18.80 -> 15.28 (13.74), 1x7168x2048 12.74 -> 8.50 (7.09),
-    // 16x4096x7168 17.49 -> 14.94 (12.65). Its K over 2 / 4 and stream-K twin lost to it on every
-    // row (1.09-1.50x slower); at M = 64 and 128 every swap form lost to the 64x128 rules below
-    // (64x2112x7168 17.6 against 14.1, 128x2112x7168 26.1 against 13.6).
+    // At M <= 32: D^T through 64-row swap tiles in pairs along M (each pair one 128-row block of
+    // D's columns; epilogue_block_scaled_t sends each CTA's column maxima to its peer with st.async
+    // into distributed shared memory, and such a cluster needs no barrier at its end), by a measured
+    // rule (H100, 2026-12-05 session 7 calls 2-8, forced, separate processes alternated; us, fp8b's
+    // 64 x M swap tile of the same call in brackets): 1x4096x4096 13.13 -> 8.79 (7.95), 1x4096x8192
+    // 18.80 -> 14.25 (13.39), 1x7168x2048 12.74 -> 7.84 (7.01), 1x28672x8192 84.81 -> 80.77 (80.34),
+    // 16x2112x7168 14.22 -> 12.57 (8.82), 16x4096x7168 17.49 -> 13.31 (12.33), 32x4096x7168 17.55
+    // -> 14.47 (12.98). The 128-row swap tile of the whole K (no exchange, half the CTAs) ran 9.60
+    // at 1x4096x4096, the pair through the workspace instead of a cluster 9.95; K splits and
+    // stream-K twins of the 128-row tile lost; at M = 64 every swap form lost to the 64x128 rules
+    // below (64x2112x7168: the pair 18.06 against 14.10).
     bool swapped_d = false;
-    if (e.d_scale.active() && eight_bit && plain.rows <= 16) {
-      const KernelView sv16 = kernel_view(kp, true);
-      const double swap_tiles = double((sv16.rows + 127) / 128) * double(std::max<int64_t>(1, p.batch_count));
-      auto swap128 = [](const KernelConfig& c) {
-        return c.swap_ab && c.block_m == 128 && c.blocks_per_sm == 1 && c.cluster_k == 1 && !c.stream_k && c.variant == 0;
+    if (e.d_scale.active() && eight_bit && plain.rows <= 32) {
+      auto pair64 = [](const KernelConfig& c) {
+        return c.swap_ab && c.block_m == 64 && c.cluster_m == 2 && c.blocks_per_sm == 1 && c.cluster_k == 1 &&
+               !c.stream_k && c.variant == 0;
       };
-      swapped_d = swap_tiles <= double(sms) && std::any_of(out.begin(), out.end(), [&](const Candidate& c) {
-                    return c.feasible && swap128(c.config);
-                  });
+      swapped_d = std::any_of(out.begin(), out.end(), [&](const Candidate& c) { return c.feasible && pair64(c.config); });
       if (swapped_d)
-        prefer_only("a block-scaled FP8 D at M <= 16, up to a wave of 128-row swap tiles: D^T through the 128-row "
-                    "swap tile, the whole K (H100, 2026-12-05 session 7)",
-                    swap128);
+        prefer_only("a block-scaled FP8 D at M <= 32: D^T through 64-row swap tiles in pairs along M, the whole K "
+                    "(H100, 2026-12-05 session 7)",
+                    pair64);
     }
     if (e.d_scale.active() && eight_bit && !swapped_d) {
       const long tiles64 = tile_count(64, 128);  // batches included

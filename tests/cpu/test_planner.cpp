@@ -775,11 +775,11 @@ BOOST_AUTO_TEST_CASE(sm90_stream_k_is_measurable_not_chosen) {
     BOOST_TEST(!(cand.config.stream_k && cand.config.block_n == 128 && cand.config.block_m == 128), cand.config.name());
 }
 
-// A block-scaled FP8 D at M <= 16 up to a wave of 128-row swap tiles goes through the swapped view
-// (D^T, epilogue_block_scaled_t): the 128-row swap tile of the whole K, by a measured rule (H100,
-// 2026-12-05 session 7 call 2); no other swapped candidate is chosen for a block-scaled D (the
-// model chose 128x128 swapped at 128x24576x1536, measured 2.1x slower).
-BOOST_AUTO_TEST_CASE(sm90_block_scaled_d_at_decode_m_takes_the_128_row_swap_tile) {
+// A block-scaled FP8 D at M <= 32 goes through the swapped view (D^T, epilogue_block_scaled_t): 64-row
+// swap tiles in pairs along M, whole K, by a measured rule (H100, 2026-12-05 session 7 calls 2 and
+// 4); no other swapped candidate is chosen for a block-scaled D (the model chose 128x128 swapped
+// at 128x24576x1536, measured 2.1x slower).
+BOOST_AUTO_TEST_CASE(sm90_block_scaled_d_at_decode_m_takes_paired_swap_tiles) {
   const HardwareDesc hw = arch("h200");
   PlanRequest r;
   r.use_cache = false;
@@ -787,10 +787,12 @@ BOOST_AUTO_TEST_CASE(sm90_block_scaled_d_at_decode_m_takes_the_128_row_swap_tile
     int64_t m, n, k;
     const char* chosen;  // nullptr: not swapped
   };
-  for (const Row& row : {Row{1, 4096, 4096, "sm90_128x8x128_s12_t384_swap_p"}, Row{1, 4096, 8192, "sm90_128x8x128_s12_t384_swap_p"},
-                         Row{1, 7168, 2048, "sm90_128x8x128_s12_t384_swap_p"}, Row{16, 4096, 7168, "sm90_128x16x128_s12_t384_swap_p"},
-                         Row{13, 2112, 7168, "sm90_128x16x128_s12_t384_swap_p"}, Row{17, 4096, 7168, nullptr},
-                         Row{64, 2112, 7168, nullptr}, Row{128, 24576, 1536, nullptr}, Row{1, 28672, 8192, nullptr}}) {
+  for (const Row& row : {Row{1, 4096, 4096, "sm90_64x8x128_s12_t256_c2_swap_p"}, Row{1, 4096, 8192, "sm90_64x8x128_s12_t256_c2_swap_p"},
+                         Row{1, 7168, 2048, "sm90_64x8x128_s12_t256_c2_swap_p"}, Row{1, 28672, 8192, "sm90_64x8x128_s12_t256_c2_swap_p"},
+                         Row{16, 4096, 7168, "sm90_64x16x128_s12_t256_c2_swap_p"},
+                         Row{13, 2112, 7168, "sm90_64x16x128_s12_t256_c2_swap_p"},
+                         Row{32, 4096, 7168, "sm90_64x32x128_s12_t256_c2_swap_p"}, Row{33, 4096, 7168, nullptr},
+                         Row{64, 2112, 7168, nullptr}, Row{128, 24576, 1536, nullptr}}) {
     GemmProblem p = problem(DType::F8E4M3, Op::N, Op::T, Order::RowMajor, row.m, row.n, row.k);
     p.d_type = p.c_type = DType::F8E4M3;
     p.compute_type = DType::F32;
@@ -812,7 +814,7 @@ BOOST_AUTO_TEST_CASE(sm90_block_scaled_d_at_decode_m_takes_the_128_row_swap_tile
 }
 
 // A block-scaled FP8 D at small M (DeepSeek's next-layer input at decode) is written from the
-// unswapped view above 16 rows: the 64-row one-CTA tiles are offered there (and never for other problems) and
+// unswapped view above 32 rows: the 64-row one-CTA tiles are offered there (and never for other problems) and
 // chosen by measured rules: at M <= 64 the K split over 2 below half a wave of them, else the
 // whole K (H200, 2026-12-04 call 6); at 65-128 rows the stream-K twin where K over two would
 // leave a quarter of the SMs idle, K over two up to half a wave, beyond it in clusters of two sharing
@@ -828,8 +830,7 @@ BOOST_AUTO_TEST_CASE(sm90_block_scaled_d_at_small_m_takes_a_64_row_tile) {
     const char* chosen;  // nullptr: not a 64-row tile
   };
   for (const Row& row : {Row{64, 7168, 16384, "sm90_64x128x128_s7_t256_ck2_p"}, Row{64, 4096, 7168, "sm90_64x128x128_s7_t256_ck2_p"},
-                         Row{64, 24576, 1536, "sm90_64x128x128_s8_t256_p"}, Row{17, 4096, 7168, "sm90_64x128x128_s7_t256_ck2_p"},
-                         Row{1, 28672, 8192, "sm90_64x128x128_s8_t256_p"},  // 224 swap tiles: past a wave
+                         Row{64, 24576, 1536, "sm90_64x128x128_s8_t256_p"}, Row{33, 4096, 7168, "sm90_64x128x128_s7_t256_ck2_p"},
                          Row{128, 2112, 7168, "sm90_64x128x128_s7_t256_p_streamk"},
                          Row{96, 2112, 7168, "sm90_64x128x128_s7_t256_p_streamk"},
                          Row{128, 4096, 7168, "sm90_64x128x128_s7_t256_ck2_p"},

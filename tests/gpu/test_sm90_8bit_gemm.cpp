@@ -690,7 +690,7 @@ std::vector<Case> cases() {
       out.push_back(c);
     }
   // The block-scaled FP8 D of swap-AB tiles (epilogue_block_scaled_t: D's 1 x 128 blocks are 128
-  // rows of a tile column, reduced over both consumer warpgroups), by name: whole K, K over a
+  // rows of a tile column, reduced over both consumer warpgroups, or over a pair of 64-row tiles), by name: whole K, K over a
   // cluster, stream-K; M = 1, 7, 13, 40, 64 (the activations' box short of the tile: stale
   // columns must reach no scale and no amax); N a multiple of 128 and not (1000: the last block
   // of each D row partial, its tile's rows past N unstored); a column bias (a row bias of the
@@ -714,7 +714,23 @@ std::vector<Case> cases() {
                              Swapped{"sm90_128x64x128_s9_t384_swap_p", 40, 1000, false, true},
                              Swapped{"sm90_128x64x128_s7_t384_ck2_swap_p", 64, 1000, true, false},
                              Swapped{"sm90_128x64x128_s7_t384_ck4_swap_p", 40, 2112, false, false},
-                             Swapped{"sm90_128x64x128_s9_t384_swap_p_streamk", 64, 1000, true, true}}) {
+                             Swapped{"sm90_128x64x128_s9_t384_swap_p_streamk", 64, 1000, true, true},
+                             // 64-row tiles in pairs along M (kPairAmax: each CTA's column maxima
+                             // to the other through distributed shared memory); N = 960 is 15
+                             // tiles, so the last pair's second CTA has no rows.
+                             Swapped{"sm90_64x8x128_s12_t256_c2_swap_p", 1, 960, true, false},
+                             Swapped{"sm90_64x8x128_s12_t256_c2_swap_p", 7, 1000, false, true},
+                             Swapped{"sm90_64x8x128_s12_t256_c2_swap_p", 1, 4096, false, false},
+                             Swapped{"sm90_64x16x128_s12_t256_c2_swap_p", 13, 1000, true, true},
+                             Swapped{"sm90_64x64x128_s12_t256_c2_swap_p", 40, 960, true, false},
+                             Swapped{"sm90_64x64x128_s12_t256_c2_swap_p", 64, 2112, false, true},
+                             // ... and one CTA each, pairing through the workspace (kPairGlobal).
+                             Swapped{"sm90_64x8x128_s12_t256_swap_p", 1, 960, true, false},
+                             Swapped{"sm90_64x8x128_s12_t256_swap_p", 7, 1000, false, true},
+                             Swapped{"sm90_64x8x128_s12_t256_swap_p", 1, 28672, false, false},
+                             Swapped{"sm90_64x16x128_s12_t256_swap_p", 13, 1000, true, true},
+                             Swapped{"sm90_64x64x128_s12_t256_swap_p", 40, 960, true, false},
+                             Swapped{"sm90_64x64x128_s12_t256_swap_p", 64, 2112, false, true}}) {
       Case c{t.m, t.n, 2048, e4, e4, e4, vec128_mn(t.m), blk128_k(), DGEMM_VECTOR_NONE, false,
              t.epi ? DGEMM_VECTOR_PER_COLUMN : DGEMM_VECTOR_NONE, t.epi ? DGEMM_ACT_GELU_TANH : DGEMM_ACT_NONE, t.name,
              "swap-out-blocks"};

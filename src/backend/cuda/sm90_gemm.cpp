@@ -144,9 +144,12 @@ int smem_bytes(const KernelConfig& c, const GemmProblem& p, int store_chunks, bo
   const int reduce = c.cluster_k > 1 ? c.block_m * c.block_n * 4 : 0;
   int bytes = c.stages * stage + reduce;
   if (store_chunks > 0) bytes = (bytes + 1023) / 1024 * 1024 + (c.block_m >= 128 ? 2 : 1) * store_chunks * 64 * 128;
-  // A transposed block-scaled D: every consumer warp's column maxima (kColAmaxBytes).
-  if (col_amax) bytes += (c.block_m >= 128 ? 8 : 4) * c.block_n * 4;
-  const int barriers = ((2 * c.stages + 2) * 8 + 15) / 16 * 16;
+  // A transposed block-scaled D: every consumer warp's column maxima (kColAmaxBytes), and for
+  // 64-row tiles in pairs two slots of the peer's and their two barriers (kPairAmax).
+  const bool pair = col_amax && c.cluster_m == 2;
+  const bool pair_global = col_amax && c.block_m == 64 && cluster_size(c) == 1;  // one more row: the combined maxima
+  if (col_amax) bytes += ((c.block_m >= 128 ? 8 : 4) + (pair ? 2 : 0) + (pair_global ? 1 : 0)) * c.block_n * 4;
+  const int barriers = ((2 * c.stages + 2 + (pair ? 2 : 0)) * 8 + 15) / 16 * 16;
   const int block_k = dtype_size(v.a_type) == 1 ? 128 : 64;
   const int kb = int((p.k + block_k - 1) / block_k), blk_row = (kb + 3) / 4 * 4 * 4;
   // KA's row, then KB's (two rows when a tile's columns straddle two 128-column scale blocks).
@@ -313,11 +316,16 @@ class Sm90Executable final : public Executable {
     // X = D^T stored transposed (swap-AB of a row-major D) with 128-row cooperative tiles
     // (epilogue_block_scaled_t); the planner's out_scale_problem asks the same.
     const bool block_d_rows = !view_.out_transposed && !view_.swap_operands && c.block_n % 128 == 0;
-    const bool block_d_cols = view_.out_transposed && view_.swap_operands && c.block_m == 128 && c.variant == 0 &&
-                              !p.grouping.grouped();
+    const bool block_d_cols = view_.out_transposed && view_.swap_operands && c.variant == 0 && !p.grouping.grouped() &&
+                              ((c.block_m == 128 && c.cluster_m == 1) ||
+                               (c.block_m == 64 && c.cluster_m == 2 && c.blocks_per_sm == 1 && !c.stream_k) ||
+                               (c.block_m == 64 && cluster_size(c) == 1 && c.blocks_per_sm == 1 && !c.stream_k));
     if (d_scale_.active() && !block_d_rows && !block_d_cols)
       fail(Status::InternalError, "sm90: ", c.name(), " cannot write a block-scaled D (BLOCK_N not a multiple of 128 ",
-           "unswapped; swapped, 128-row cooperative tiles of a row-major D only)");
+           "unswapped; swapped, 128-row cooperative tiles or 64-row tiles in pairs, of a row-major D only)");
+    pair_global_ = block_d_cols && c.block_m == 64 && cluster_size(c) == 1;
+    // Those pairs do not share B (the kernel's kShareB): each CTA loads it whole.
+    b_share_ = d_scale_.active() && block_d_cols ? 1 : std::max(1, c.cluster_m);
     sa_mode_ = sm90_mainloop_scale(view_.a_scale);
     sb_mode_ = sm90_mainloop_scale(view_.b_scale);
     // Grouped problems take block scales per group (GroupArgs' strides); strided batches do not.
@@ -377,6 +385,18 @@ class Sm90Executable final : public Executable {
       sk_seed_ = reinterpret_cast<std::uintptr_t>(this) ^
                  std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()) * 0x9e3779b97f4a7c15ull;
     }
+    if (pair_global_) {
+      // 64-row swap tiles pairing their column maxima through global memory (the kernel's
+      // kPairGlobal): per tile one flag and BLOCK_N floats, in stream-K's fields. Tokens as there.
+      const std::size_t tiles = std::size_t(tiles_.num_m_blocks) * std::size_t(tiles_.num_n_blocks) * std::size_t(tiles_.batch_count);
+      sk_flags_offset_ = workspace_;
+      workspace_ += (tiles * sizeof(unsigned long long) + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign;
+      sk_partials_offset_ = workspace_;
+      workspace_ += tiles * std::size_t(c.block_n) * 4;
+      workspace_ += kWorkspaceAlign;  // the caller's pointer is aligned up inside
+      sk_seed_ = reinterpret_cast<std::uintptr_t>(this) ^
+                 std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()) * 0x9e3779b97f4a7c15ull;
+    }
   }
 
   std::size_t workspace_size() const override { return workspace_; }
@@ -411,7 +431,7 @@ class Sm90Executable final : public Executable {
     encode(&args.tma_a, prm.a, view_.a_kmajor, base_.m, base_.lda, base_.stride_a,
            box_rows(view_.a_kmajor, config_.block_m, config_.cluster_n, base_.m));
     encode(&args.tma_b, prm.b, view_.b_kmajor, base_.n, base_.ldb, base_.stride_b,
-           box_rows(view_.b_kmajor, config_.block_n, config_.cluster_m, base_.n));
+           box_rows(view_.b_kmajor, config_.block_n, b_share_, base_.n));
     args.a_batch_step = batches(base_.stride_a) > 1 ? 1 : 0;
     args.b_batch_step = batches(base_.stride_b) > 1 ? 1 : 0;
     // Block input scales of KA and KB (the problem's A's and B's, swapped with them).
@@ -443,7 +463,7 @@ class Sm90Executable final : public Executable {
     args.p.workspace_size = 0;
     args.tiles = tiles_;
     args.num_k_blocks = num_k_blocks_;
-    if (config_.stream_k && (sk_.sk_tiles > 0 || sk_device_)) {
+    if ((config_.stream_k && (sk_.sk_tiles > 0 || sk_device_)) || pair_global_) {
       const std::uintptr_t ws = (reinterpret_cast<std::uintptr_t>(x.workspace) + kWorkspaceAlign - 1) & ~(kWorkspaceAlign - 1);
       args.sk_tiles = int(sk_.sk_tiles);
       args.sk_ctas = int(sk_.sk_ctas);
@@ -624,6 +644,8 @@ class Sm90Executable final : public Executable {
   int64_t esize_ = 2;
   int sa_mode_ = 0, sb_mode_ = 0;
   ScaleDesc d_scale_;  // a block-scaled FP8 D (mode VEC128) or none
+  int b_share_ = 1;    // CTAs of a cluster sharing (multicasting) B's stage
+  bool pair_global_ = false;  // 64-row swap tiles of a block-scaled D pairing through the workspace
   bool amax_ = false;  // the epilogue writes max |y| to the call's amax_d
   std::unique_ptr<Executable> fallback_;
   EncodeTiledFn encode_ = nullptr;

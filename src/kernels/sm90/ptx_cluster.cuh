@@ -22,6 +22,12 @@ __device__ __forceinline__ void cluster_sync() {
   asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
 }
 
+// The same with a relaxed arrive, where the only thing to order is barrier initialisation (the
+// initialising thread's fence.mbarrier_init.release.cluster does that): no MEMBAR.ALL.GPU.
+__device__ __forceinline__ void cluster_sync_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed;\nbarrier.cluster.wait.acquire;" ::: "memory");
+}
+
 // The address of shared-memory location `addr` (this CTA's window) in CTA `rank` of the cluster.
 __device__ __forceinline__ u32 map_to_rank(u32 addr, u32 rank) {
   u32 r;
@@ -41,6 +47,16 @@ __device__ __forceinline__ void mbar_arrive_cluster(u32 bar, u32 rank) {
 // once per tile (split-K reduction), where its cost does not show.
 __device__ __forceinline__ void mbar_arrive_release_cluster(u32 bar, u32 rank) {
   asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(map_to_rank(bar, rank))
+               : "memory");
+}
+
+// 4 bytes into a peer CTA's shared memory (addr and bar from map_to_rank), completing 4 bytes of
+// the transactions the peer's barrier `bar` expects: the peer sees the value once it sees the
+// barrier's phase complete, with no fence here (a release arrive at cluster scope costs a
+// MEMBAR.ALL.GPU in the SASS).
+__device__ __forceinline__ void st_async_cluster_f32(u32 addr, float v, u32 bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];" ::"r"(addr),
+               "r"(__float_as_uint(v)), "r"(bar)
                : "memory");
 }
 

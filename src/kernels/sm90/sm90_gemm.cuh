@@ -104,6 +104,8 @@ struct GemmArgs {
   // tile in slot blockIdx.x of sk_partials (BLOCK_M x BLOCK_N f32 or s32) and sets its warps' flags
   // to sk_token; the CTA holding the tile's first K block waits for them, adds the partials and
   // clears the flags (so that a replay of the same launch finds them cleared).
+  // kPairGlobal (a swapped block-scaled D on 64-row tiles without a cluster): sk_flags holds one
+  // flag per tile and sk_partials BLOCK_N column maxima per tile, with sk_token as above.
   int sk_tiles, sk_ctas, sk_iters;
   int sk_split;  // > 0: each shared tile is cut into sk_split even pieces (CTA c: tile c / sk_split)
   unsigned long long sk_token;
@@ -154,7 +156,19 @@ struct Gemm {
   static constexpr int kAcc = kBlockN / 2;      // accumulators per thread per m64 atom
   static constexpr int kQuads = kMAtoms * kAcc / 4;  // a thread's accumulators as float4s (K splits)
   static constexpr int kClusterSize = kClusterM * kClusterN * kClusterK;
-  static constexpr int kClusterMN = kClusterM * kClusterN;  // CTAs sharing each stage by multicast
+  // A block-scaled D of a transposed view (epilogue_block_scaled_t): D's blocks run down X's
+  // columns. 64-row tiles take them in clusters of two along M (kPairAmax: the pair's 128 rows are
+  // one block; each CTA's column maxima go to the other through distributed shared memory), and
+  // such a pair does not share B (a swapped small M's activations: a few rows, each CTA loads
+  // them whole) - the cluster is only for the exchange.
+  static constexpr bool kColAmax = EpilogueOp<Epi>::kOutBlock != 0 && EpilogueOp<Epi>::kTrans;
+  static constexpr bool kPairAmax = kColAmax && kClusterM == 2;
+  // ... or, without a cluster (kPairGlobal), through global memory: each 64-row tile publishes its
+  // column maxima and a flag in the workspace and waits for its partner's (the tile of M block
+  // m ^ 1), as stream-K's pieces do; the CTAs stay spread over the SMs as the grid places them.
+  static constexpr bool kPairGlobal = kColAmax && kBlockM == 64 && kClusterSize == 1;
+  static constexpr bool kShareB = kClusterM > 1 && !kColAmax;
+  static constexpr int kClusterMN = (kShareB ? kClusterM : 1) * kClusterN;  // CTAs sharing each stage by multicast
   // How each operand's scale enters the main loop (kScaleNone / kScaleVec128 / kScaleBlk128), and
   // whether its scales are UE8M0 bytes.
   static constexpr int kAMode = kAScale & 3, kBMode = kBScale & 3;
@@ -190,13 +204,15 @@ struct Gemm {
   static constexpr u32 kStoreBox = 64 * 128;
   static constexpr u32 kStoreOffset = (kReduceOffset + kReduceBytes + 1023) / 1024 * 1024;
   // A block-scaled D of a transposed view (epilogue_block_scaled_t): each consumer warp's maximum
-  // of every tile column, [warp][column] floats.
-  static constexpr bool kColAmax = EpilogueOp<Epi>::kOutBlock != 0 && EpilogueOp<Epi>::kTrans;
+  // of every tile column, [warp][column] floats; kPairAmax: then two slots of the peer CTA's
+  // column maxima, [tile parity][column], each with its own barrier (after the others).
   static constexpr u32 kColAmaxOffset =
       kStoreChunks > 0 ? kStoreOffset + kMathWGs * kStoreChunks * kStoreBox : kReduceOffset + kReduceBytes;
-  static constexpr u32 kColAmaxBytes = kColAmax ? u32(kConsumers / 32) * kBlockN * 4 : 0;
+  static constexpr u32 kPairOffset = kColAmaxOffset + u32(kConsumers / 32) * kBlockN * 4;
+  static constexpr u32 kColAmaxBytes =
+      kColAmax ? u32(kConsumers / 32 + (kPairAmax ? 2 : 0) + (kPairGlobal ? 1 : 0)) * kBlockN * 4 : 0;
   static constexpr u32 kBarrierOffset = kColAmaxOffset + kColAmaxBytes;
-  static constexpr u32 kNumBarriers = 2 * kStages + 2;
+  static constexpr u32 kNumBarriers = 2 * kStages + 2 + (kPairAmax ? 2 : 0);
   // After the barriers (16-byte aligned): the tile's K row of kScaleBlk128 scales, sized by the
   // launcher at run time (num_k_blocks floats per blocked operand, each rounded up to 4).
   static constexpr u32 kBlkOffset = kBarrierOffset + (kNumBarriers * 8 + 15) / 16 * 16;
@@ -248,9 +264,13 @@ struct Gemm {
                 "A box rows (K-major) or 64-row boxes (M-major) per CTA");
   static_assert(kClusterM == 1 || kClusterM == 2, "clusters of 1 or 2 CTAs along M");
   static_assert(kClusterK >= 1 && kClusterK <= 8, "K split over at most 8 CTAs (a portable cluster)");
-  static_assert(kClusterM == 1 || !kBMajorMN || (kBlockN / 64) % kClusterM == 0,
+  static_assert(!kShareB || !kBMajorMN || (kBlockN / 64) % kClusterM == 0,
                 "an N-major B tile splits into whole 64-column boxes per CTA");
-  static_assert(kClusterM == 1 || kBMajorMN || (kBlockN / kClusterM) % 8 == 0, "B box rows per CTA");
+  static_assert(!kShareB || kBMajorMN || (kBlockN / kClusterM) % 8 == 0, "B box rows per CTA");
+  static_assert(!kColAmax || (kBlockM == 128 && kClusterSize == kClusterK) || (kBlockM == 64 && kPairAmax && kClusterSize == 2) ||
+                    (kPairGlobal && !kStreamK && kMinBlocks == 1),
+                "a transposed block-scaled D: 128-row tiles, or 64-row tiles in pairs along M (a cluster of two, or "
+                "one CTA each without stream-K)");
   // Grouped only over contiguous groups aligned to BLOCK_M (the launcher asks it; `_ts` kernels):
   // TMA cannot stop at a group's last row, which such a group's tiles never cross. Masked groups
   // can end inside a tile, and a grouped kernel with both epilogues (TMA for the tiles inside a
@@ -436,9 +456,17 @@ struct Gemm {
         mbar_init(reduce_full_bar, (kClusterK - 1) * kConsumers / 32);  // every non-leader consumer warp
         mbar_init(reduce_empty_bar, kConsumers / 32);                   // every leader consumer warp
       }
+      if constexpr (kPairAmax) {
+        mbar_init(reduce_empty_bar + 8, 1);   // slot 0 of the peer's column maxima: its one arrive
+        mbar_init(reduce_empty_bar + 16, 1);  // slot 1
+      }
       mbar_fence_init();
     }
-    if constexpr (kClusterSize > 1) cluster_sync();
+    // Pairs exchanging column maxima (kPairAmax) share nothing else: their start needs only the
+    // barrier initialisation ordered (a relaxed arrive), and their end no barrier at all (a CTA leaves
+    // only after its last exchange's bytes have landed, and writes none into its peer after).
+    if constexpr (kPairAmax) cluster_sync_relaxed();
+    else if constexpr (kClusterSize > 1) cluster_sync();
     else __syncthreads();
     // Programmatic dependent launch: everything above (launch, shared-memory carve-out, barrier
     // set-up) may overlap the previous kernel on the stream; no global memory is touched before
@@ -513,6 +541,7 @@ struct Gemm {
       Acc part2[kPipePromote ? kMAtoms : 1][kPipePromote ? kAcc : 1];
       PipelineState<kStages> ps;
       u32 reduce_phase = 0;
+      u32 pair_tiles = 0;  // kPairAmax: the tiles exchanged so far (slot = parity, phase = the next bit)
       int turn = 0;  // kPingPong: the CTA's tiles so far (even ones are warpgroup 0's)
       // The warpgroup's first row of the tile (and of A's stage): ping-pong warpgroups hold them all.
       const int wg_part = kPingPong ? 0 : math_wg;
@@ -731,7 +760,8 @@ struct Gemm {
           else
             epilogue_exact(args, w, wg_part, warp_in_wg, lane, acc);
         } else if constexpr (kColAmax) {
-          epilogue_block_scaled_t(args, w, math_wg, warp_in_wg, lane, acc, generic(base + kColAmaxOffset));
+          epilogue_block_scaled_t(args, w, math_wg, warp_in_wg, lane, acc, generic(base + kColAmaxOffset),
+                                  base + kPairOffset, reduce_empty_bar + 8, rank_m, pair_tiles);
         } else if constexpr (EpilogueOp<Epi>::kOutBlock != 0) {
           const u32 buf = base + kStoreOffset + math_wg * kStoreChunks * kStoreBox;
           if constexpr (kStoreChunks > 0) {
@@ -771,7 +801,7 @@ struct Gemm {
     }
     // A clustered CTA must outlive its peers' remote arrivals on (and multicasts into, and reads
     // of) its shared memory.
-    if constexpr (kClusterSize > 1) cluster_sync();
+    if constexpr (kClusterSize > 1 && !kPairAmax) cluster_sync();
   }
 
   // Stream-K: leaves this unit's partial tile in its workspace slot and returns true (no
@@ -956,7 +986,7 @@ struct Gemm {
   }
 
   __device__ static void load_b(const GemmArgs& args, u32 dst, u32 bar, int n0, int k0, int batch, u32 rank_m) {
-    if constexpr (kClusterM == 1) {
+    if constexpr (!kShareB) {
       if constexpr (kBMajorMN) {
 #pragma unroll
         for (int c = 0; c < kBlockN / 64; ++c) tma_load_3d(dst + c * 8192, &args.tma_b, bar, n0 + c * 64, k0, batch);
@@ -1168,22 +1198,30 @@ struct Gemm {
   }
 
   // The block-scaled FP8 D of a transposed view (kTrans: X = D^T, swap-AB at small M): a 1 x 128
-  // block of D's row is 128 rows of one X column. The tiles are 128 rows (two consumer
-  // warpgroups, one m64 atom each) starting on a multiple of 128 (the planner asks both), so
-  // every tile column holds one whole block: its amax is the max over the thread's two rows
-  // (r, r + 8), the warp's eight row groups (three shuffles), and the eight consumer warps
-  // through shared memory (`amax_buf`, [warp][column]; two barriers of the consumers, the second
-  // so that the next tile's epilogue cannot overwrite it early). Then each column's scale, its
-  // values times the scale's inverse (as epilogue_block_scaled), stored one byte each at
-  // D[col * ldd + row]: a swapped D has few rows (M), so its stores are a small part of the tile.
+  // block of D's row is 128 rows of one X column. The tiles' first rows are multiples of 128 (the
+  // planner asks it): a 128-row tile (two consumer warpgroups, one m64 atom each) holds whole
+  // blocks; a 64-row tile holds half of one and its cluster peer along M (kPairAmax) the other.
+  // A column's amax is the max over the thread's two rows (r, r + 8), the warp's eight row groups
+  // (three shuffles), and the consumer warps through shared memory (`amax_buf`, [warp][column];
+  // the second barrier keeps the next tile's epilogue from overwriting it early). kPairAmax: then
+  // warp 0 writes the CTA's column maxima into the peer's slot (`pair_buf`, slot = the parity of
+  // the tiles exchanged so far, so that a peer one tile ahead writes the other slot) through
+  // distributed shared memory with st.async, whose bytes complete the transactions the peer's
+  // barrier of that slot expects; every consumer thread waits on its own and takes the max of
+  // both (kPairGlobal: the same through the workspace, as stream-K's pieces). Then
+  // each column's scale, its values times the scale's inverse (as epilogue_block_scaled), one byte
+  // each at D[col * ldd + row]: a swapped D has few rows (M), so its stores are a small part of the
+  // tile. The pair's first CTA writes the block's scale.
   __device__ static void epilogue_block_scaled_t(const GemmArgs& args, const Work& w, int math_wg, int warp_in_wg,
-                                                 int lane, Acc (&acc)[kMAtoms][kAcc], float* amax_buf) {
+                                                 int lane, Acc (&acc)[kMAtoms][kAcc], float* amax_buf,
+                                                 [[maybe_unused]] u32 pair_buf, [[maybe_unused]] u32 pair_bar,
+                                                 [[maybe_unused]] u32 rank_m, [[maybe_unused]] u32& pair_tiles) {
     using Op = EpilogueOp<Epi>;
     using DType = typename Op::DType;
-    static_assert(kBlockM == 128 && kMAtoms == 1 && !kPingPong && Op::kTrans && sizeof(DType) == 1 &&
-                      kGrouped == kGroupNone,
-                  "transposed block-scaled D: 128-row tiles of two warpgroups, FP8, not grouped");
+    static_assert(kMAtoms == 1 && !kPingPong && Op::kTrans && sizeof(DType) == 1 && kGrouped == kGroupNone,
+                  "transposed block-scaled D: one m64 atom per warpgroup, FP8, not grouped");
     constexpr int kBarAmax = 7;  // 0: __syncthreads, 1: load_blk_scales, 2-3: staging, 4: skew, 5-6: ping-pong
+    constexpr int kWarps = kConsumers / 32;
     const long long m = w.row_end, n = args.p.n;
     const long long row_base = w.row0 + math_wg * 64 + warp_in_wg * 16 + lane / 4;
     const long long col_base = (long long)w.n_block * kBlockN + (lane % 4) * 2;
@@ -1217,20 +1255,97 @@ struct Gemm {
         if (lane < 4) amax_buf[warp * kBlockN + jj * 8 + lane * 2 + e] = part;
       }
     named_barrier_sync(kBarAmax, kConsumers);
-    const long long cb_index = w.row0 / 128;  // the block of D's columns (X's rows) this tile is
+    // The CTA's maximum of each of the thread's columns.
+    float amax[kAcc / 2];
 #pragma unroll
     for (int jj = 0; jj < kAcc / 4; ++jj)
 #pragma unroll
       for (int e = 0; e < 2; ++e) {
         const int c = jj * 8 + (lane % 4) * 2 + e;
-        float amax = amax_buf[c];
+        float v = amax_buf[c];
 #pragma unroll
-        for (int v = 1; v < kConsumers / 32; ++v) amax = max_nan(amax, amax_buf[v * kBlockN + c]);
+        for (int wv = 1; wv < kWarps; ++wv) v = max_nan(v, amax_buf[wv * kBlockN + c]);
+        amax[jj * 2 + e] = v;
+      }
+    if constexpr (kPairAmax) {
+      const u32 slot = pair_tiles & 1, phase = (pair_tiles >> 1) & 1;
+      ++pair_tiles;
+      if (warp == 0) {
+        const u32 peer = rank_m ^ 1;
+        // This CTA's slot expects the peer's BLOCK_N floats (the one arrival of its phase); the
+        // peer's may have come already (the transaction count then goes below zero meanwhile).
+        if (lane == 0) mbar_arrive_expect_tx(pair_bar + slot * 8, kBlockN * 4);
+        const u32 dst = map_to_rank(pair_buf + slot * kBlockN * 4, peer);
+        const u32 bar = map_to_rank(pair_bar + slot * 8, peer);
+        if (lane < 4) {
+#pragma unroll
+          for (int jj = 0; jj < kAcc / 4; ++jj)
+#pragma unroll
+            for (int e = 0; e < 2; ++e) st_async_cluster_f32(dst + (jj * 8 + lane * 2 + e) * 4, amax[jj * 2 + e], bar);
+        }
+      }
+      mbar_wait(pair_bar + slot * 8, phase);
+      const float* theirs = reinterpret_cast<const float*>(amax_buf + (kWarps + slot) * kBlockN);
+#pragma unroll
+      for (int jj = 0; jj < kAcc / 4; ++jj)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) amax[jj * 2 + e] = max_nan(amax[jj * 2 + e], theirs[jj * 8 + (lane % 4) * 2 + e]);
+    }
+    [[maybe_unused]] bool first_of_pair = true;
+    if constexpr (kPairGlobal) {
+      // The tile's slot and its partner's: (batch, M block, N block) in the workspace.
+      const int mb = int(w.row0 / 64), nmb = args.tiles.num_m_blocks, nnb = args.tiles.num_n_blocks;
+      first_of_pair = (mb & 1) == 0;
+      if ((mb ^ 1) < nmb) {  // uniform over the CTA: a last odd tile has no partner (no rows there)
+        const long long mine = ((long long)w.batch * nmb + mb) * nnb + w.n_block;
+        const long long theirs = ((long long)w.batch * nmb + (mb ^ 1)) * nnb + w.n_block;
+        if (warp == 0) {
+          float* dst = args.sk_partials + mine * kBlockN;
+          if (lane < 4) {
+#pragma unroll
+            for (int jj = 0; jj < kAcc / 4; ++jj)
+#pragma unroll
+              for (int e = 0; e < 2; ++e) dst[jj * 8 + lane * 2 + e] = amax[jj * 2 + e];
+          }
+          // As stream_k_reduce: the warp barrier orders the lanes' stores before lane 0's fence and
+          // flag; the partner's flag is read with acquire, its maxima past the L1, and cleared after.
+          __syncwarp();
+          if (lane == 0) {
+            __threadfence();
+            st_relaxed_gpu_u64(args.sk_flags + mine, args.sk_token);
+          }
+          if (lane < 4) {
+            while (ld_acquire_gpu_u64(args.sk_flags + theirs) != args.sk_token) __nanosleep(32);
+            const float* src = args.sk_partials + theirs * kBlockN;
+#pragma unroll
+            for (int jj = 0; jj < kAcc / 4; ++jj)
+#pragma unroll
+              for (int e = 0; e < 2; ++e) {
+                const int c = jj * 8 + lane * 2 + e;
+                amax_buf[kWarps * kBlockN + c] = max_nan(amax[jj * 2 + e], __ldcg(src + c));
+              }
+          }
+          __syncwarp();
+          if (lane == 0) st_relaxed_gpu_u64(args.sk_flags + theirs, 0ull);
+        }
+        named_barrier_sync(kBarAmax, kConsumers);
+#pragma unroll
+        for (int jj = 0; jj < kAcc / 4; ++jj)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) amax[jj * 2 + e] = amax_buf[kWarps * kBlockN + jj * 8 + (lane % 4) * 2 + e];
+      }
+    }
+    const long long cb_index = w.row0 / 128;  // the block of D's columns (X's rows) this tile is in
+    const bool writes_scale = warp == 0 && lane < 4 && (!kPairAmax || rank_m == 0) && first_of_pair;
+#pragma unroll
+    for (int jj = 0; jj < kAcc / 4; ++jj)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
         unsigned char bits;
-        const float sc = Op::out_block_scale(amax, &bits);
+        const float sc = Op::out_block_scale(amax[jj * 2 + e], &bits);
         const long long col = col_base + jj * 8 + e;  // D's row
         if (col < n) {
-          if (warp == 0 && lane < 4) {
+          if (writes_scale) {
             const long long at = w.batch * args.ds_batch + col * args.ds_row + cb_index * args.ds_col;
             if constexpr (Op::kOutBlock == 1) static_cast<float*>(args.d_scale)[at] = sc;
             else static_cast<unsigned char*>(args.d_scale)[at] = bits;
