@@ -775,6 +775,30 @@ BOOST_AUTO_TEST_CASE(sm90_stream_k_is_measurable_not_chosen) {
     BOOST_TEST(!(cand.config.stream_k && cand.config.block_n == 128 && cand.config.block_m == 128), cand.config.name());
 }
 
+namespace {
+// DeepSeek's fused FP8 output: e4m3 operands with 1 x 128 A / 128 x 128 B block scales, an e4m3 D
+// (`tn`), and the epilogue that quantizes D per 1 x 128 block of a row.
+GemmProblem deepseek_fp8_out(int64_t m, int64_t n, int64_t k) {
+  GemmProblem p = problem(DType::F8E4M3, Op::N, Op::T, Order::RowMajor, m, n, k);
+  p.d_type = p.c_type = DType::F8E4M3;
+  p.compute_type = DType::F32;
+  p.a_scale.mode = ScaleMode::Vec128;
+  p.a_scale.layout = ScaleLayout::MnMajor;
+  p.a_scale.ld = (m + 3) / 4 * 4;
+  p.b_scale.mode = ScaleMode::Blk128x128;
+  p.b_scale.layout = ScaleLayout::KMajor;
+  p.b_scale.ld = (k + 127) / 128;
+  p.resolve_and_validate();
+  return p;
+}
+Epilogue block_scaled_d(int64_t m) {
+  Epilogue e;
+  e.d_scale.mode = ScaleMode::Vec128;
+  e.d_scale.ld = m;
+  return e;
+}
+}  // namespace
+
 // A block-scaled FP8 D at M <= 32 goes through the swapped view (D^T, epilogue_block_scaled_t): 64-row
 // swap tiles in pairs along M, whole K, by a measured rule (H100, 2026-12-05 session 7 calls 2 and
 // 4); no other swapped candidate is chosen for a block-scaled D (the model chose 128x128 swapped
@@ -793,19 +817,8 @@ BOOST_AUTO_TEST_CASE(sm90_block_scaled_d_at_decode_m_takes_paired_swap_tiles) {
                          Row{13, 2112, 7168, "sm90_64x16x128_s12_t256_c2_swap_p"},
                          Row{32, 4096, 7168, "sm90_64x32x128_s12_t256_c2_swap_p"}, Row{33, 4096, 7168, nullptr},
                          Row{64, 2112, 7168, nullptr}, Row{128, 24576, 1536, nullptr}}) {
-    GemmProblem p = problem(DType::F8E4M3, Op::N, Op::T, Order::RowMajor, row.m, row.n, row.k);
-    p.d_type = p.c_type = DType::F8E4M3;
-    p.compute_type = DType::F32;
-    p.a_scale.mode = ScaleMode::Vec128;
-    p.a_scale.layout = ScaleLayout::MnMajor;
-    p.a_scale.ld = (row.m + 3) / 4 * 4;
-    p.b_scale.mode = ScaleMode::Blk128x128;
-    p.b_scale.layout = ScaleLayout::KMajor;
-    p.b_scale.ld = (row.k + 127) / 128;
-    p.resolve_and_validate();
-    Epilogue block_d;
-    block_d.d_scale.mode = ScaleMode::Vec128;
-    block_d.d_scale.ld = row.m;
+    GemmProblem p = deepseek_fp8_out(row.m, row.n, row.k);
+    const Epilogue block_d = block_scaled_d(row.m);
     const PlanDecision plan = choose_kernel(p, block_d, hw, r);
     const std::string name = plan.chosen.config.name();
     if (row.chosen) BOOST_TEST(name == row.chosen, row.m << "x" << row.n << "x" << row.k << " chose " << name);
@@ -839,19 +852,8 @@ BOOST_AUTO_TEST_CASE(sm90_block_scaled_d_at_small_m_takes_a_64_row_tile) {
                          Row{1024, 1024, 4096, "sm90_64x128x128_s8_t256_p"}, Row{512, 2048, 4096, "sm90_64x128x128_s8_t256_p"},
                          Row{1024, 2048, 4096, nullptr}, Row{128, 7168, 16384, "sm90_64x128x128_s8_t256_c2_p"},
                          Row{128, 24576, 1536, "sm90_64x128x128_s8_t256_c2_p"}}) {
-    GemmProblem p = problem(DType::F8E4M3, Op::N, Op::T, Order::RowMajor, row.m, row.n, row.k);
-    p.d_type = p.c_type = DType::F8E4M3;
-    p.compute_type = DType::F32;
-    p.a_scale.mode = ScaleMode::Vec128;
-    p.a_scale.layout = ScaleLayout::MnMajor;
-    p.a_scale.ld = (row.m + 3) / 4 * 4;
-    p.b_scale.mode = ScaleMode::Blk128x128;
-    p.b_scale.layout = ScaleLayout::KMajor;
-    p.b_scale.ld = (row.k + 127) / 128;
-    p.resolve_and_validate();
-    Epilogue block_d;
-    block_d.d_scale.mode = ScaleMode::Vec128;
-    block_d.d_scale.ld = row.m;
+    GemmProblem p = deepseek_fp8_out(row.m, row.n, row.k);
+    const Epilogue block_d = block_scaled_d(row.m);
     const std::string name = choose_kernel(p, block_d, hw, r).chosen.config.name();
     if (row.chosen) BOOST_TEST(name == row.chosen, row.m << "x" << row.n << "x" << row.k << " chose " << name);
     else BOOST_TEST(name.find("sm90_64x128x128") == std::string::npos, row.m << "x" << row.n << "x" << row.k << " chose " << name);

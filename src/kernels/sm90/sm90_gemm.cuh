@@ -1098,6 +1098,23 @@ struct Gemm {
   // behind a staged-or-not branch, ~14 instructions a column pair, and the fused output cost
   // 1.04-1.21x the bf16-output GEMM, whose whole tiles have neither: 2026-12-05 session 4 call 9,
   // H100. A third instantiation, unstaged with the checks, made the 128x256 tiles spill.)
+  // A block-scaled D's scale of D row `row`, column block `block` (f32, or its UE8M0 byte), and
+  // the factor its values are quantized with: z / s as z * (1 / s), exact for UE8M0 (a power of
+  // two), within an f32 ulp of the quotient for f32 scales, before the rounding to FP8. |z / s| <=
+  // fp8_max by the choice of s, so the hardware's saturating conversion (two values at once) is the
+  // plain one; a NaN scale (non-finite block) gives NaN.
+  __device__ __forceinline__ static void write_block_scale(const GemmArgs& args, long long batch, long long row,
+                                                           long long block, float sc, unsigned char bits) {
+    const long long at = batch * args.ds_batch + row * args.ds_row + block * args.ds_col;
+    if constexpr (EpilogueOp<Epi>::kOutBlock == 1) static_cast<float*>(args.d_scale)[at] = sc;
+    else static_cast<unsigned char*>(args.d_scale)[at] = bits;
+  }
+  __device__ __forceinline__ static float block_inverse(float sc, unsigned char bits) {
+    return EpilogueOp<Epi>::kOutBlock == 1 ? __frcp_rn(sc)
+           : bits == 0xFFu                 ? __int_as_float(0x7fc00000)
+                                           : ldexpf(1.0f, 127 - int(bits));
+  }
+
   template <bool kFast>
   __device__ static void epilogue_block_scaled(const GemmArgs& args, const Work& w, int math_wg, int warp_in_wg,
                                                int lane, Acc (&acc)[kMAtoms][kAcc], u32 buf) {
@@ -1157,18 +1174,8 @@ struct Gemm {
           unsigned char bits;
           const float sc = Op::out_block_scale(amax, &bits);
           const long long cb = (long long)w.n_block * (kBlockN / 128) + blk;
-          if (row_in && lane % 4 == 0 && (kFast || cb * 128 < n)) {
-            const long long at = w.batch * args.ds_batch + row * args.ds_row + cb * args.ds_col;
-            if constexpr (Op::kOutBlock == 1) static_cast<float*>(args.d_scale)[at] = sc;
-            else static_cast<unsigned char*>(args.d_scale)[at] = bits;
-          }
-          // z / s as z * (1 / s): exact for UE8M0 (a power of two), within an f32 ulp of the
-          // quotient for f32 scales, before the rounding to FP8. |z / s| <= fp8_max by the choice
-          // of s, so the hardware's saturating conversion (two values at once) is the plain one
-          // here; a NaN scale (non-finite block) gives NaN.
-          const float r = Op::kOutBlock == 1 ? __frcp_rn(sc)
-                          : bits == 0xFFu    ? __int_as_float(0x7fc00000)
-                                             : ldexpf(1.0f, 127 - int(bits));
+          if (row_in && lane % 4 == 0 && (kFast || cb * 128 < n)) write_block_scale(args, w.batch, row, cb, sc, bits);
+          const float r = block_inverse(sc, bits);
           const int rr = r_local + ma * 64 + h * 8;  // the row within the warpgroup's box
           // The box row's address with its swizzle and the thread's column pair folded in: the row
           // starts on 128 bytes (buf is 1024-aligned), so chunk (j / 2) ^ (rr % 8) of it is one XOR
@@ -1345,14 +1352,8 @@ struct Gemm {
         const float sc = Op::out_block_scale(amax[jj * 2 + e], &bits);
         const long long col = col_base + jj * 8 + e;  // D's row
         if (col < n) {
-          if (writes_scale) {
-            const long long at = w.batch * args.ds_batch + col * args.ds_row + cb_index * args.ds_col;
-            if constexpr (Op::kOutBlock == 1) static_cast<float*>(args.d_scale)[at] = sc;
-            else static_cast<unsigned char*>(args.d_scale)[at] = bits;
-          }
-          const float r = Op::kOutBlock == 1 ? __frcp_rn(sc)
-                          : bits == 0xFFu    ? __int_as_float(0x7fc00000)
-                                             : ldexpf(1.0f, 127 - int(bits));
+          if (writes_scale) write_block_scale(args, w.batch, col, cb_index, sc, bits);
+          const float r = block_inverse(sc, bits);
           // The thread's two rows (r, r + 8) of the column at once; each byte to its own row.
           const unsigned short two =
               cvt_fp8x2<DType>(float(acc[0][jj * 4 + e]) * r, float(acc[0][jj * 4 + 2 + e]) * r);
