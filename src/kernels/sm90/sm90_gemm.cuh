@@ -1079,6 +1079,23 @@ struct Gemm {
     }
   }
 
+  // A block-scaled D's scale of D row `row`, column block `block` (f32, or its UE8M0 byte), and
+  // the factor its values are quantized with: z / s as z * (1 / s), exact for UE8M0 (a power of
+  // two), within an f32 ulp of the quotient for f32 scales, before the rounding to FP8. |z / s| <=
+  // fp8_max by the choice of s, so the hardware's saturating conversion (two values at once) is the
+  // plain one; a NaN scale (non-finite block) gives NaN.
+  __device__ __forceinline__ static void write_block_scale(const GemmArgs& args, long long batch, long long row,
+                                                           long long block, float sc, unsigned char bits) {
+    const long long at = batch * args.ds_batch + row * args.ds_row + block * args.ds_col;
+    if constexpr (EpilogueOp<Epi>::kOutBlock == 1) static_cast<float*>(args.d_scale)[at] = sc;
+    else static_cast<unsigned char*>(args.d_scale)[at] = bits;
+  }
+  __device__ __forceinline__ static float block_inverse(float sc, unsigned char bits) {
+    return EpilogueOp<Epi>::kOutBlock == 1 ? __frcp_rn(sc)
+           : bits == 0xFFu                 ? __int_as_float(0x7fc00000)
+                                           : ldexpf(1.0f, 127 - int(bits));
+  }
+
   // A block-scaled FP8 D (kOutBlock): for each row and block of 128 columns, z = the epilogue's
   // value, amax = max |z| over the block (NaN if any z is), its scale s (EpilogueOp::
   // out_block_scale), D = convert(z / s), and s stored by the first lane of the row's quad. The
@@ -1098,23 +1115,6 @@ struct Gemm {
   // behind a staged-or-not branch, ~14 instructions a column pair, and the fused output cost
   // 1.04-1.21x the bf16-output GEMM, whose whole tiles have neither: 2026-12-05 session 4 call 9,
   // H100. A third instantiation, unstaged with the checks, made the 128x256 tiles spill.)
-  // A block-scaled D's scale of D row `row`, column block `block` (f32, or its UE8M0 byte), and
-  // the factor its values are quantized with: z / s as z * (1 / s), exact for UE8M0 (a power of
-  // two), within an f32 ulp of the quotient for f32 scales, before the rounding to FP8. |z / s| <=
-  // fp8_max by the choice of s, so the hardware's saturating conversion (two values at once) is the
-  // plain one; a NaN scale (non-finite block) gives NaN.
-  __device__ __forceinline__ static void write_block_scale(const GemmArgs& args, long long batch, long long row,
-                                                           long long block, float sc, unsigned char bits) {
-    const long long at = batch * args.ds_batch + row * args.ds_row + block * args.ds_col;
-    if constexpr (EpilogueOp<Epi>::kOutBlock == 1) static_cast<float*>(args.d_scale)[at] = sc;
-    else static_cast<unsigned char*>(args.d_scale)[at] = bits;
-  }
-  __device__ __forceinline__ static float block_inverse(float sc, unsigned char bits) {
-    return EpilogueOp<Epi>::kOutBlock == 1 ? __frcp_rn(sc)
-           : bits == 0xFFu                 ? __int_as_float(0x7fc00000)
-                                           : ldexpf(1.0f, 127 - int(bits));
-  }
-
   template <bool kFast>
   __device__ static void epilogue_block_scaled(const GemmArgs& args, const Work& w, int math_wg, int warp_in_wg,
                                                int lane, Acc (&acc)[kMAtoms][kAcc], u32 buf) {
