@@ -676,7 +676,7 @@ std::vector<Case> cases() {
     nan.amax = true;
     out.push_back(nan);
   }
-  // A K-major A whose rows end inside the first tile loads a box of its rows rounded up to 8;
+  // A K-major A whose rows end inside the first tile loads a box of exactly its rows;
   // the rest of the stage keeps stale data, which must reach no stored row, no block scale of D
   // and no amax: M = 1 and 13 through the fused FP8 output's small-M tiles (K over two, the
   // stream-K twin, 128x128), with a column bias, GELU and the amax of D.

@@ -403,8 +403,8 @@ std::vector<Case> sweep() {
           const int width = int((m + 7) / 8 * 8);
           push_named(base, [&](const KernelConfig& c) { return c.swap_ab && c.block_n == width && c.cluster_k == 1; });
         }
-    // A K-major A whose rows end inside the first tile: TMA loads a box of its rows rounded up
-    // to 8 and the rest of the stage keeps stale data (never a stored row): the 128-row one-CTA
+    // A K-major A whose rows end inside the first tile: TMA loads a box of exactly its rows and
+    // the rest of the stage keeps stale data (never a stored row): the 128-row one-CTA
     // tiles at M = 13, both orders, a column bias and GELU.
     for (Order o : orders) {
       Case base = make_case(13, 1000, 777, DType::BF16, DType::BF16, Op::N, Op::T, o, "");

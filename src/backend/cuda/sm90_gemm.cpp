@@ -380,10 +380,6 @@ class Sm90Executable final : public Executable {
         workspace_ += slots * std::size_t(c.block_m) * std::size_t(c.block_n) * 4;
         workspace_ += kWorkspaceAlign;  // the caller's pointer is aligned up inside
       }
-      // Flags are compared with a token of this executable and call, never with a fixed value: a
-      // workspace not yet used by this plan may hold anything.
-      sk_seed_ = reinterpret_cast<std::uintptr_t>(this) ^
-                 std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()) * 0x9e3779b97f4a7c15ull;
     }
     if (pair_global_) {
       // 64-row swap tiles pairing their column maxima through global memory (the kernel's
@@ -394,9 +390,25 @@ class Sm90Executable final : public Executable {
       sk_partials_offset_ = workspace_;
       workspace_ += tiles * std::size_t(c.block_n) * 4;
       workspace_ += kWorkspaceAlign;  // the caller's pointer is aligned up inside
-      sk_seed_ = reinterpret_cast<std::uintptr_t>(this) ^
-                 std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()) * 0x9e3779b97f4a7c15ull;
     }
+    // Stream-K's and the pairs' flags are compared with a token of this executable and call, never
+    // with a fixed value: a workspace not yet used by this plan may hold anything.
+    sk_seed_ = reinterpret_cast<std::uintptr_t>(this) ^
+               std::uint64_t(std::chrono::steady_clock::now().time_since_epoch().count()) * 0x9e3779b97f4a7c15ull;
+    // A K-major operand whose rows end inside the first tile (one row block of A, or one column
+    // block of B: a swapped small M; no multicast, not grouped): a box of exactly its rows, so
+    // that TMA does not zero-fill the rest of the tile every stage (the fill cost like a load:
+    // fp8q M = 1 .. 33 1.02-1.12x faster, bench/RESULTS.md 2026-12-05 call 3). The kernel expects
+    // that many fewer bytes; the stage's rows past the box are never stored. Fixed by the plan:
+    // worked out here, not at every execute.
+    const auto box_rows = [&](bool kmajor, int tile, int cluster, int64_t rows) {
+      const int full = tile / std::max(1, cluster);
+      if (!kmajor || cluster > 1 || grouping_.grouped() || rows >= tile) return full;
+      box_short_bytes_ += (full - int(rows)) * 128;
+      return int(rows);
+    };
+    a_box_rows_ = box_rows(view_.a_kmajor, c.block_m, c.cluster_n, base_.m);
+    b_box_rows_ = box_rows(view_.b_kmajor, c.block_n, b_share_, base_.n);
   }
 
   std::size_t workspace_size() const override { return workspace_; }
@@ -417,21 +429,10 @@ class Sm90Executable final : public Executable {
     if (pack_[0].on || pack_[1].on) pack(x, prm);
     Sm90GemmArgsHost args;
     std::memset(&args, 0, sizeof(args));
-    // A K-major operand whose rows end inside the first tile (one row block of A, or one column
-    // block of B: a swapped small M; no multicast, not grouped): a box of exactly its rows, so
-    // that TMA does not zero-fill the rest of the tile every stage (the fill cost like a load:
-    // fp8q M = 1 .. 33 1.02-1.12x faster, bench/RESULTS.md 2026-12-05 call 3). The kernel expects
-    // that many fewer bytes; the stage's rows past the box are never stored.
-    const auto box_rows = [&](bool kmajor, int tile, int cluster, int64_t rows) {
-      const int full = tile / std::max(1, cluster);
-      if (!kmajor || cluster > 1 || grouping_.grouped() || rows >= tile) return full;
-      args.box_short_bytes += (full - int(rows)) * 128;
-      return int(rows);
-    };
-    encode(&args.tma_a, prm.a, view_.a_kmajor, base_.m, base_.lda, base_.stride_a,
-           box_rows(view_.a_kmajor, config_.block_m, config_.cluster_n, base_.m));
-    encode(&args.tma_b, prm.b, view_.b_kmajor, base_.n, base_.ldb, base_.stride_b,
-           box_rows(view_.b_kmajor, config_.block_n, b_share_, base_.n));
+    // (Box rows: the constructor's; a short box loads box_short_bytes_ fewer bytes a stage.)
+    encode(&args.tma_a, prm.a, view_.a_kmajor, base_.m, base_.lda, base_.stride_a, a_box_rows_);
+    encode(&args.tma_b, prm.b, view_.b_kmajor, base_.n, base_.ldb, base_.stride_b, b_box_rows_);
+    args.box_short_bytes = box_short_bytes_;
     args.a_batch_step = batches(base_.stride_a) > 1 ? 1 : 0;
     args.b_batch_step = batches(base_.stride_b) > 1 ? 1 : 0;
     // Block input scales of KA and KB (the problem's A's and B's, swapped with them).
@@ -645,6 +646,8 @@ class Sm90Executable final : public Executable {
   int sa_mode_ = 0, sb_mode_ = 0;
   ScaleDesc d_scale_;  // a block-scaled FP8 D (mode VEC128) or none
   int b_share_ = 1;    // CTAs of a cluster sharing (multicasting) B's stage
+  int a_box_rows_ = 0, b_box_rows_ = 0;  // rows of KA's / KB's K-major TMA box (the tile's, or fewer)
+  int box_short_bytes_ = 0;              // a stage's bytes the short boxes do not load
   bool pair_global_ = false;  // 64-row swap tiles of a block-scaled D pairing through the workspace
   bool amax_ = false;  // the epilogue writes max |y| to the call's amax_d
   std::unique_ptr<Executable> fallback_;
