@@ -5,6 +5,7 @@
 #   - the stage's library and CUDA's tools on the paths, its kernel cache unpacked into a fresh
 #     DEEPGEMM_CACHE_DIR (N0 entries);
 #   - T0, BUDGET (default 570 s, under run's 600), left (seconds left), lim T (T or what is left),
+#     (export BUDGET before sourcing: a `BUDGET=N source ...` prefix does not outlive the source),
 #     and run NAME T CMD...: CMD with a limit of T seconds into $OUT/NAME.log, skipped when under
 #     20 s are left, one summary line (rc, seconds, the log's verdict lines).
 T0=$(date +%s); BUDGET=${BUDGET:-570}

@@ -462,11 +462,13 @@ struct Gemm {
       }
       mbar_fence_init();
     }
-    // Pairs exchanging column maxima (kPairAmax) share nothing else: their start needs only the
-    // barrier initialisation ordered (a relaxed arrive), and their end no barrier at all (a CTA leaves
-    // only after its last exchange's bytes have landed, and writes none into its peer after).
-    if constexpr (kPairAmax) cluster_sync_relaxed();
-    else if constexpr (kClusterSize > 1) cluster_sync();
+    // A cluster's start orders only the barrier initialisation before any peer's remote arrive or
+    // multicast (fence.mbarrier_init above does the releasing; a relaxed arrive, no MEMBAR.ALL.GPU).
+    // Its end has no cluster barrier: each CTA waits instead for the last remote access into its
+    // own shared memory (below: the producer's tail for a shared operand ring, a split-K
+    // non-leader's wait for the leader's read; pairs exchanging column maxima leave once their
+    // last exchange has landed and write none into the peer after).
+    if constexpr (kClusterSize > 1) cluster_sync_relaxed();
     else __syncthreads();
     // Programmatic dependent launch: everything above (launch, shared-memory carve-out, barrier
     // set-up) may overlap the previous kernel on the stream; no global memory is touched before
@@ -511,6 +513,15 @@ struct Gemm {
             }
           }
         });
+        // A ring shared by multicast: this CTA's barriers take the peers' consumer arrivals, and
+        // every stage it fed (the multicast halves included) is released only once each peer's
+        // consumers have read it. Waiting for every stage to be released again (the waits the
+        // next kStages loads would make) therefore outlives every remote access into this CTA's
+        // shared memory: the CTA may then exit without a cluster barrier (as CUTLASS's load tail).
+        if constexpr (kClusterMN > 1) {
+#pragma unroll 1
+          for (int s = 0; s < kStages; ++s, ps.advance()) mbar_wait(empty_bar(ps.stage), ps.phase ^ 1);
+        }
       }
       // Grouped: one thread of the grid (an idle producer warp's) reports the raw values' status.
       if constexpr (kGrouped != kGroupNone)
@@ -798,10 +809,20 @@ struct Gemm {
       // out the write latency (as CUTLASS's epilogues end with a read wait).
       if constexpr (kStoreChunks > 0)
         if (args.store_d && ctid % 128 == 0) bulk_wait_read<0>();
+      // Split-K non-leader: its last parked partial tile must outlive the leader's reads of it
+      // (the leader's release arrive on reduce_empty_bar follows them); the leader's own shared
+      // memory takes no remote access after its last reduce_full_bar wait. Nothing parked: the
+      // fresh barrier's parity passes at once.
+      if constexpr (kClusterK > 1)
+        if (rank != 0) mbar_wait_acquire_cluster(reduce_empty_bar, reduce_phase ^ 1);
     }
-    // A clustered CTA must outlive its peers' remote arrivals on (and multicasts into, and reads
-    // of) its shared memory.
-    if constexpr (kClusterSize > 1 && !kPairAmax) cluster_sync();
+    // Split-K clusters still end on a cluster barrier, relaxed (no MEMBAR.ALL.GPU behind the D
+    // stores; the wait above already orders the leader's reads before a non-leader's exit):
+    // compute-sanitizer's racecheck tracks a CTA's lifetime only through cluster barriers and
+    // reports every read of a parked tile as a read of a CTA that "might have already exited"
+    // without it (1616 reports at 128x512x1024, 2026-12-05 session 8 call 4). Its cost is the
+    // leader's own arrive, its peers having arrived long before.
+    if constexpr (kClusterK > 1) cluster_sync_relaxed();
   }
 
   // Stream-K: leaves this unit's partial tile in its workspace slot and returns true (no
