@@ -244,9 +244,10 @@ bool pipelines_promotion(int block_m, int block_n, int blocks_per_sm) {
 std::string out_scale_problem(const KernelConfig& c, const KernelView& v) {
   if (v.swap_operands && v.out_transposed) {
     const bool whole = c.block_m == 128 && c.cluster_m == 1 && c.variant == 0;
-    // 64-row tiles in pairs: a cluster of two along M, or one CTA each exchanging through the
-    // workspace (no K split, no stream-K, one CTA per SM).
-    const bool pair = c.block_m == 64 && c.cluster_n == 1 && c.cluster_k == 1 && c.blocks_per_sm == 1 && !c.stream_k;
+    // 64-row tiles in pairs: a cluster of two along M (which may split K too, up to four ways), or
+    // one CTA each exchanging through the workspace (no K split, no stream-K, one CTA per SM).
+    const bool pair = c.block_m == 64 && c.cluster_n == 1 && c.blocks_per_sm == 1 && !c.stream_k &&
+                      (c.cluster_k == 1 || (c.cluster_m == 2 && c.cluster_k <= 4));
     if (!whole && !pair)
       return "a swapped block-scaled D needs 128-row cooperative tiles or 64-row tiles in pairs along M (" + c.name() + ")";
     return "";
@@ -678,8 +679,9 @@ class Sm90Family final : public FamilyModel {
             // 122 us) and lost 4-33 % at x14336x4096, x16384x16384 and x8192x8192.
             add(t, swap, exact || ck > kMaxChosenClusterK || blocks > 2);
             // A block-scaled D swapped: the 64-row tile in pairs along M (each pair one 128-row
-            // block of D's columns; epilogue_block_scaled_t, kPairAmax), measuring only.
-            if (swap && e.d_scale.active() && bm == 64 && blocks == 1 && ck == 1 && !exact) {
+            // block of D's columns; epilogue_block_scaled_t, kPairAmax), measuring only; with K
+            // split two or four ways too (clusters of 4 or 8).
+            if (swap && e.d_scale.active() && bm == 64 && blocks == 1 && ck <= 4 && !exact) {
               Sm90Tile pt = t;
               pt.cluster_m = 2;
               KernelConfig pprobe = probe;
@@ -778,16 +780,26 @@ class Sm90Family final : public FamilyModel {
     // at 1x4096x4096, the pair through the workspace instead of a cluster 9.95; K splits and
     // stream-K twins of the 128-row tile lost; at M = 64 every swap form lost to the 64x128 rules
     // below (64x2112x7168: the pair 18.06 against 14.10).
+    // Where the pairs fill at most 3/4 of the clusters of four the SMs could hold, with K >= 16
+    // blocks: each pair splits K over two as well (clusters of 2 x 2; H200, 2026-12-05 session 8
+    // call 6): 16x2112x7168 (17 pairs) 12.68 -> 9.15 us (fp8b 8.06); with 32 pairs or more the
+    // clusters of four ran 1.3-1.4x slower than the whole-K pair (1x4096x4096 11.83 against 8.42,
+    // 16x4096x7168 16.99 / 12.86, 1x7168x2048 9.54 / 6.55: no longer one resident wave), K over four
+    // (clusters of eight) slower still.
     bool swapped_d = false;
     if (e.d_scale.active() && eight_bit && plain.rows <= 32) {
-      auto pair64 = [](const KernelConfig& c) {
-        return c.swap_ab && c.block_m == 64 && c.cluster_m == 2 && c.blocks_per_sm == 1 && c.cluster_k == 1 &&
+      const long pairs = ((plain.cols + 63) / 64 + 1) / 2 * long(std::max<int64_t>(1, p.batch_count));
+      const int pair_ck = 16 * pairs <= 3 * sms && p.k >= 16 * 128 ? 2 : 1;
+      auto pair64 = [pair_ck](const KernelConfig& c) {
+        return c.swap_ab && c.block_m == 64 && c.cluster_m == 2 && c.blocks_per_sm == 1 && c.cluster_k == pair_ck &&
                !c.stream_k && c.variant == 0;
       };
       swapped_d = std::any_of(out.begin(), out.end(), [&](const Candidate& c) { return c.feasible && pair64(c.config); });
       if (swapped_d)
-        prefer_only("a block-scaled FP8 D at M <= 32: D^T through 64-row swap tiles in pairs along M, the whole K "
-                    "(H100, 2026-12-05 session 7)",
+        prefer_only(pair_ck == 1 ? "a block-scaled FP8 D at M <= 32: D^T through 64-row swap tiles in pairs along M, "
+                                   "the whole K (H100, 2026-12-05 session 7)"
+                                 : "a block-scaled FP8 D at M <= 32, pairs filling at most 3/4 of the clusters of four: "
+                                   "D^T through 64-row swap tiles in pairs along M, K over two (H200, 2026-12-05 session 8)",
                     pair64);
     }
     if (e.d_scale.active() && eight_bit && !swapped_d) {

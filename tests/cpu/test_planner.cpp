@@ -801,7 +801,8 @@ Epilogue block_scaled_d(int64_t m) {
 
 // A block-scaled FP8 D at M <= 32 goes through the swapped view (D^T, epilogue_block_scaled_t): 64-row
 // swap tiles in pairs along M, whole K, by a measured rule (H100, 2026-12-05 session 7 calls 2 and
-// 4); no other swapped candidate is chosen for a block-scaled D (the model chose 128x128 swapped
+// 4), K over two as well where the pairs fill at most 3/4 of the clusters of four (H200, session 8
+// call 6); no other swapped candidate is chosen for a block-scaled D (the model chose 128x128 swapped
 // at 128x24576x1536, measured 2.1x slower).
 BOOST_AUTO_TEST_CASE(sm90_block_scaled_d_at_decode_m_takes_paired_swap_tiles) {
   const HardwareDesc hw = arch("h200");
@@ -814,7 +815,11 @@ BOOST_AUTO_TEST_CASE(sm90_block_scaled_d_at_decode_m_takes_paired_swap_tiles) {
   for (const Row& row : {Row{1, 4096, 4096, "sm90_64x8x128_s12_t256_c2_swap_p"}, Row{1, 4096, 8192, "sm90_64x8x128_s12_t256_c2_swap_p"},
                          Row{1, 7168, 2048, "sm90_64x8x128_s12_t256_c2_swap_p"}, Row{1, 28672, 8192, "sm90_64x8x128_s12_t256_c2_swap_p"},
                          Row{16, 4096, 7168, "sm90_64x16x128_s12_t256_c2_swap_p"},
-                         Row{13, 2112, 7168, "sm90_64x16x128_s12_t256_c2_swap_p"},
+                         // 17 pairs (at most 3/4 of the H200's clusters of four): K over two too.
+                         Row{13, 2112, 7168, "sm90_64x16x128_s12_t256_c2_ck2_swap_p"},
+                         Row{16, 2112, 7168, "sm90_64x16x128_s12_t256_c2_ck2_swap_p"},
+                         Row{1, 2112, 7168, "sm90_64x8x128_s12_t256_c2_ck2_swap_p"},
+                         Row{16, 2112, 1024, "sm90_64x16x128_s12_t256_c2_swap_p"},  // 8 K blocks
                          Row{32, 4096, 7168, "sm90_64x32x128_s12_t256_c2_swap_p"}, Row{33, 4096, 7168, nullptr},
                          Row{64, 2112, 7168, nullptr}, Row{128, 24576, 1536, nullptr}}) {
     GemmProblem p = deepseek_fp8_out(row.m, row.n, row.k);

@@ -724,6 +724,16 @@ std::vector<Case> cases() {
                              Swapped{"sm90_64x16x128_s12_t256_c2_swap_p", 13, 1000, true, true},
                              Swapped{"sm90_64x64x128_s12_t256_c2_swap_p", 40, 960, true, false},
                              Swapped{"sm90_64x64x128_s12_t256_c2_swap_p", 64, 2112, false, true},
+                             // ... splitting K as well (clusters of 2 x 2 and 2 x 4, ranks M
+                             // fastest: each K leader adds its partners' parked tiles, then the
+                             // two leaders exchange their maxima).
+                             Swapped{"sm90_64x8x128_s12_t256_c2_ck2_swap_p", 1, 960, true, false},
+                             Swapped{"sm90_64x8x128_s12_t256_c2_ck2_swap_p", 7, 1000, false, true},
+                             Swapped{"sm90_64x8x128_s12_t256_c2_ck2_swap_p", 1, 4096, false, false},
+                             Swapped{"sm90_64x16x128_s12_t256_c2_ck4_swap_p", 13, 1000, true, true},
+                             Swapped{"sm90_64x8x128_s12_t256_c2_ck4_swap_p", 1, 960, false, false},
+                             Swapped{"sm90_64x16x128_s12_t256_c2_ck2_swap_p", 13, 640, true, false},
+                             Swapped{"sm90_64x64x128_s12_t256_c2_ck2_swap_p", 40, 960, true, false},
                              // ... and one CTA each, pairing through the workspace (kPairGlobal).
                              Swapped{"sm90_64x8x128_s12_t256_swap_p", 1, 960, true, false},
                              Swapped{"sm90_64x8x128_s12_t256_swap_p", 7, 1000, false, true},

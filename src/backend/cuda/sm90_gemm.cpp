@@ -219,7 +219,11 @@ jit::CompileRequest sm90_compile_request(const GemmProblem& problem, const Epilo
   if (c.variant > 1) fail(Status::InternalError, "sm90: ", c.name(), ": unknown variant");
   if (c.stream_k && cluster_size(c) > 1)
     fail(Status::InternalError, "sm90: ", c.name(), ": stream-K takes one CTA per work unit (no cluster)");
-  if ((c.cluster_m > 1) + (c.cluster_n > 1) + (c.cluster_k > 1) > 1)
+  // One kind of cluster, but for 64-row swap tiles of a block-scaled D in pairs along M (which
+  // share nothing but their column maxima) splitting K as well (the kernel's kPairAmax).
+  const bool pair_split_k = c.cluster_m == 2 && c.cluster_k > 1 && c.cluster_n == 1 && c.block_m == 64 &&
+                            e.d_scale.active() && v.swap_operands && v.out_transposed && c.cluster_k <= 4;
+  if ((c.cluster_m > 1) + (c.cluster_n > 1) + (c.cluster_k > 1) > 1 && !pair_split_k)
     fail(Status::InternalError, "sm90: ", c.name(), " asks for more than one kind of cluster");
   if (c.cluster_n > 2 || c.cluster_m > 2)
     fail(Status::InternalError, "sm90: ", c.name(), ": clusters share an operand between 2 CTAs at most");

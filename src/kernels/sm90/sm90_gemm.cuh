@@ -25,7 +25,7 @@
 //                 them falling on an 8-column group (kBSpan2).
 // Scales that do not vary along K (per tensor, per row or column) are applied by the epilogue.
 //
-// Clusters (at most one kind per kernel):
+// Clusters (one kind per kernel, but for one combination below):
 //   kClusterM = 2: two CTAs take vertically adjacent tiles (same N block); each loads half of the
 //     shared B tile and multicasts it to both, halving B's L2 -> SM traffic.
 //   kClusterN = 2: two CTAs take horizontally adjacent tiles (same M block); each loads half of the
@@ -36,6 +36,8 @@
 //     still keep every SM streaming operands); each non-leader parks its f32 partial tile in its
 //     own shared memory, the leader (rank 0) adds them through distributed shared memory and runs
 //     the epilogue. One launch, no workspace.
+//   The one combination: 64-row tiles of a block-scaled D^T in pairs along M (kPairAmax, which
+//   share nothing but their column maxima) may split K as well, 2 x kClusterK CTAs.
 //
 // Grouped problems (kGrouped, src/kernels/GROUPED.md): the batches are the groups of a
 // mixture-of-experts layer, whose rows the kernel reads from the caller's device array as it runs
@@ -160,7 +162,9 @@ struct Gemm {
   // columns. 64-row tiles take them in clusters of two along M (kPairAmax: the pair's 128 rows are
   // one block; each CTA's column maxima go to the other through distributed shared memory), and
   // such a pair does not share B (a swapped small M's activations: a few rows, each CTA loads
-  // them whole) - the cluster is only for the exchange.
+  // them whole) - the cluster is only for the exchange. Such a pair may also split K (a cluster of
+  // 2 x kClusterK, ranks M fastest): each K leader (rank_k 0) adds its non-leaders' partial tiles
+  // as any split-K cluster does, and the two leaders then exchange their maxima.
   static constexpr bool kColAmax = EpilogueOp<Epi>::kOutBlock != 0 && EpilogueOp<Epi>::kTrans;
   static constexpr bool kPairAmax = kColAmax && kClusterM == 2;
   // ... or, without a cluster (kPairGlobal), through global memory: each 64-row tile publishes its
@@ -257,7 +261,7 @@ struct Gemm {
                 "two CTAs per SM: one warpgroup, <= 64 accumulator registers");
   static_assert(kMinBlocks <= 2 || (!kPromote && kAcc <= 16),
                 "three or four CTAs per SM (64 or 80 registers a thread): <= 16 accumulator registers");
-  static_assert(kClusterM == 1 || kClusterK == 1, "a cluster either shares B or splits K");
+  static_assert(kClusterM == 1 || kClusterK == 1 || kPairAmax, "a cluster either shares B or splits K (pairs exchanging maxima may split K)");
   static_assert(kClusterN == 1 || (kClusterM == 1 && kClusterK == 1), "a cluster sharing A does nothing else");
   static_assert(kClusterN == 1 || kClusterN == 2, "clusters of 1 or 2 CTAs along N");
   static_assert(kClusterN == 1 || (kAKMajor ? (kBlockM / kClusterN) % 8 == 0 : (kBlockM / 64) % kClusterN == 0),
@@ -267,10 +271,11 @@ struct Gemm {
   static_assert(!kShareB || !kBMajorMN || (kBlockN / 64) % kClusterM == 0,
                 "an N-major B tile splits into whole 64-column boxes per CTA");
   static_assert(!kShareB || kBMajorMN || (kBlockN / kClusterM) % 8 == 0, "B box rows per CTA");
-  static_assert(!kColAmax || (kBlockM == 128 && kClusterSize == kClusterK) || (kBlockM == 64 && kPairAmax && kClusterSize == 2) ||
+  static_assert(!kColAmax || (kBlockM == 128 && kClusterSize == kClusterK) ||
+                    (kBlockM == 64 && kPairAmax && kClusterN == 1 && kClusterK <= 4) ||
                     (kPairGlobal && !kStreamK && kMinBlocks == 1),
-                "a transposed block-scaled D: 128-row tiles, or 64-row tiles in pairs along M (a cluster of two, or "
-                "one CTA each without stream-K)");
+                "a transposed block-scaled D: 128-row tiles, or 64-row tiles in pairs along M (a cluster of two, "
+                "times a K split of at most four, or one CTA each without stream-K)");
   // Grouped only over contiguous groups aligned to BLOCK_M (the launcher asks it; `_ts` kernels):
   // TMA cannot stop at a group's last row, which such a group's tiles never cross. Masked groups
   // can end inside a tile, and a grouped kernel with both epilogues (TMA for the tiles inside a
@@ -439,7 +444,9 @@ struct Gemm {
     const int blk_stride = (args.num_k_blocks + 3) / 4 * 4;
 
     const u32 rank = kClusterSize > 1 ? cluster_ctarank() : 0;
-    const u32 rank_m = kClusterM > 1 ? rank : 0, rank_n = kClusterN > 1 ? rank : 0, rank_k = kClusterK > 1 ? rank : 0;
+    // A cluster's ranks: M fastest, then K (a pair along M may split K too: kPairAmax).
+    const u32 rank_m = kClusterM > 1 ? rank % kClusterM : 0, rank_n = kClusterN > 1 ? rank : 0,
+              rank_k = kClusterK > 1 ? rank / kClusterM : 0;
     const int warpgroup = threadIdx.x / 128;
     if (threadIdx.x == 0) {
       tma_prefetch_map(&args.tma_a);
@@ -728,7 +735,7 @@ struct Gemm {
         if constexpr (kClusterK > 1) {
           // Split-K inside the cluster: partial tiles meet in the leader's registers.
           const u32 park = base + kReduceOffset;
-          if (rank != 0) {
+          if (rank_k != 0) {
             mbar_wait_acquire_cluster(reduce_empty_bar, reduce_phase ^ 1);  // the leader took the last one
 #pragma unroll
             for (int q = 0; q < kQuads; ++q) {
@@ -738,21 +745,21 @@ struct Gemm {
             // One arrive per warp: the warp barrier orders every lane's stores before lane 0's
             // release, which the leader's acquire then observes.
             __syncwarp();
-            if (lane == 0) mbar_arrive_release_cluster(reduce_full_bar, 0);
+            if (lane == 0) mbar_arrive_release_cluster(reduce_full_bar, rank_m);  // the leader: rank_k 0
             reduce_phase ^= 1;
             return;  // the leader runs the epilogue
           }
           mbar_wait_acquire_cluster(reduce_full_bar, reduce_phase);
 #pragma unroll 1
           for (int r = 1; r < kClusterK; ++r) {
-            const u32 peer = map_to_rank(park, r);
+            const u32 peer = map_to_rank(park, rank_m + r * kClusterM);
 #pragma unroll
             for (int q = 0; q < kQuads; ++q) add_quad(acc, q, ld_shared_cluster_f4(peer + (q * kConsumers + ctid) * 16));
           }
           __syncwarp();
           if (lane == 0) {
 #pragma unroll 1
-            for (int r = 1; r < kClusterK; ++r) mbar_arrive_release_cluster(reduce_empty_bar, r);
+            for (int r = 1; r < kClusterK; ++r) mbar_arrive_release_cluster(reduce_empty_bar, rank_m + r * kClusterM);
           }
           reduce_phase ^= 1;
         }
@@ -814,7 +821,7 @@ struct Gemm {
       // memory takes no remote access after its last reduce_full_bar wait. Nothing parked: the
       // fresh barrier's parity passes at once.
       if constexpr (kClusterK > 1)
-        if (rank != 0) mbar_wait_acquire_cluster(reduce_empty_bar, reduce_phase ^ 1);
+        if (rank_k != 0) mbar_wait_acquire_cluster(reduce_empty_bar, reduce_phase ^ 1);
     }
     // Split-K clusters still end on a cluster barrier, relaxed (no MEMBAR.ALL.GPU behind the D
     // stores; the wait above already orders the leader's reads before a non-leader's exit):
