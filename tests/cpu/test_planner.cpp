@@ -820,6 +820,8 @@ BOOST_AUTO_TEST_CASE(sm90_block_scaled_d_at_decode_m_takes_paired_swap_tiles) {
                          Row{16, 2112, 7168, "sm90_64x16x128_s12_t256_c2_ck2_swap_p"},
                          Row{1, 2112, 7168, "sm90_64x8x128_s12_t256_c2_ck2_swap_p"},
                          Row{16, 2112, 1024, "sm90_64x16x128_s12_t256_c2_swap_p"},  // 8 K blocks
+                         Row{1, 3072, 7168, "sm90_64x8x128_s12_t256_c2_ck2_swap_p"},  // 24 pairs: 16 x 24 <= 3 x 132
+                         Row{1, 3200, 7168, "sm90_64x8x128_s12_t256_c2_swap_p"},      // 25 pairs: whole K
                          Row{32, 4096, 7168, "sm90_64x32x128_s12_t256_c2_swap_p"}, Row{33, 4096, 7168, nullptr},
                          Row{64, 2112, 7168, nullptr}, Row{128, 24576, 1536, nullptr}}) {
     GemmProblem p = deepseek_fp8_out(row.m, row.n, row.k);
