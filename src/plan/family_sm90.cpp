@@ -771,7 +771,7 @@ class Sm90Family final : public FamilyModel {
     // would keep the model's choice). Every other candidate is then kept for measuring.
     // At M <= 32: D^T through 64-row swap tiles in pairs along M (each pair one 128-row block of
     // D's columns; epilogue_block_scaled_t sends each CTA's column maxima to its peer with st.async
-    // into distributed shared memory, and such a cluster needs no barrier at its end), by a measured
+    // into distributed shared memory; the whole-K pair needs no barrier at its end), by a measured
     // rule (H100, 2026-12-05 session 7 calls 2-8, forced, separate processes alternated; us, fp8b's
     // 64 x M swap tile of the same call in brackets): 1x4096x4096 13.13 -> 8.79 (7.95), 1x4096x8192
     // 18.80 -> 14.25 (13.39), 1x7168x2048 12.74 -> 7.84 (7.01), 1x28672x8192 84.81 -> 80.77 (80.34),

@@ -15,15 +15,11 @@ __device__ __forceinline__ u32 cluster_ctarank() {
   return r;
 }
 
-// Every thread of every CTA of the cluster arrives and waits (release/acquire): orders barrier
-// initialisation before remote use, and keeps a CTA alive while its peers may still touch its
-// shared memory.
-__device__ __forceinline__ void cluster_sync() {
-  asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
-}
-
-// The same with a relaxed arrive, where the only thing to order is barrier initialisation (the
-// initialising thread's fence.mbarrier_init.release.cluster does that): no MEMBAR.ALL.GPU.
+// Every thread of every CTA of the cluster arrives (relaxed) and waits (acquire). The arrive
+// orders no memory: what it is used for needs none ordered by it (barrier initialisation, which
+// the initialising thread's fence.mbarrier_init.release.cluster releases; a CTA's lifetime at the
+// kernel's end, its last remote reads already ordered by an mbarrier), and a release arrive costs
+// a MEMBAR.ALL.GPU, behind the D stores at the end.
 __device__ __forceinline__ void cluster_sync_relaxed() {
   asm volatile("barrier.cluster.arrive.relaxed;\nbarrier.cluster.wait.acquire;" ::: "memory");
 }
