@@ -998,6 +998,36 @@ class Sm90Family final : public FamilyModel {
                   "calls 6-9)",
                   [&](const KernelConfig& c) { return swap_tile(c, rows, false) && c.block_n == width; }, true);
     }
+    // 16-bit, 9-64 rows (the swapped view's columns), one matrix, 3/4 to one wave of swapped 64-row
+    // tiles and K <= 2048, where the choice is the 64-row swap tile over the whole K at one CTA per
+    // SM: its twin built for two CTAs per SM (`_b2_`: half the stages, 128 registers a thread),
+    // which the model costs the same. Measured side by side in one process with
+    // `deepgemm-bench --candidates` (each candidate checked against the reference first), H200,
+    // every such row saved in bench/results (bench/offline_regret.py):
+    // 16x7168x2048 (64x16: s12 10.16-10.37 us, b2 s11 9.45-9.63; cuBLAS 9.47-9.57), bf16 and f16,
+    // tn and nn, 2026-12-01 runs 2 and 15, 2026-12-04 calls 6 and 9: faster on all 10 rows by
+    // 1.06-1.08x; 64x7168x2048 (64x64: s12 11.32-11.44, b2 s6 10.07-10.50), bf16 tn and nn,
+    // 2026-12-01 runs E and H: 1.08-1.14x. Not taken where it was not measured faster: M <= 8
+    // (64x8 s12 already fits two CTAs per SM: equal), K = 8192 at 0.97 wave (64x8192x8192:
+    // 0.97-1.03x over 9 rows), half a wave (16-64 x 4096 x 4096: 0.97-1.01x). Not yet A/B'd in
+    // alternating processes (bench/jobs/swap-b2-short-k.jobs asks it).
+    if (!eight_bit && one_matrix && !e.d_scale.active() && sv.cols > 8 && sv.cols <= 64 && p.k <= 2048 &&
+        tiles64 <= double(sms) && 4 * tiles64 > 3.0 * double(sms)) {
+      const Candidate* cur = model_choice();
+      if (cur && swap_tile(cur->config, 64, false) && cur->config.cluster_m == 1 && cur->config.cluster_n == 1) {
+        const KernelConfig chosen = cur->config;  // (prefer_only rewrites the candidates `cur` points into)
+        prefer_only("16-bit, 9-64 rows, 3/4 to one wave of swapped 64-row tiles, K <= 2048: the swap tile's twin at two "
+                    "CTAs per SM (H200, deepgemm-bench --candidates, 2026-12-01 runs 2, 15, E, H and 2026-12-04 calls "
+                    "6, 9)",
+                    [&](const KernelConfig& c) {
+                      return c.swap_ab && c.block_m == 64 && c.block_n == chosen.block_n && c.blocks_per_sm == 2 &&
+                             c.cluster_m == 1 && c.cluster_n == 1 && c.cluster_k == 1 && !c.stream_k &&
+                             c.variant == chosen.variant && c.tma_store == chosen.tma_store && c.pack_a == chosen.pack_a &&
+                             c.pack_b == chosen.pack_b;
+                    },
+                    true);
+      }
+    }
     // Contiguous groups aligned to 128 rows, 16-bit operands and D, where the model's choice is the
     // 128x256 tile: its `_ts` twin (the same tile, D stored through shared memory by TMA instead of
     // 4-byte stores from registers; no tile crosses a group's end at that alignment). Measured rule

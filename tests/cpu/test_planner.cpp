@@ -775,6 +775,48 @@ BOOST_AUTO_TEST_CASE(sm90_stream_k_is_measurable_not_chosen) {
     BOOST_TEST(!(cand.config.stream_k && cand.config.block_n == 128 && cand.config.block_m == 128), cand.config.name());
 }
 
+// 16-bit, 9-64 rows, 3/4 to one wave of swapped 64-row tiles and K <= 2048: the swap tile's twin at
+// two CTAs per SM (H200, --candidates rows of 2026-12-01 and 2026-12-04: 16x7168x2048 1.06-1.08x,
+// 64x7168x2048 1.08-1.14x); not at M <= 8, nor K > 2048, nor below 3/4 of a wave or past one,
+// nor for 8-bit operands, nor batches.
+BOOST_AUTO_TEST_CASE(sm90_short_k_swap_tiles_near_a_wave_take_two_ctas_per_sm) {
+  const HardwareDesc hw = arch("h200");
+  PlanRequest r;
+  r.use_cache = false;
+  struct Row {
+    int64_t m, n, k;
+    const char* chosen;  // nullptr: not a `_b2_` tile
+  };
+  for (const Row& row : {Row{16, 7168, 2048, "sm90_64x16x64_s11_t256_b2_swap_p"},
+                         Row{64, 7168, 2048, "sm90_64x64x64_s6_t256_b2_swap_p"},
+                         Row{9, 8448, 1024, "sm90_64x16x64_s11_t256_b2_swap_p"},  // 132 tiles: one wave
+                         Row{32, 6400, 2048, "sm90_64x32x64_s9_t256_b2_swap_p"},   // 100 tiles: just over 3/4
+                         Row{8, 7168, 2048, nullptr}, Row{65, 7168, 2048, nullptr}, Row{16, 7168, 4096, nullptr},
+                         Row{64, 8192, 8192, nullptr}, Row{16, 6336, 2048, nullptr},  // 99 tiles: 3/4 of a wave
+                         Row{16, 8512, 2048, nullptr}})                                // 133 tiles
+    for (Op ob : {Op::T, Op::N}) {
+      const std::string name =
+          choose_kernel(problem(DType::BF16, Op::N, ob, Order::RowMajor, row.m, row.n, row.k), Epilogue{}, hw, r)
+              .chosen.config.name();
+      const std::string what = std::to_string(row.m) + "x" + std::to_string(row.n) + "x" + std::to_string(row.k) +
+                               (ob == Op::T ? " tn" : " nn") + " chose " + name;
+      if (row.chosen) BOOST_TEST(name == row.chosen, what);
+      else BOOST_TEST(name.find("_b2_") == std::string::npos, what);
+    }
+  for (DType t : {DType::I8, DType::F8E4M3}) {
+    const std::string name =
+        choose_kernel(typed(16, 7168, 2048, t, t == DType::I8 ? DType::I32 : DType::BF16), Epilogue{}, hw, r).chosen.config.name();
+    BOOST_TEST(name.find("_b2_") == std::string::npos, name);
+  }
+  GemmProblem batched = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 16, 7168, 2048);
+  batched.batch_count = 2;
+  batched.stride_a = 16 * 2048;
+  batched.stride_b = 0;  // one weight for both batches
+  batched.stride_c = batched.stride_d = 16 * 7168;
+  batched.resolve_and_validate();
+  BOOST_TEST(choose_kernel(batched, Epilogue{}, hw, r).chosen.config.name() != "sm90_64x16x64_s11_t256_b2_swap_p");
+}
+
 namespace {
 // DeepSeek's fused FP8 output: e4m3 operands with 1 x 128 A / 128 x 128 B block scales, an e4m3 D
 // (`tn`), and the epilogue that quantizes D per 1 x 128 block of a row.

@@ -403,6 +403,20 @@ std::vector<Case> sweep() {
           const int width = int((m + 7) / 8 * 8);
           push_named(base, [&](const KernelConfig& c) { return c.swap_ab && c.block_n == width && c.cluster_k == 1; });
         }
+    // The 64-row swap tiles built for two CTAs per SM (chosen for 9-64 rows near a wave of them with
+    // K <= 2048): 16, 32 and 64 columns (M = 9, 16, 32, 64), N past a multiple of 64, tn and nn,
+    // both orders, a row bias (the transposed view's column bias) and SiLU.
+    for (int64_t m : {9, 16, 32, 64})
+      for (Op ob : ops)
+        for (Order o : orders) {
+          Case base = make_case(m, 1031, 1000, DType::BF16, DType::BF16, Op::N, ob, o, "");
+          base.e.bias_mode = VectorMode::PerRow;
+          base.e.bias_type = DType::BF16;
+          base.e.activation = Activation::Silu;
+          push_named(base, [](const KernelConfig& c) {
+            return c.swap_ab && c.block_m == 64 && c.blocks_per_sm == 2 && c.cluster_k == 1 && !c.stream_k;
+          });
+        }
     // A K-major A whose rows end inside the first tile: TMA loads a box of exactly its rows and
     // the rest of the stage keeps stale data (never a stored row): the 128-row one-CTA
     // tiles at M = 13, both orders, a column bias and GELU.
