@@ -704,6 +704,33 @@ class Sm90Family final : public FamilyModel {
           }
         }
       }
+      // Narrower than the columns, measuring only: where the swapped view has few tiles (fewer
+      // than half the SMs at the width above), 64-row tiles of 8-32 columns put more CTAs on the
+      // weights (each column tile reads its rows' weights again, from the L2 after the first
+      // reader) without a K split's reduction; in clusters of two along the columns (cn2) the
+      // pair loads each weight tile once and multicasts it. cuBLAS runs 64x1024x1024 with a 64x8
+      // tile in 1x2 clusters (3.5 us; ours, 64x64 with K over two on 32 CTAs, 4.6-4.9 us) and
+      // 256x1024x1024 with 48x64 tiles in 4x2 (bench/RESULTS.md run L). One CTA per SM, whole K;
+      // a K-major B (an N-major one is made of 64-column boxes), no block-scaled D.
+      const long row_tiles64 = long((v.rows + 63) / 64) * long(std::max<int64_t>(1, p.batch_count));
+      if (swap && v.b_kmajor && !e.d_scale.active() && !p.grouping.grouped() && v.cols > 8 &&
+          2 * row_tiles64 * long((v.cols + bn - 1) / bn) < long(sms)) {
+        for (int w : {8, 16, 32}) {
+          if (w >= bn || w >= v.cols) continue;
+          for (int cn : {1, 2}) {
+            Sm90Tile t{64, w, 0, 1, 1, skinny_efficiency(64, w), 1};
+            t.cluster_n = cn;
+            KernelConfig probe;
+            probe.block_m = 64;
+            probe.block_n = w;
+            probe.cluster_n = cn;
+            probe.stages = kMaxStages;
+            const long optin = hw.smem_per_block_optin > 0 ? hw.smem_per_block_optin : 232448;
+            t.stages = int(std::min<long>(kMaxStages, (optin - smem_extra(probe, v, p.k, false)) / (long(64 + w) * 128)));
+            if (t.stages >= 3) add(t, swap, true);
+          }
+        }
+      }
     }
     // The big menu tiles swapped (D^T = op(B)^T op(A)^T): an N just past a multiple of the tile
     // (4097 = 16 x 256 + 1) leaves a column of nearly empty tiles that cost a full main loop each,
@@ -932,8 +959,10 @@ class Sm90Family final : public FamilyModel {
     const double tiles64 = double((sv.rows + 63) / 64);  // the swapped view's 64-row tiles
     const double waves = tiles64 / double(sms);
     // The swapped tile of `rows` rows at one CTA per SM, whole tiles or their stream-K twin.
-    auto swap_tile = [](const KernelConfig& c, int rows, bool stream_k) {
-      return c.swap_ab && c.block_m == rows && c.blocks_per_sm == 1 && c.cluster_k == 1 && c.stream_k == stream_k;
+    auto swap_tile = [&sv](const KernelConfig& c, int rows, bool stream_k) {
+      // (at least as wide as the columns: the narrower tiles, several to a view, are measuring only)
+      return c.swap_ab && c.block_m == rows && c.blocks_per_sm == 1 && c.cluster_k == 1 && c.cluster_n == 1 &&
+             c.block_n >= sv.cols && c.stream_k == stream_k;
     };
     // 16-bit decode (M <= 32: the swapped view's columns), one matrix, K-major weights (the
     // swapped view's A: B stored N x K, `tn`), more than a wave of the swapped 64-row tiles with

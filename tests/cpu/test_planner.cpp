@@ -817,6 +817,38 @@ BOOST_AUTO_TEST_CASE(sm90_short_k_swap_tiles_near_a_wave_take_two_ctas_per_sm) {
   BOOST_TEST(choose_kernel(batched, Epilogue{}, hw, r).chosen.config.name() != "sm90_64x16x64_s11_t256_b2_swap_p");
 }
 
+// Swap tiles narrower than M (8-32 columns, several column tiles), alone and in clusters of two
+// sharing the weights (cn2): offered for measuring where the swapped view has few tiles (fewer than
+// half the SMs at the tile as wide as M), never chosen (not even by the rules that pick "the 64-row
+// swap tile"), and not offered where the tiles are many.
+BOOST_AUTO_TEST_CASE(sm90_swap_tiles_narrower_than_m_are_measuring_only) {
+  const HardwareDesc hw = arch("h200");
+  PlanRequest r;
+  r.use_cache = false;
+  auto narrow = [](const GemmProblem& p, const KernelConfig& c) {
+    return c.swap_ab && c.block_m == 64 && c.block_n < p.m && c.block_n < 64 && c.cluster_k == 1 && !c.stream_k;
+  };
+  struct Row {
+    int64_t m, n, k;
+    int offered;  // feasible narrow candidates (tn): 8, 16, 32 columns below M, alone and cn2
+  };
+  for (const Row& row : {Row{64, 1024, 1024, 6}, Row{16, 4096, 4096, 2}, Row{32, 1024, 1024, 4}, Row{256, 1024, 1024, 6},
+                         Row{100, 4096, 4096, 6}, Row{64, 8192, 1024, 0}, Row{8, 1024, 1024, 0}})
+    for (Op ob : {Op::T, Op::N}) {
+      const GemmProblem p = problem(DType::BF16, Op::N, ob, Order::RowMajor, row.m, row.n, row.k);
+      int offered = 0;
+      for (const Candidate& c : sm90_family_model().enumerate(p, Epilogue{}, hw))
+        if (c.feasible && narrow(p, c.config)) {
+          BOOST_TEST(c.measuring_only, c.config.name());
+          BOOST_TEST((c.config.cluster_n == 1 || ob == Op::T), c.config.name());  // cn2: K-major weights only
+          ++offered;
+        }
+      BOOST_TEST(offered == (ob == Op::T ? row.offered : row.offered / 2), row.m << "x" << row.n << "x" << row.k);
+      const KernelConfig chosen = choose_kernel(p, Epilogue{}, hw, r).chosen.config;
+      BOOST_TEST(!narrow(p, chosen), row.m << "x" << row.n << "x" << row.k << " chose " << chosen.name());
+    }
+}
+
 namespace {
 // DeepSeek's fused FP8 output: e4m3 operands with 1 x 128 A / 128 x 128 B block scales, an e4m3 D
 // (`tn`), and the epilogue that quantizes D per 1 x 128 block of a row.

@@ -195,6 +195,21 @@ BOOST_AUTO_TEST_CASE(sm90_default_menu_compiles_for_sm90a_with_hgmma_and_no_spil
     }
   }
   BOOST_CHECK_GE(skinny, 10);
+  // Swap tiles narrower than M (several column tiles: measuring only where the tiles are few),
+  // alone and in clusters of two sharing the weights by multicast (cn2; a K-major weight only),
+  // with the full epilogue stored transposed.
+  int narrow = 0;
+  for (Op op_b : {Op::T, Op::N}) {
+    const GemmProblem few = problem(DType::BF16, Op::N, op_b, Order::RowMajor, 64, 1024, 1024);
+    for (const Candidate& c : sm90_family_model().enumerate(few, full, hw))
+      if (c.feasible && c.config.swap_ab && c.config.block_m == 64 && c.config.block_n < 64 && c.config.cluster_k == 1 &&
+          !c.config.stream_k && c.config.blocks_per_sm == 1) {
+        BOOST_CHECK(c.measuring_only);
+        jobs.push_back({few, full, c.config});
+        ++narrow;
+      }
+  }
+  BOOST_CHECK_EQUAL(narrow, 9);  // tn: 8, 16 and 32 columns, alone and in cn2; nn (N-major weights): alone
   {
     const GemmProblem decode_t = problem(DType::F16, Op::T, Op::N, Order::RowMajor, 64, 4096, 4096);
     int n = 0;

@@ -404,8 +404,10 @@ std::vector<Case> sweep() {
           push_named(base, [&](const KernelConfig& c) { return c.swap_ab && c.block_n == width && c.cluster_k == 1; });
         }
     // The 64-row swap tiles built for two CTAs per SM (chosen for 9-64 rows near a wave of them with
-    // K <= 2048): 16, 32 and 64 columns (M = 9, 16, 32, 64), N past a multiple of 64, tn and nn,
-    // both orders, a row bias (the transposed view's column bias) and SiLU.
+    // K <= 2048): 16, 32 and 64 columns (M = 9, 16, 32, 64); and those narrower than M (several
+    // column tiles; measuring only where the tiles are few), alone and in clusters of two sharing
+    // the weights (cn2, K-major weights only). N past a multiple of 64, tn and nn, both orders, a
+    // row bias (the transposed view's column bias) and SiLU.
     for (int64_t m : {9, 16, 32, 64})
       for (Op ob : ops)
         for (Order o : orders) {
@@ -413,8 +415,9 @@ std::vector<Case> sweep() {
           base.e.bias_mode = VectorMode::PerRow;
           base.e.bias_type = DType::BF16;
           base.e.activation = Activation::Silu;
-          push_named(base, [](const KernelConfig& c) {
-            return c.swap_ab && c.block_m == 64 && c.blocks_per_sm == 2 && c.cluster_k == 1 && !c.stream_k;
+          push_named(base, [m](const KernelConfig& c) {
+            return c.swap_ab && c.block_m == 64 && c.cluster_k == 1 && !c.stream_k &&
+                   (c.blocks_per_sm == 2 || c.block_n < m);
           });
         }
     // A K-major A whose rows end inside the first tile: TMA loads a box of exactly its rows and
