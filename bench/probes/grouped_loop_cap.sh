@@ -13,20 +13,8 @@
 #   bash bench/probes/grouped_loop_cap.sh build/stage $OUT/cap "contiguous 4096x7168 8 1024" \
 #        "contiguous 7168x2048 8 1024" "contiguous 4096x7168 8 256"
 # Written 2026-12-05 session 9 without a device: not yet run.
-set -uo pipefail
-if [[ $# -lt 3 ]]; then
-  echo "usage: $0 STAGE OUT \"LAYOUT NxK G TOKENS\" ..." >&2
-  exit 2
-fi
-stage=$(cd "$1" && pwd) out=$2
-shift 2
-here=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$out"
-export LD_LIBRARY_PATH="$stage/lib:${CUDA_HOME:-/usr/local/cuda}/lib64"
-if [[ -z ${DEEPGEMM_CACHE_DIR:-} ]]; then
-  export DEEPGEMM_CACHE_DIR=$(mktemp -d /tmp/dgemm-cache.XXXXXX)
-  [[ -f $stage/cache.tar.gz ]] && tar -xzf "$stage/cache.tar.gz" -C "$DEEPGEMM_CACHE_DIR"
-fi
+NCU_ENTRY_FORMAT="LAYOUT NxK G TOKENS"
+source "$(dirname "$0")/ncu_entries.sh"  # stage, out, here, the cache; "$@" = the entries
 # The tensor pipe's activity: the wgmma (gmma) pipe on Hopper, else the mma (hmma) one; whichever
 # this ncu knows.
 known=$(ncu --query-metrics 2>/dev/null)

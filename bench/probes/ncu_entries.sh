@@ -1,10 +1,11 @@
-# ncu_entries.sh - sourced by the ncu probes (l2_traffic.sh, stall_regions.sh) with their
-# arguments "STAGE OUT ENTRY...": checks them, sets stage, out and here, puts the stage's library
-# on the path and unpacks its kernel cache into a fresh DEEPGEMM_CACHE_DIR (unless one is set),
-# and leaves the entries ("M N K KERNEL [bench flags...]") in "$@".
+# ncu_entries.sh - sourced by the ncu probes (l2_traffic.sh, stall_regions.sh, grouped_loop_cap.sh)
+# with their arguments "STAGE OUT ENTRY...": checks them, sets stage, out and here, puts the stage's
+# library on the path and unpacks its kernel cache into a fresh DEEPGEMM_CACHE_DIR (unless one is
+# set), and leaves the entries ("M N K KERNEL [bench flags...]", or what NCU_ENTRY_FORMAT says for
+# the usage line) in "$@".
 set -uo pipefail
 if [[ $# -lt 3 ]]; then
-  echo "usage: $0 STAGE OUT \"M N K KERNEL [bench flags...]\" ..." >&2
+  echo "usage: $0 STAGE OUT \"${NCU_ENTRY_FORMAT:-M N K KERNEL [bench flags...]}\" ..." >&2
   exit 2
 fi
 stage=$(cd "$1" && pwd) out=$2
