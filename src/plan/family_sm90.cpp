@@ -1057,6 +1057,44 @@ class Sm90Family final : public FamilyModel {
                     true);
       }
     }
+    // 16-bit, one matrix, a small problem whose swapped view has few tiles (fewer than half the
+    // SMs at the tile that covers M): the swap tile narrower than M with the most column tiles that
+    // still fit one wave of the SMs (64x8, 64x16 or 64x32; one CTA per SM, whole K, no cluster: cn2
+    // ran the same), at K <= 1024, and at K <= 2048 from 65 rows. Measured on an H100 (2026-12-05
+    // session 9): forced (call 1) 64x1024x1024 tn 4.69 -> 3.96 us (cuBLAS 3.54), 64x2048x1024 5.00
+    // -> 4.27 (64x8, two waves: 5.15), 256x1024x1024 4.89 -> 4.56 (64x16, two waves: 6.69); A/B
+    // against main in alternating processes (call B, 2 rounds, bf16 tn / nn, 20 shapes): K = 1024
+    // 1.02-1.29 on all 18 rows (128x1024x1024 5.04 -> 3.98, 64x1024x1024 4.65 -> 3.93, 256x1024x1024
+    // nn 5.10 -> 4.49), K = 2048 1.14-1.24 at 128 rows but 0.96-1.06 at 48-64 (64x1024x2048 5.90 ->
+    // 6.16), K = 4096 0.81-0.91 at 64 rows (64x1024x4096 8.33 -> 10.24) and 0.99-1.00 at 256: more
+    // CTAs pay where the split K or the 128-row tile they replace had little to stream. Not on an
+    // H200 yet.
+    if (!eight_bit && one_matrix && !e.d_scale.active() && sv.b_kmajor && sv.cols > 8 &&
+        (p.k <= 1024 || (p.k <= 2048 && sv.cols > 64))) {
+      const long rows64 = long(tiles64);
+      int bucket = 256;
+      for (int b : kSkinnyN)
+        if (sv.cols <= b) {
+          bucket = b;
+          break;
+        }
+      if (2 * rows64 * long((sv.cols + bucket - 1) / bucket) < long(sms)) {
+        int width = 0;
+        for (int w : {8, 16, 32})
+          if (w < bucket && w < sv.cols && rows64 * long((sv.cols + w - 1) / w) <= long(sms)) {
+            width = w;
+            break;
+          }
+        if (width > 0)
+          prefer_only("16-bit, few swapped tiles, K <= 1024 (<= 2048 from 65 rows): the 64-row swap tile narrower than M "
+                      "with the most column tiles in one wave (H100, 2026-12-05 session 9 calls 1 and B)",
+                      [&](const KernelConfig& c) {
+                        return c.swap_ab && c.block_m == 64 && c.block_n == width && c.blocks_per_sm == 1 &&
+                               c.cluster_m == 1 && c.cluster_n == 1 && c.cluster_k == 1 && !c.stream_k && c.variant == 0;
+                      },
+                      true);
+      }
+    }
     // Contiguous groups aligned to 128 rows, 16-bit operands and D, where the model's choice is the
     // 128x256 tile: its `_ts` twin (the same tile, D stored through shared memory by TMA instead of
     // 4-byte stores from registers; no tile crosses a group's end at that alignment). Measured rule

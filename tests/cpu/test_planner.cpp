@@ -579,7 +579,8 @@ BOOST_AUTO_TEST_CASE(sm90_one_warpgroup_64x128_where_measured_faster) {
     if (row.chosen) BOOST_TEST(name == row.chosen, row.m << "x" << row.n << "x" << row.k << " " << what << " chose " << name);
     else BOOST_TEST(name.find(avoid) == std::string::npos, row.m << "x" << row.n << "x" << row.k << " " << what << " chose " << name);
   };
-  for (const Row& row : {Row{1024, 1024, 4096, "sm90_64x128x64_s7_t256_p"}, Row{256, 1024, 1024, "sm90_64x128x64_s7_t256_p"},
+  // (256x1024x1024 went to the narrow swap tiles' rule: sm90_swap_tiles_narrower_than_m.)
+  for (const Row& row : {Row{1024, 1024, 4096, "sm90_64x128x64_s7_t256_p"}, Row{512, 1024, 1024, "sm90_64x128x64_s7_t256_p"},
                          Row{256, 4096, 4096, "sm90_64x128x64_s8_t256_c2_p"},
                          Row{128, 8192, 8192, "sm90_64x128x64_s8_t256_c2_p"},
                          Row{256, 4096, 14336, "sm90_64x128x64_s8_t256_c2_p"},
@@ -818,10 +819,12 @@ BOOST_AUTO_TEST_CASE(sm90_short_k_swap_tiles_near_a_wave_take_two_ctas_per_sm) {
 }
 
 // Swap tiles narrower than M (8-32 columns, several column tiles), alone and in clusters of two
-// sharing the weights (cn2): offered for measuring where the swapped view has few tiles (fewer than
-// half the SMs at the tile as wide as M), never chosen (not even by the rules that pick "the 64-row
-// swap tile"), and not offered where the tiles are many.
-BOOST_AUTO_TEST_CASE(sm90_swap_tiles_narrower_than_m_are_measuring_only) {
+// sharing the weights (cn2): offered where the swapped view has few tiles (fewer than half the SMs
+// at the tile as wide as M), not where the tiles are many; chosen by a measured rule (H100,
+// 2026-12-05 session 9) at K <= 1024, and at K <= 2048 from 65 rows: the narrowest width whose
+// column tiles still fit one wave, one CTA per SM, no cluster. Never chosen by the rules that pick
+// "the 64-row swap tile" (they would have taken the unmeasured 64x8 cn2 at 16x4096x4096).
+BOOST_AUTO_TEST_CASE(sm90_swap_tiles_narrower_than_m) {
   const HardwareDesc hw = arch("h200");
   PlanRequest r;
   r.use_cache = false;
@@ -830,23 +833,33 @@ BOOST_AUTO_TEST_CASE(sm90_swap_tiles_narrower_than_m_are_measuring_only) {
   };
   struct Row {
     int64_t m, n, k;
-    int offered;  // feasible narrow candidates (tn): 8, 16, 32 columns below M, alone and cn2
+    int offered;         // feasible narrow candidates (tn): 8, 16, 32 columns below M, alone and cn2
+    const char* chosen;  // nullptr: not a narrow tile
   };
-  for (const Row& row : {Row{64, 1024, 1024, 6}, Row{16, 4096, 4096, 2}, Row{32, 1024, 1024, 4}, Row{256, 1024, 1024, 6},
-                         Row{100, 4096, 4096, 6}, Row{64, 8192, 1024, 0}, Row{8, 1024, 1024, 0}})
+  for (const Row& row : {Row{64, 1024, 1024, 6, "sm90_64x8x64_s12_t256_swap_p"},
+                         Row{32, 1024, 1024, 4, "sm90_64x8x64_s12_t256_swap_p"},
+                         Row{64, 2048, 1024, 6, "sm90_64x16x64_s12_t256_swap_p"},   // 64x8: two waves
+                         Row{256, 1024, 1024, 6, "sm90_64x32x64_s12_t256_swap_p"},  // 64x16: two waves
+                         Row{128, 2048, 2048, 6, "sm90_64x32x64_s12_t256_swap_p"},  // K = 2048 from 65 rows
+                         Row{64, 1024, 2048, 6, nullptr},                             // ... not at 64
+                         Row{64, 4096, 4096, 6, nullptr}, Row{256, 1024, 4096, 6, nullptr}, Row{16, 4096, 4096, 2, nullptr},
+                         Row{100, 4096, 4096, 6, nullptr}, Row{64, 8192, 1024, 0, nullptr}, Row{8, 1024, 1024, 0, nullptr}})
     for (Op ob : {Op::T, Op::N}) {
       const GemmProblem p = problem(DType::BF16, Op::N, ob, Order::RowMajor, row.m, row.n, row.k);
+      const KernelConfig chosen = choose_kernel(p, Epilogue{}, hw, r).chosen.config;
       int offered = 0;
       for (const Candidate& c : sm90_family_model().enumerate(p, Epilogue{}, hw))
         if (c.feasible && narrow(p, c.config)) {
-          BOOST_TEST(c.measuring_only, c.config.name());
           BOOST_TEST((c.config.cluster_n == 1 || ob == Op::T), c.config.name());  // cn2: K-major weights only
           ++offered;
         }
       BOOST_TEST(offered == (ob == Op::T ? row.offered : row.offered / 2), row.m << "x" << row.n << "x" << row.k);
-      const KernelConfig chosen = choose_kernel(p, Epilogue{}, hw, r).chosen.config;
-      BOOST_TEST(!narrow(p, chosen), row.m << "x" << row.n << "x" << row.k << " chose " << chosen.name());
+      if (row.chosen) BOOST_TEST(chosen.name() == row.chosen, row.m << "x" << row.n << "x" << row.k << " chose " << chosen.name());
+      else BOOST_TEST(!narrow(p, chosen), row.m << "x" << row.n << "x" << row.k << " chose " << chosen.name());
     }
+  // Not for 8-bit operands (not measured) nor batches.
+  BOOST_TEST(!narrow(typed(64, 1024, 1024, DType::F8E4M3, DType::BF16),
+                     choose_kernel(typed(64, 1024, 1024, DType::F8E4M3, DType::BF16), Epilogue{}, hw, r).chosen.config));
 }
 
 namespace {

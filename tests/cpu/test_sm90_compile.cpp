@@ -195,12 +195,12 @@ BOOST_AUTO_TEST_CASE(sm90_default_menu_compiles_for_sm90a_with_hgmma_and_no_spil
     }
   }
   BOOST_CHECK_GE(skinny, 10);
-  // Swap tiles narrower than M (several column tiles: measuring only where the tiles are few),
-  // alone and in clusters of two sharing the weights by multicast (cn2; a K-major weight only),
-  // with the full epilogue stored transposed.
+  // Swap tiles narrower than M (several column tiles, where the tiles are few: measuring only in
+  // cn2 clusters sharing the weights by multicast, a K-major weight only; chosen alone by a rule
+  // at a short K, not for this K = 4096), with the full epilogue stored transposed.
   int narrow = 0;
   for (Op op_b : {Op::T, Op::N}) {
-    const GemmProblem few = problem(DType::BF16, Op::N, op_b, Order::RowMajor, 64, 1024, 1024);
+    const GemmProblem few = problem(DType::BF16, Op::N, op_b, Order::RowMajor, 64, 1024, 4096);
     for (const Candidate& c : sm90_family_model().enumerate(few, full, hw))
       if (c.feasible && c.config.swap_ab && c.config.block_m == 64 && c.config.block_n < 64 && c.config.cluster_k == 1 &&
           !c.config.stream_k && c.config.blocks_per_sm == 1) {
