@@ -1095,6 +1095,37 @@ class Sm90Family final : public FamilyModel {
                       true);
       }
     }
+    // 16-bit, one matrix, a one-CTA 128-row square tile (128x128 / 128x192 / 128x256) chosen over
+    // one to one and a half waves of tiles: its stream-K twin, which shares the tiles past the
+    // first wave out by K blocks over every SM. The twin runs its whole tiles ~6 % slower (4096^3 128x256, 3.88 waves: 183.8 against 173.6 us; 4096x2112x7168 fp8t 128x192,
+    // 2.67 waves: 5.5 % slower; H200, 2026-12-05 call 1), so it pays only where the last wave is
+    // mostly empty. Measured (H100, 2026-12-05 session 9 call C, forced, 2 rounds, us):
+    // 2048x2049x2048 128x192 (1.33 waves) tn 49.38 -> 47.14, nn (B packed) 67.13 -> 62.78. The
+    // twin of another tile than the chosen one is not taken: 128x256's at 1.09 waves ran 55.68
+    // there (11 pieces to each shared tile), though at 2048x7168x2048 (3.39 waves, against
+    // 128x192's 4.61 chosen) 86.11 against 92.94 tn, 86.35 against 91.46 nn: a choice between the
+    // twins of several tiles is not modelled yet.
+    if (!eight_bit && one_matrix && !e.d_scale.active()) {
+      const Candidate* cur = model_choice();
+      if (cur) {
+        const KernelConfig ch = cur->config;
+        const bool square = ch.block_m == 128 && (ch.block_n == 128 || ch.block_n == 192 || ch.block_n == 256) &&
+                            ch.blocks_per_sm == 1 && ch.cluster_m == 1 && ch.cluster_n == 1 && ch.cluster_k == 1 &&
+                            !ch.stream_k && ch.variant == 0 && !ch.swap_ab && !ch.tma_store;
+        const long tiles = square ? tile_count(ch.block_m, ch.block_n) : 0;
+        if (square && tiles > long(sms) && 2 * tiles <= 3 * long(sms)) {
+          const int bn = ch.block_n;
+          prefer_only("16-bit, a 128-row square tile over one to one and a half waves: its stream-K twin (H100, "
+                      "2026-12-05 session 9 call C)",
+                      [&](const KernelConfig& c) {
+                        return c.stream_k && c.block_m == 128 && c.block_n == bn && c.blocks_per_sm == 1 &&
+                               c.cluster_m == 1 && c.cluster_n == 1 && c.cluster_k == 1 && c.variant == 0 && !c.swap_ab &&
+                               c.pack_a == ch.pack_a && c.pack_b == ch.pack_b;
+                      },
+                      true);
+        }
+      }
+    }
     // Contiguous groups aligned to 128 rows, 16-bit operands and D, where the model's choice is the
     // 128x256 tile: its `_ts` twin (the same tile, D stored through shared memory by TMA instead of
     // 4-byte stores from registers; no tile crosses a group's end at that alignment). Measured rule

@@ -862,6 +862,34 @@ BOOST_AUTO_TEST_CASE(sm90_swap_tiles_narrower_than_m) {
                      choose_kernel(typed(64, 1024, 1024, DType::F8E4M3, DType::BF16), Epilogue{}, hw, r).chosen.config));
 }
 
+// 16-bit, one to one and a half waves of the chosen 128-row square tile: its stream-K twin (H100,
+// 2026-12-05 session 9 call C: 2048x2049x2048 1.05-1.07x); not past one and a half waves (the
+// twin's whole tiles run ~6 % slower: 4096^3, the prefill rows), nor for 8-bit operands.
+BOOST_AUTO_TEST_CASE(sm90_square_tile_over_one_to_one_and_a_half_waves_takes_its_stream_k_twin) {
+  const HardwareDesc hw = arch("h200");
+  PlanRequest r;
+  r.use_cache = false;
+  struct Row {
+    int64_t m, n, k;
+    const char* chosen;
+  };
+  for (const Row& row : {Row{2048, 2049, 2048, "sm90_128x192x64_s5_t384_p_streamk"},
+                         Row{2048, 2112, 7168, "sm90_128x192x64_s5_t384_p_streamk"},  // 176 tiles
+                         Row{4096, 4096, 4096, "sm90_128x256x64_s4_t384_p"},          // 3.88 waves
+                         Row{4096, 28672, 8192, "sm90_128x256x64_s4_t384_p"},         // 27.2 waves
+                         Row{2048, 7168, 2048, "sm90_128x192x64_s5_t384_p"}})         // 4.61 waves
+  {
+    const std::string name =
+        choose_kernel(problem(DType::BF16, Op::N, Op::T, Order::RowMajor, row.m, row.n, row.k), Epilogue{}, hw, r)
+            .chosen.config.name();
+    BOOST_TEST(name == row.chosen, row.m << "x" << row.n << "x" << row.k << " chose " << name);
+  }
+  // B packed (nn, N = 2049: its rows break TMA's 16-byte rule): the packed tile's twin.
+  BOOST_TEST(choose_kernel(problem(DType::BF16, Op::N, Op::N, Order::RowMajor, 2048, 2049, 2048), Epilogue{}, hw, r)
+                 .chosen.config.name() == "sm90_128x192x64_s5_t384_p_packB_streamk");
+  BOOST_TEST(!choose_kernel(typed(2048, 2112, 7168, DType::F8E4M3, DType::BF16), Epilogue{}, hw, r).chosen.config.stream_k);
+}
+
 namespace {
 // DeepSeek's fused FP8 output: e4m3 operands with 1 x 128 A / 128 x 128 B block scales, an e4m3 D
 // (`tn`), and the epilogue that quantizes D per 1 x 128 block of a row.
