@@ -55,8 +55,13 @@ CAPS = {
 }
 # Issue 14's grouped rows: the per-expert cuBLAS loop's cap (key: layout, N, K, experts, mean tokens),
 # from bench/probes/grouped_loop_cap.sh (the duration-weighted tensor-active share of one loop's
-# launches under ncu; cap = 1 / share). None measured yet.
-GROUPED_CAPS = {}
+# launches under ncu; cap = 1 / share, the loosest of the loops profiled; our contiguous kernel also
+# computes the rows each expert is padded to, so it does at least the loop's MMAs).
+GROUPED_LOOP_THRESHOLD = 1.3  # issue 14: >= 1.3x the per-expert cuBLAS loop
+GROUPED_CAPS = {
+    ("contiguous", 4096, 7168, 8, 1024): (1.127, "at equal clocks, the loop's cuBLAS kernels 88.7 % tensor-active, "
+                                          "2026-12-05 session 9 call E"),
+}
 
 
 SIXTEEN = ("bf16", "f16")
@@ -311,7 +316,7 @@ def main():
     loop, torch_rows = grouped(a.results)
     gl = [v[0] for v in loop.values()]
     if gl:
-        ok = sum(x >= 1.3 for x in gl)
+        ok = sum(x >= GROUPED_LOOP_THRESHOLD for x in gl)
         def loop_bound(k, v):
             """The row's bound: the tensor peak at the loop's rate, or the loop's measured cap if lower."""
             bound, why = v[4], "tensor peak: the loop at %.0f TFLOP/s" % v[5] if v[4] else ""
@@ -322,7 +327,7 @@ def main():
         found = [("%s %dx%d G=%d t=%d" % k, v[0]) + loop_bound(k, v) + ("%s %s" % (v[2], v[3]), None)
                  for k, v in sorted(loop.items())]
         summary = "%d rows, worst %.3f, geomean %.3f, %d of %d at the threshold" % (len(gl), min(gl), geomean(gl), ok, len(gl))
-        impossible = [f for f in found if f[2] is not None and f[2] < 1.3]
+        impossible = [f for f in found if f[2] is not None and f[2] < GROUPED_LOOP_THRESHOLD]
         status = "met" if ok == len(gl) else "infeasible" if impossible else "open"
         if impossible:
             summary += "; bound below the threshold on %d rows (e.g. %s: at most %.3f, %s)" % (
@@ -376,7 +381,8 @@ def write_markdown(path, table, lines):
         doc.append("")
         doc.append("| row | ours / cuBLAS (latest) | at most | why | run |")
         doc.append("| --- | --- | --- | --- | --- |")
-        thr = next(t["threshold"] for t in TARGETS if t["name"] == name)
+        # (issue 14's loop target is built in main(), not in TARGETS: its threshold is 1.3)
+        thr = next((t["threshold"] for t in TARGETS if t["name"] == name), GROUPED_LOOP_THRESHOLD)
         for label, v, bound, why, f, _ in found:
             if bound is not None and bound < thr:
                 doc.append("| %s | %.3f | %.3f | %s | %s |" % (label, v, bound, why, f.split(" ")[0]))

@@ -17,11 +17,13 @@ import sys
 def launches(path):
     with open(path, newline="") as f:
         rows = list(csv.reader(line for line in f if not line.startswith("==")))
-    if len(rows) < 3:
+    # The benchmark's own output comes first: the table starts at the header row ("ID", ...).
+    start = next((i for i, r in enumerate(rows) if r[:1] == ["ID"]), None)
+    if start is None or len(rows) < start + 3:
         return []
-    head = rows[0]
+    head = rows[start]
     out = []
-    for r in rows[2:]:  # rows[1] holds the units
+    for r in rows[start + 2:]:  # the row after the header holds the units
         d = dict(zip(head, r))
         name = d.get("Kernel Name", "")
         if name.startswith("dgemm"):
