@@ -1038,8 +1038,9 @@ class Sm90Family final : public FamilyModel {
     // 1.06-1.08x; 64x7168x2048 (64x64: s12 11.32-11.44, b2 s6 10.07-10.50), bf16 tn and nn,
     // 2026-12-01 runs E and H: 1.08-1.14x. Not taken where it was not measured faster: M <= 8
     // (64x8 s12 already fits two CTAs per SM: equal), K = 8192 at 0.97 wave (64x8192x8192:
-    // 0.97-1.03x over 9 rows), half a wave (16-64 x 4096 x 4096: 0.97-1.01x). Not yet A/B'd in
-    // alternating processes (bench/jobs/swap-b2-short-k.jobs asks it).
+    // 0.97-1.03x over 9 rows), half a wave (16-64 x 4096 x 4096: 0.97-1.01x). Forced in separate
+    // processes, 2 rounds (bench/jobs/swap-b2-short-k.jobs, session 9): H200 1.05-1.10 at 16-64 x
+    // 7168 x 2048 (64x8192x2048, at the edge: 0.986), H100 1.02-1.05.
     if (!eight_bit && one_matrix && !e.d_scale.active() && sv.cols > 8 && sv.cols <= 64 && p.k <= 2048 &&
         tiles64 <= double(sms) && 4 * tiles64 > 3.0 * double(sms)) {
       const Candidate* cur = model_choice();
@@ -1067,8 +1068,9 @@ class Sm90Family final : public FamilyModel {
     // 1.02-1.29 on all 18 rows (128x1024x1024 5.04 -> 3.98, 64x1024x1024 4.65 -> 3.93, 256x1024x1024
     // nn 5.10 -> 4.49), K = 2048 1.14-1.24 at 128 rows but 0.96-1.06 at 48-64 (64x1024x2048 5.90 ->
     // 6.16), K = 4096 0.81-0.91 at 64 rows (64x1024x4096 8.33 -> 10.24) and 0.99-1.00 at 256: more
-    // CTAs pay where the split K or the 128-row tile they replace had little to stream. Not on an
-    // H200 yet.
+    // CTAs pay where the split K or the 128-row tile they replace had little to stream. On the
+    // H200 (call D-E, the final rule, same A/B): bf16 1.057 / f16 1.055 geomean over 40 rows each,
+    // 64x1024x1024 0.75 -> 0.89x cuBLAS.
     if (!eight_bit && one_matrix && !e.d_scale.active() && sv.b_kmajor && sv.cols > 8 &&
         (p.k <= 1024 || (p.k <= 2048 && sv.cols > 64))) {
       const long rows64 = long(tiles64);
@@ -1087,7 +1089,7 @@ class Sm90Family final : public FamilyModel {
           }
         if (width > 0)
           prefer_only("16-bit, few swapped tiles, K <= 1024 (<= 2048 from 65 rows): the 64-row swap tile narrower than M "
-                      "with the most column tiles in one wave (H100, 2026-12-05 session 9 calls 1 and B)",
+                      "with the most column tiles in one wave (H100 and H200, 2026-12-05 session 9 calls 1, B, D, E)",
                       [&](const KernelConfig& c) {
                         return c.swap_ab && c.block_m == 64 && c.block_n == width && c.blocks_per_sm == 1 &&
                                c.cluster_m == 1 && c.cluster_n == 1 && c.cluster_k == 1 && !c.stream_k && c.variant == 0;
@@ -1104,7 +1106,9 @@ class Sm90Family final : public FamilyModel {
     // twin of another tile than the chosen one is not taken: 128x256's at 1.09 waves ran 55.68
     // there (11 pieces to each shared tile), though at 2048x7168x2048 (3.39 waves, against
     // 128x192's 4.61 chosen) 86.11 against 92.94 tn, 86.35 against 91.46 nn: a choice between the
-    // twins of several tiles is not modelled yet.
+    // twins of several tiles is not modelled yet. H200 A/B against main (call D, 2 rounds, bf16 tn /
+    // nn, bench/shapes/streamk-ab.txt): 1.129 geomean over 16 rows, none slower (2048x2112x7168
+    // 109.4 -> 86.5 us, 2048x2049x2048 nn 60.9 -> 56.5).
     if (!eight_bit && one_matrix && !e.d_scale.active()) {
       const Candidate* cur = model_choice();
       if (cur) {
@@ -1115,8 +1119,8 @@ class Sm90Family final : public FamilyModel {
         const long tiles = square ? tile_count(ch.block_m, ch.block_n) : 0;
         if (square && tiles > long(sms) && 2 * tiles <= 3 * long(sms)) {
           const int bn = ch.block_n;
-          prefer_only("16-bit, a 128-row square tile over one to one and a half waves: its stream-K twin (H100, "
-                      "2026-12-05 session 9 call C)",
+          prefer_only("16-bit, a 128-row square tile over one to one and a half waves: its stream-K twin (H100 "
+                      "and H200, 2026-12-05 session 9 calls C-D)",
                       [&](const KernelConfig& c) {
                         return c.stream_k && c.block_m == 128 && c.block_n == bn && c.blocks_per_sm == 1 &&
                                c.cluster_m == 1 && c.cluster_n == 1 && c.cluster_k == 1 && c.variant == 0 && !c.swap_ab &&
