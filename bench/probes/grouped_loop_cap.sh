@@ -12,7 +12,7 @@
 # Example, on the device:
 #   bash bench/probes/grouped_loop_cap.sh build/stage $OUT/cap "contiguous 4096x7168 8 1024" \
 #        "contiguous 7168x2048 8 1024" "contiguous 4096x7168 8 256"
-# Written 2026-12-05 session 9 without a device: not yet run.
+# First run 2026-12-05 session 9 call E (H200; bench/RESULTS.md): 4096x7168 G = 8 t = 1024 cap 1.127.
 NCU_ENTRY_FORMAT="LAYOUT NxK G TOKENS"
 source "$(dirname "$0")/ncu_entries.sh"  # stage, out, here, the cache; "$@" = the entries
 # The tensor pipe's activity: the wgmma (gmma) pipe on Hopper, else the mma (hmma) one; whichever
