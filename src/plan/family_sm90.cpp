@@ -637,6 +637,22 @@ class Sm90Family final : public FamilyModel {
     // Skinny tiles for whichever view has few columns (swap-AB turns a small M into the columns).
     for (bool swap : {false, true}) {
       const KernelView v = kernel_view(kp, swap);
+      // The stages a skinny tile's shared memory holds: the opt-in maximum per CTA, or 1/blocks of
+      // the SM's, less what the tile keeps beside its ring; 128 bytes of K per row a stage.
+      auto skinny_stages = [&](const Sm90Tile& t, bool col_amax) {
+        const long optin = hw.smem_per_block_optin > 0 ? hw.smem_per_block_optin : 232448;
+        const long per_sm = hw.smem_per_sm > 0 ? hw.smem_per_sm : 233472;
+        const long budget = t.blocks > 1 ? std::min(optin, per_sm / t.blocks - 1024) : optin;
+        KernelConfig probe;
+        probe.block_m = t.block_m;
+        probe.block_n = t.block_n;
+        probe.cluster_m = t.cluster_m;
+        probe.cluster_n = t.cluster_n;
+        probe.cluster_k = t.cluster_k;
+        probe.stages = kMaxStages;
+        const long stage = long(t.block_m + t.block_n) * 128;
+        return int(std::min<long>(kMaxStages, (budget - smem_extra(probe, v, p.k, col_amax)) / stage));
+      };
       if (v.cols > 256 || (swap && plain.cols <= 256 && plain.cols <= v.cols)) continue;
       int bn = 256;
       for (int b : kSkinnyN)
@@ -659,18 +675,7 @@ class Sm90Family final : public FamilyModel {
           for (int ck : kClusterKs) {
             if (exact && (ck > 1 || blocks > 2)) continue;
             Sm90Tile t{bm, tile_n, 0, 1, ck, skinny_efficiency(bm, tile_n), blocks};
-            // Shared memory per CTA: the opt-in maximum, or 1/blocks of the SM's.
-            const long optin = hw.smem_per_block_optin > 0 ? hw.smem_per_block_optin : 232448;
-            const long budget =
-                blocks > 1 ? std::min(optin, (hw.smem_per_sm > 0 ? hw.smem_per_sm : 233472) / blocks - 1024) : optin;
-            const long stage = long(bm + tile_n) * 128;  // 128 bytes of K per row, any element size
-            KernelConfig probe;
-            probe.block_m = bm;
-            probe.block_n = tile_n;
-            probe.cluster_k = ck;
-            probe.stages = kMaxStages;
-            const long fixed = smem_extra(probe, v, p.k, e.d_scale.active() && v.out_transposed);
-            t.stages = int(std::min<long>(kMaxStages, (budget - fixed) / stage));
+            t.stages = skinny_stages(t, e.d_scale.active() && v.out_transposed);
             if (t.stages < 3) continue;
             if (t.block_m * t.block_n / (t.block_m >= 128 ? 256 : 128) > 128) continue;  // accumulator budget
             // Three or four CTAs per SM are for measuring: a TMA streaming probe ran faster with more
@@ -684,9 +689,7 @@ class Sm90Family final : public FamilyModel {
             if (swap && e.d_scale.active() && bm == 64 && blocks == 1 && ck <= 4 && !exact) {
               Sm90Tile pt = t;
               pt.cluster_m = 2;
-              KernelConfig pprobe = probe;
-              pprobe.cluster_m = 2;
-              pt.stages = int(std::min<long>(kMaxStages, (budget - smem_extra(pprobe, v, p.k, true)) / stage));
+              pt.stages = skinny_stages(pt, true);
               if (pt.stages >= 3) add(pt, swap, true);
             }
             if (exact) continue;
@@ -720,13 +723,7 @@ class Sm90Family final : public FamilyModel {
           for (int cn : {1, 2}) {
             Sm90Tile t{64, w, 0, 1, 1, skinny_efficiency(64, w), 1};
             t.cluster_n = cn;
-            KernelConfig probe;
-            probe.block_m = 64;
-            probe.block_n = w;
-            probe.cluster_n = cn;
-            probe.stages = kMaxStages;
-            const long optin = hw.smem_per_block_optin > 0 ? hw.smem_per_block_optin : 232448;
-            t.stages = int(std::min<long>(kMaxStages, (optin - smem_extra(probe, v, p.k, false)) / (long(64 + w) * 128)));
+            t.stages = skinny_stages(t, false);
             if (t.stages >= 3) add(t, swap, true);
           }
         }
@@ -1044,7 +1041,7 @@ class Sm90Family final : public FamilyModel {
     if (!eight_bit && one_matrix && !e.d_scale.active() && sv.cols > 8 && sv.cols <= 64 && p.k <= 2048 &&
         tiles64 <= double(sms) && 4 * tiles64 > 3.0 * double(sms)) {
       const Candidate* cur = model_choice();
-      if (cur && swap_tile(cur->config, 64, false) && cur->config.cluster_m == 1 && cur->config.cluster_n == 1) {
+      if (cur && swap_tile(cur->config, 64, false) && cur->config.cluster_m == 1) {
         const KernelConfig chosen = cur->config;  // (prefer_only rewrites the candidates `cur` points into)
         prefer_only("16-bit, 9-64 rows, 3/4 to one wave of swapped 64-row tiles, K <= 2048: the swap tile's twin at two "
                     "CTAs per SM (H200, deepgemm-bench --candidates, 2026-12-01 runs 2, 15, E, H and 2026-12-04 calls "
@@ -1071,38 +1068,31 @@ class Sm90Family final : public FamilyModel {
     // CTAs pay where the split K or the 128-row tile they replace had little to stream. On the
     // H200 (call D-E, the final rule, same A/B): bf16 1.057 / f16 1.055 geomean over 40 rows each,
     // 64x1024x1024 0.75 -> 0.89x cuBLAS.
-    if (!eight_bit && one_matrix && !e.d_scale.active() && sv.b_kmajor && sv.cols > 8 &&
-        (p.k <= 1024 || (p.k <= 2048 && sv.cols > 64))) {
-      const long rows64 = long(tiles64);
-      int bucket = 256;
-      for (int b : kSkinnyN)
-        if (sv.cols <= b) {
-          bucket = b;
+    // (The narrow tiles are offered only where the swapped view has few tiles: enumerate above.)
+    if (!eight_bit && one_matrix && !e.d_scale.active() && (p.k <= 1024 || (p.k <= 2048 && sv.cols > 64))) {
+      int width = 0;
+      for (int w : {8, 16, 32})
+        if (w < sv.cols && long(tiles64) * long((sv.cols + w - 1) / w) <= long(sms)) {
+          width = w;
           break;
         }
-      if (2 * rows64 * long((sv.cols + bucket - 1) / bucket) < long(sms)) {
-        int width = 0;
-        for (int w : {8, 16, 32})
-          if (w < bucket && w < sv.cols && rows64 * long((sv.cols + w - 1) / w) <= long(sms)) {
-            width = w;
-            break;
-          }
-        if (width > 0)
-          prefer_only("16-bit, few swapped tiles, K <= 1024 (<= 2048 from 65 rows): the 64-row swap tile narrower than M "
-                      "with the most column tiles in one wave (H100 and H200, 2026-12-05 session 9 calls 1, B, D, E)",
-                      [&](const KernelConfig& c) {
-                        return c.swap_ab && c.block_m == 64 && c.block_n == width && c.blocks_per_sm == 1 &&
-                               c.cluster_m == 1 && c.cluster_n == 1 && c.cluster_k == 1 && !c.stream_k && c.variant == 0;
-                      },
-                      true);
-      }
+      if (width > 0)
+        prefer_only("16-bit, few swapped tiles, K <= 1024 (<= 2048 from 65 rows): the 64-row swap tile narrower than M "
+                    "with the most column tiles in one wave (H100 and H200, 2026-12-05 session 9 calls 1, B, D, E)",
+                    [&](const KernelConfig& c) {
+                      return c.swap_ab && c.block_m == 64 && c.block_n == width && c.block_n < sv.cols &&
+                             c.blocks_per_sm == 1 && c.cluster_m == 1 && c.cluster_n == 1 && c.cluster_k == 1 &&
+                             !c.stream_k && c.variant == 0;
+                    },
+                    true);
     }
     // 16-bit, one matrix, a one-CTA 128-row square tile (128x128 / 128x192 / 128x256) chosen over
     // one to one and a half waves of tiles: its stream-K twin, which shares the tiles past the
-    // first wave out by K blocks over every SM. The twin runs its whole tiles ~6 % slower (4096^3 128x256, 3.88 waves: 183.8 against 173.6 us; 4096x2112x7168 fp8t 128x192,
-    // 2.67 waves: 5.5 % slower; H200, 2026-12-05 call 1), so it pays only where the last wave is
-    // mostly empty. Measured (H100, 2026-12-05 session 9 call C, forced, 2 rounds, us):
-    // 2048x2049x2048 128x192 (1.33 waves) tn 49.38 -> 47.14, nn (B packed) 67.13 -> 62.78. The
+    // first wave out by K blocks over every SM. The twin runs its whole tiles ~6 % slower (4096^3
+    // 128x256, 3.88 waves: 183.8 against 173.6 us; 4096x2112x7168 fp8t 128x192, 2.67 waves: 5.5 %
+    // slower; H200, 2026-12-05 call 1), so it pays only where the last wave is mostly empty.
+    // Measured (H100, 2026-12-05 session 9 call C, forced, 2 rounds, us): 2048x2049x2048 128x192
+    // (1.33 waves) tn 49.38 -> 47.14, nn (B packed) 67.13 -> 62.78. The
     // twin of another tile than the chosen one is not taken: 128x256's at 1.09 waves ran 55.68
     // there (11 pieces to each shared tile), though at 2048x7168x2048 (3.39 waves, against
     // 128x192's 4.61 chosen) 86.11 against 92.94 tn, 86.35 against 91.46 nn: a choice between the
