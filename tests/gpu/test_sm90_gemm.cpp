@@ -405,8 +405,9 @@ std::vector<Case> sweep() {
         }
     // The 64-row swap tiles built for two CTAs per SM (chosen for 9-64 rows near a wave of them with
     // K <= 2048): 16, 32 and 64 columns (M = 9, 16, 32, 64); and those narrower than M (several
-    // column tiles; measuring only where the tiles are few), alone and in clusters of two sharing
-    // the weights (cn2, K-major weights only). N past a multiple of 64, tn and nn, both orders, a
+    // column tiles, offered where the tiles are few, chosen there at a short K), alone and in
+    // clusters of two sharing the weights (cn2, K-major weights only, measuring only). N past a
+    // multiple of 64, tn and nn, both orders, a
     // row bias (the transposed view's column bias) and SiLU.
     for (int64_t m : {9, 16, 32, 64})
       for (Op ob : ops)
