@@ -1143,6 +1143,33 @@ class Sm90Family final : public FamilyModel {
                     [&](const KernelConfig& c) { return plain_128x256(c) && c.tma_store && c.stages == stages; }, true);
       }
     }
+    // Grouped, 16-bit, K >= 4096 (64 K blocks a tile or more: long pieces to split), where the
+    // rows the plan expects (contiguous: the padded total; masked: the expected_m hint, or every
+    // slot row) make 1.5-3 waves of 128x256 tiles, or 1.5-9 waves masked (a masked D has no
+    // `_ts` twin; its register epilogue is what the twin competes with): 128x256's stream-K
+    // twin, whose pieces even out the partial last wave that the uneven groups leave. Measured
+    // (H200, 2026-12-05 call 2, bench/results/grouped/h200-2026-12-05-call2-grouped-bf16-twins.json,
+    // the twin against every other tile of the row, us): 4096x7168 G = 8 t = 256 contiguous
+    // 216.5 against 227.8 (128x128) and the `_ts` twin's 231.3 (session 5 call A), masked 217.2
+    // against 230.3; masked t = 1024 (8.2 waves expected) 699.2 against 772.2; where it lost:
+    // contiguous at 1.1 waves (156.9 against 149.8 for 128x192) and from 4 waves against `_ts`
+    // (G = 32 t = 64: 530.4 against 509.0; t = 1024 8.2 waves: 686.7 against 673.0), masked at
+    // 9.7 waves (G = 32 t = 256: 924.4 against 913.3), and K = 2048 (7168x2048: 0.78-0.99 of the
+    // best tile, short pieces). Masked groups hinted at <= 64 rows keep their 64x128 rule.
+    if (p.grouping.grouped() && sixteen && p.k >= 4096 && plain.cols >= 256 &&
+        !(p.grouping.masked() && p.grouping.expected_m > 0 && p.grouping.expected_m <= 64)) {
+      const double rows = double(grouped_cost_rows(p.grouping, p.m, p.batch_count, 128));
+      const double waves = std::ceil(rows / 128.0) * std::ceil(double(plain.cols) / 256.0) / double(sms);
+      if (waves > 1.5 && waves <= (p.grouping.contiguous() ? 3.0 : 9.0)) {
+        prefer_only("grouped, 16-bit, K >= 4096, 1.5-3 waves of 128x256 tiles expected (masked 1.5-9): 128x256's "
+                    "stream-K twin (H200, 2026-12-05 call 2)",
+                    [](const KernelConfig& c) {
+                      return c.stream_k && c.block_m == 128 && c.block_n == 256 && c.cluster_m == 1 && c.cluster_n == 1 &&
+                             c.cluster_k == 1 && c.blocks_per_sm == 1 && c.variant == 0 && !c.swap_ab && !c.tma_store;
+                    },
+                    true);
+      }
+    }
     if (p.grouping.grouped() && eight_bit) {
       const bool block_scaled = p.a_scale.blocked() || p.b_scale.blocked();
       for (Candidate& c : out)

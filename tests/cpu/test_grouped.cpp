@@ -794,6 +794,8 @@ BOOST_FIXTURE_TEST_CASE(gpu_families_on_grouped, CpuContext) {
 // be one of those measured and within 5% of the fastest. A TMA-stored twin (`_ts`, chosen by a
 // measured rule where the model picks 128x256: 1.03-1.27x faster than the same tile storing from
 // registers, H100, 2026-12-05 session 4 call 8) counts as its tile: these runs predate it.
+// (The 2560-row run of 4096x7168 G = 8 timed no stream-K twin, which a rule now chooses there; the
+// 2432-row run of call 2 did.)
 BOOST_AUTO_TEST_CASE(grouped_choice_matches_h200_measurements) {
   const dgemm::HardwareDesc h200 = dgemm::apply_arch_file(dgemm::cpu_hardware(), "h200");
   struct Row {
@@ -804,9 +806,12 @@ BOOST_AUTO_TEST_CASE(grouped_choice_matches_h200_measurements) {
       {1152, 4096, 7168, 8,
        {{"sm90_128x256x64_s4_t384_p", 190.6}, {"sm90_64x256x64_s4_t256_p", 189.2},
         {"sm90_64x128x64_s4_t256_b2_p", 187.2}, {"sm90_128x192x64_s5_t384_p", 155.7}}},
-      {2560, 4096, 7168, 8,
-       {{"sm90_128x256x64_s4_t384_p", 244.0}, {"sm90_64x128x64_s4_t256_b2_p", 331.8},
-        {"sm90_128x128x64_s6_t384_p", 245.8}}},
+      // (2026-12-05 call 2, bench/results/grouped/h200-2026-12-05-call2-grouped-bf16-twins.json: the
+      // stream-K twins of every tile against the plain tiles, one round.)
+      {2432, 4096, 7168, 8,
+       {{"sm90_128x256x64_s4_t384_p", 243.4}, {"sm90_128x128x64_s6_t384_p", 227.8},
+        {"sm90_128x256x64_s4_t384_p_streamk", 216.5}, {"sm90_128x192x64_s5_t384_p_streamk", 236.4},
+        {"sm90_128x128x64_s6_t384_p_streamk", 247.6}, {"sm90_64x128x64_s7_t256_p", 286.8}}},
       {4224, 4096, 7168, 32,
        {{"sm90_128x256x64_s4_t384_p", 497.5}, {"sm90_64x256x64_s4_t256_p", 556.5},
         {"sm90_128x128x64_s6_t384_p", 504.2}}},
@@ -899,7 +904,12 @@ BOOST_AUTO_TEST_CASE(grouped_expected_m_hint) {
     BOOST_TEST(by_rule.to_json(hinted, dgemm::Epilogue(), h200).find("\"rule\":\"masked groups hinted") != std::string::npos);
     const dgemm::PlanDecision by_model = dgemm::choose_kernel(plain, dgemm::Epilogue(), h200, {});
     BOOST_TEST(by_model.chosen.config.block_m == 128);
-    BOOST_TEST(by_model.chosen.rule.empty());
+    // Without the hint every slot row is costed: the model chooses, or at K >= 4096 with 1.5-9
+    // waves of 128x256 tiles the stream-K twin's rule (4096x7168 G = 8 / 32 here: measured
+    // 152.2 / 514.0 us against the model's 176.9 / 521.4, call 2).
+    BOOST_TEST((by_model.chosen.rule.empty() || (k >= 4096 && by_model.chosen.config.stream_k &&
+                                                 by_model.chosen.rule.find("stream-K twin") != std::string::npos)),
+               by_model.chosen.rule);
     // Past 64 rows a group the rule is off (64x128 lost by 25 % at 256 rows a group); the model
     // alone chooses there.
     BOOST_TEST(dgemm::choose_kernel(masked_problem(n, k, groups, m, 65), dgemm::Epilogue(), h200, {})
@@ -959,6 +969,59 @@ BOOST_AUTO_TEST_CASE(tma_store_twins_by_name) {
   f32.c_type = f32.d_type = dgemm::DType::F32;
   f32.resolve_and_validate();
   BOOST_TEST(!offered(f32, "sm90_128x128x64_s6_t384_p_ts"));
+}
+
+// Grouped, 16-bit, K >= 4096, 1.5-3 waves of 128x256 tiles expected (masked: 1.5-9): 128x256's
+// stream-K twin, by a measured rule (family_sm90.cpp; H200, 2026-12-05 call 2: 4096x7168 G = 8
+// t = 256 216.5 us against 227.8 for the best plain tile; masked t = 1024 699.2 against 772.2).
+// Outside the window the other rules and the model choose: the contiguous `_ts` twin from 4
+// waves, the hinted masked 64x128 at <= 64 rows a group, and no twin at K = 2048.
+BOOST_AUTO_TEST_CASE(grouped_stream_k_twin_rule) {
+  const dgemm::HardwareDesc h200 = dgemm::apply_arch_file(dgemm::cpu_hardware(), "h200");
+  auto problem = [](int64_t n, int64_t k, int64_t groups, int64_t m, bool masked, int64_t expected) {
+    dgemm::GemmProblem p;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.a_type = p.b_type = p.c_type = p.d_type = dgemm::DType::BF16;
+    p.op_b = dgemm::Op::T;
+    p.batch_count = groups;
+    p.stride_b = n * k;
+    if (masked) {
+      p.stride_a = m * k;
+      p.stride_c = p.stride_d = m * n;
+      p.grouping.layout = dgemm::GroupLayout::Masked;
+      p.grouping.expected_m = expected;
+    } else {
+      p.grouping.layout = dgemm::GroupLayout::Contiguous;
+      p.grouping.m_alignment = 128;
+    }
+    p.resolve_and_validate();
+    return p;
+  };
+  const std::string twin = "sm90_128x256x64_s4_t384_p_streamk";
+  auto chosen = [&](const dgemm::GemmProblem& p) { return dgemm::choose_kernel(p, dgemm::Epilogue(), h200, {}).chosen; };
+  // In the window: 4096x7168 G = 8, 256 tokens an expert (2432 padded rows: 2.3 waves), masked
+  // hinted at 256 (2.4 waves) and 1024 (8.2 waves) rows a group.
+  for (const dgemm::GemmProblem& p : {problem(4096, 7168, 8, 2432, false, 0), problem(4096, 7168, 8, 640, true, 256),
+                                      problem(4096, 7168, 8, 1920, true, 1024)}) {
+    const dgemm::Candidate c = chosen(p);
+    BOOST_TEST(c.config.name() == twin, p.to_string());
+    BOOST_TEST(c.rule.find("stream-K twin") != std::string::npos, c.rule);
+  }
+  // Outside it: 1.1 waves, 8.2 waves contiguous (the `_ts` twin), K = 2048, masked at 9.7 waves,
+  // masked hinted at 64 rows (64x128 s7).
+  BOOST_TEST(chosen(problem(4096, 7168, 8, 1152, false, 0)).config.name() != twin);
+  BOOST_TEST(chosen(problem(4096, 7168, 8, 8704, false, 0)).config.name() == "sm90_128x256x64_s4_t384_p_ts");
+  BOOST_TEST(!chosen(problem(7168, 2048, 8, 2432, false, 0)).config.stream_k);
+  BOOST_TEST(!chosen(problem(7168, 2048, 8, 1920, true, 1024)).config.stream_k);
+  BOOST_TEST(chosen(problem(4096, 7168, 32, 640, true, 256)).config.name() != twin);
+  BOOST_TEST(chosen(problem(4096, 7168, 8, 256, true, 64)).config.name() == "sm90_64x128x64_s7_t256_p");
+  // An f32 D is not 16-bit: the rule stays off.
+  dgemm::GemmProblem f32 = problem(4096, 7168, 8, 2432, false, 0);
+  f32.c_type = f32.d_type = dgemm::DType::F32;
+  f32.resolve_and_validate();
+  BOOST_TEST(chosen(f32).rule.find("stream-K twin") == std::string::npos);
 }
 
 // Grouping and scaling together: no backend runs them yet (the CPU oracle does not define which
