@@ -261,22 +261,24 @@ def grouped(results):
     Only the planner's own choice counts: a grouped_forced file's rows marked force == "auto", and
     the plain grouped files whose name names no tile (the forced runs were saved as *-forced*.json
     or with the tile in the name, e.g. -64x128, before the force was recorded per row)."""
-    loop, vs_torch = {}, []
+    loop, vs_torch = {}, {}
     for path in sorted(glob.glob(os.path.join(results, "grouped", "*.json"))):
         name = os.path.basename(path)
         try:
             d = json.load(open(path))
         except (OSError, ValueError):
             continue
-        forced_file = "forced" in name or re.search(r"-\d+x\d+", name)
+        # (a configuration's name, sm90_..., also marks a forced run's file: session 5's -ts-rule- pair)
+        forced_file = "forced" in name or re.search(r"-\d+x\d+", name) or "sm90_" in name
         for r in d.get("rows", []):
             ms = r.get("ms") or {}
             if r.get("dtype") == "bf16" and ms.get("deepgemm") and ms.get("torch_grouped_mm"):
-                vs_torch.append(("%s %dx%d G=%d t=%d" % (r["layout"], r["n"], r["k"], r["groups"], r["tokens"]),
-                                 ms["torch_grouped_mm"] / ms["deepgemm"], name))
+                # The latest file of a row counts (files sort by their date).
+                vs_torch["%s %dx%d G=%d t=%d" % (r["layout"], r["n"], r["k"], r["groups"], r["tokens"])] = (
+                    ms["torch_grouped_mm"] / ms["deepgemm"], name)
             if not r.get("ratio_vs_loop") or r.get("dtype", "bf16") != "bf16" or r.get("mismatch"):
                 continue
-            if d.get("mode") == "grouped_forced" and r.get("force") != "auto":
+            if d.get("mode") == "grouped_forced" and (r.get("force") or r.get("forced")) != "auto":
                 continue
             if d.get("mode") != "grouped_forced" and forced_file:
                 continue
@@ -286,7 +288,7 @@ def grouped(results):
             if k not in loop or d.get("date", "") >= loop[k][1]:
                 loop[k] = (r["ratio_vs_loop"], d.get("date", ""), name, r.get("kernel", ""), bound,
                            r["flops"] / loop_us / 1e6 if bound else None)
-    return loop, vs_torch
+    return loop, [(row, x, name) for row, (x, name) in vs_torch.items()]
 
 
 def main():
