@@ -852,6 +852,30 @@ BOOST_AUTO_TEST_CASE(grouped_choice_matches_h200_measurements) {
   }
 }
 
+// A bf16 grouped problem of G experts' n x k weights (B transposed, as nn.Linear stores them):
+// masked (G slots of m rows, an expected_m hint or 0) or contiguous (m rows aligned to 128).
+static dgemm::GemmProblem bf16_grouped_problem(int64_t n, int64_t k, int64_t groups, int64_t m, bool masked, int64_t expected) {
+  dgemm::GemmProblem p;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.a_type = p.b_type = p.c_type = p.d_type = dgemm::DType::BF16;
+  p.op_b = dgemm::Op::T;
+  p.batch_count = groups;
+  p.stride_b = n * k;
+  if (masked) {
+    p.stride_a = m * k;
+    p.stride_c = p.stride_d = m * n;
+    p.grouping.layout = dgemm::GroupLayout::Masked;
+    p.grouping.expected_m = expected;
+  } else {
+    p.grouping.layout = dgemm::GroupLayout::Contiguous;
+    p.grouping.m_alignment = 128;
+  }
+  p.resolve_and_validate();
+  return p;
+}
+
 // grouped->expected_m: the rows the planner costs (plan/cost_model.hpp grouped_cost_rows), the
 // plan's key, and the masked rule it enables (family_sm90.cpp: 64 or fewer rows a group, 16-bit,
 // the 64x128 s7 tile, measured on the H200 before the hint existed at a mean of 64 tokens per
@@ -877,20 +901,7 @@ BOOST_AUTO_TEST_CASE(grouped_expected_m_hint) {
 
   const dgemm::HardwareDesc h200 = dgemm::apply_arch_file(dgemm::cpu_hardware(), "h200");
   auto masked_problem = [](int64_t n, int64_t k, int64_t groups, int64_t m, int64_t expected) {
-    dgemm::GemmProblem p;
-    p.m = m;
-    p.n = n;
-    p.k = k;
-    p.a_type = p.b_type = p.c_type = p.d_type = dgemm::DType::BF16;
-    p.op_b = dgemm::Op::T;
-    p.batch_count = groups;
-    p.stride_a = m * k;
-    p.stride_b = n * k;
-    p.stride_c = p.stride_d = m * n;
-    p.grouping.layout = dgemm::GroupLayout::Masked;
-    p.grouping.expected_m = expected;
-    p.resolve_and_validate();
-    return p;
+    return bf16_grouped_problem(n, k, groups, m, true, expected);
   };
   for (auto [n, k, groups, m] : {std::tuple{4096, 7168, 8, 256}, std::tuple{4096, 7168, 32, 256},
                                   std::tuple{7168, 2048, 8, 128}, std::tuple{7168, 2048, 32, 256}}) {
@@ -978,27 +989,7 @@ BOOST_AUTO_TEST_CASE(tma_store_twins_by_name) {
 // waves, the hinted masked 64x128 at <= 64 rows a group, and no twin at K = 2048.
 BOOST_AUTO_TEST_CASE(grouped_stream_k_twin_rule) {
   const dgemm::HardwareDesc h200 = dgemm::apply_arch_file(dgemm::cpu_hardware(), "h200");
-  auto problem = [](int64_t n, int64_t k, int64_t groups, int64_t m, bool masked, int64_t expected) {
-    dgemm::GemmProblem p;
-    p.m = m;
-    p.n = n;
-    p.k = k;
-    p.a_type = p.b_type = p.c_type = p.d_type = dgemm::DType::BF16;
-    p.op_b = dgemm::Op::T;
-    p.batch_count = groups;
-    p.stride_b = n * k;
-    if (masked) {
-      p.stride_a = m * k;
-      p.stride_c = p.stride_d = m * n;
-      p.grouping.layout = dgemm::GroupLayout::Masked;
-      p.grouping.expected_m = expected;
-    } else {
-      p.grouping.layout = dgemm::GroupLayout::Contiguous;
-      p.grouping.m_alignment = 128;
-    }
-    p.resolve_and_validate();
-    return p;
-  };
+  const auto problem = bf16_grouped_problem;
   const std::string twin = "sm90_128x256x64_s4_t384_p_streamk";
   auto chosen = [&](const dgemm::GemmProblem& p) { return dgemm::choose_kernel(p, dgemm::Epilogue(), h200, {}).chosen; };
   // In the window: 4096x7168 G = 8, 256 tokens an expert (2432 padded rows: 2.3 waves), masked
