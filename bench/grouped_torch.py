@@ -40,9 +40,11 @@ Run on the GPU machine (torch installed there), with the wheel built here (CUDA 
   here:    tests/packaging/gpu_torch_check.sh stage . build/pystage
   device:  python3 -m pip install -q --no-deps --no-index --target /tmp/dgemm-py build/pystage/wheels/deepgemm-*.whl &&
            PYTHONPATH=/tmp/dgemm-py python3 bench/grouped_torch.py --out "$OUT"
-Options: --quick (fewer rows and reps), --align A, --reps R, --out DIR (grouped_torch.json; each row
-has a "dtype"), --dtype LIST (comma-separated, of bf16 and fp8; default bf16), --force-kernel NAME
-(force_kernel for every deepgemm call).
+Options: --quick (fewer rows and reps), --align A, --reps R, --out DIR (grouped_torch.json, written
+again after every row, so a run cut short keeps the rows it timed; each row has a "dtype"),
+--layout contiguous|masked|both, --tokens LIST (mean tokens per expert), --dtype LIST
+(comma-separated, of bf16 and fp8; default bf16), --force-kernel NAME (force_kernel for every
+deepgemm call).
 Exit status: 0 all right (an unsupported contender is reported, not a failure), 1 a wrong result
 of deepgemm (forced or not), 77 no CUDA or no torch. The short tables are printed last (bf16, then
 FP8: ratios to deepgemm row-wise, and the block-scaled time).
@@ -82,6 +84,10 @@ def parse_args():
                     help="force_kernel for every deepgemm call (a family or configuration name)")
     ap.add_argument("--no-hint", action="store_true",
                     help="masked deepgemm plans without expected_m (default: the mean rows per expert)")
+    ap.add_argument("--layout", choices=("contiguous", "masked", "both"), default="both",
+                    help="the layouts to time (default both; torch._grouped_mm has the contiguous one)")
+    ap.add_argument("--tokens", type=lambda t: [int(x) for x in t.split(",")], default=None, metavar="LIST",
+                    help="mean tokens per expert, comma-separated (default 64,256,1024; --quick 256)")
     return ap.parse_args()
 
 
@@ -414,6 +420,23 @@ def run_contenders(torch, deepgemm, row, contenders, reps, tolerance):
     return failures
 
 
+def write_json(args, has_grouped_mm, sgmm_why, rows, replay):
+    """OUT/grouped_torch.json with the rows so far (replay None: the run has not reached the graph
+    replay check yet)."""
+    if not args.out:
+        return
+    import deepgemm
+    import torch
+    os.makedirs(args.out, exist_ok=True)
+    extra = {"dtypes": args.dtype, "force_kernel": args.force_kernel}
+    if "fp8" in args.dtype:
+        extra["torch_scaled_grouped_mm"] = "available" if sgmm_why is None else f"not available: {sgmm_why}"
+    with open(os.path.join(args.out, "grouped_torch.json"), "w") as f:
+        json.dump({"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
+                   "torch_grouped_mm": has_grouped_mm, "deepgemm": deepgemm.version(), "align": args.align,
+                   **extra, "rows": rows, "graph_replay": replay}, f, indent=1)
+
+
 def main():
     args = parse_args()
     try:
@@ -444,7 +467,8 @@ def main():
                   f"{'present' if hasattr(torch, '_scaled_mm') else 'ABSENT'}")
     gen = torch.Generator().manual_seed(args.seed)
     torch.manual_seed(args.seed)
-    token_list = [256] if args.quick else [64, 256, 1024]
+    token_list = args.tokens or ([256] if args.quick else [64, 256, 1024])
+    layouts = ("contiguous", "masked") if args.layout == "both" else (args.layout,)
     reps = 5 if args.quick else args.reps
     rows, failures = [], 0
     for n, k in ((4096, 7168), (7168, 2048)):
@@ -464,7 +488,7 @@ def main():
                         ref = [x[starts[g]:starts[g + 1]].float() @ w[g].float().T for g in range(groups)]
                     else:
                         operands = fp8_operands(torch, x, wq, starts)
-                    for layout in ("contiguous", "masked"):
+                    for layout in layouts:
                         row = {"dtype": dtype, "layout": layout, "n": n, "k": k, "groups": groups, "tokens": tokens,
                                "counts": counts, "valid_rows": valid, "ms": {}, "err": {}, "why": {}, "timing": {}}
                         if dtype == "bf16":
@@ -476,6 +500,7 @@ def main():
                         failures += run_contenders(torch, deepgemm, row, contenders, reps, TOLERANCE[dtype])
                         del contenders
                         rows.append(row)
+                        write_json(args, has_grouped_mm, sgmm_why, rows, None)  # so far: a cut-short run keeps its rows
                         line = " ".join(f"{c}={row['ms'][c] * 1e3:.1f}us({flops / row['ms'][c] * 1e-9:.0f}TF)"
                                         for c in row["ms"])
                         tag = "" if dtype == "bf16" else "fp8: "
@@ -486,16 +511,7 @@ def main():
 
     replay = graph_replay_check(torch, deepgemm, dev, args.force_kernel)
     failures += replay.get("failures", 0)
-    sgmm_state = "available" if sgmm_why is None else f"not available: {sgmm_why}"
-    if args.out:
-        os.makedirs(args.out, exist_ok=True)
-        extra = {"dtypes": args.dtype, "force_kernel": args.force_kernel}
-        if "fp8" in args.dtype:
-            extra["torch_scaled_grouped_mm"] = sgmm_state
-        with open(os.path.join(args.out, "grouped_torch.json"), "w") as f:
-            json.dump({"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
-                       "torch_grouped_mm": has_grouped_mm, "deepgemm": deepgemm.version(), "align": args.align,
-                       **extra, "rows": rows, "graph_replay": replay}, f, indent=1)
+    write_json(args, has_grouped_mm, sgmm_why, rows, replay)
 
     def us(v):
         return f"{v * 1e3:.1f}" if v else "-"
