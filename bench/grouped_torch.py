@@ -420,13 +420,11 @@ def run_contenders(torch, deepgemm, row, contenders, reps, tolerance):
     return failures
 
 
-def write_json(args, has_grouped_mm, sgmm_why, rows, replay):
+def write_json(torch, deepgemm, args, has_grouped_mm, sgmm_why, rows, replay):
     """OUT/grouped_torch.json with the rows so far (replay None: the run has not reached the graph
     replay check yet)."""
     if not args.out:
         return
-    import deepgemm
-    import torch
     os.makedirs(args.out, exist_ok=True)
     extra = {"dtypes": args.dtype, "force_kernel": args.force_kernel}
     if "fp8" in args.dtype:
@@ -500,7 +498,8 @@ def main():
                         failures += run_contenders(torch, deepgemm, row, contenders, reps, TOLERANCE[dtype])
                         del contenders
                         rows.append(row)
-                        write_json(args, has_grouped_mm, sgmm_why, rows, None)  # so far: a cut-short run keeps its rows
+                        # The rows so far: a run cut short keeps what it timed.
+                        write_json(torch, deepgemm, args, has_grouped_mm, sgmm_why, rows, None)
                         line = " ".join(f"{c}={row['ms'][c] * 1e3:.1f}us({flops / row['ms'][c] * 1e-9:.0f}TF)"
                                         for c in row["ms"])
                         tag = "" if dtype == "bf16" else "fp8: "
@@ -511,7 +510,7 @@ def main():
 
     replay = graph_replay_check(torch, deepgemm, dev, args.force_kernel)
     failures += replay.get("failures", 0)
-    write_json(args, has_grouped_mm, sgmm_why, rows, replay)
+    write_json(torch, deepgemm, args, has_grouped_mm, sgmm_why, rows, replay)
 
     def us(v):
         return f"{v * 1e3:.1f}" if v else "-"

@@ -1092,13 +1092,13 @@ class Sm90Family final : public FamilyModel {
     // 128x256, 3.88 waves: 183.8 against 173.6 us; 4096x2112x7168 fp8t 128x192, 2.67 waves: 5.5 %
     // slower; H200, 2026-12-05 call 1), so it pays only where the last wave is mostly empty.
     // Measured (H100, 2026-12-05 session 9 call C, forced, 2 rounds, us): 2048x2049x2048 128x192
-    // (1.33 waves) tn 49.38 -> 47.14, nn (B packed) 67.13 -> 62.78. The
-    // twin of another tile than the chosen one is not taken: 128x256's at 1.09 waves ran 55.68
-    // there (11 pieces to each shared tile), though at 2048x7168x2048 (3.39 waves, against
-    // 128x192's 4.61 chosen) 86.11 against 92.94 tn, 86.35 against 91.46 nn: a choice between the
-    // twins of several tiles is not modelled yet. H200 A/B against main (call D, 2 rounds, bf16 tn /
-    // nn, bench/shapes/streamk-ab.txt): 1.129 geomean over 16 rows, none slower (2048x2112x7168
-    // 109.4 -> 86.5 us, 2048x2049x2048 nn 60.9 -> 56.5).
+    // (1.33 waves) tn 49.38 -> 47.14, nn (B packed) 67.13 -> 62.78. The twin of another tile than
+    // the chosen one is not taken: 128x256's at 1.09 waves ran 55.68 there (11 pieces to each
+    // shared tile), though at 2048x7168x2048 (3.39 waves, against 128x192's 4.61 chosen) 86.11
+    // against 92.94 tn, 86.35 against 91.46 nn: a choice between the twins of several tiles is not
+    // modelled yet. H200 A/B against main (call D, 2 rounds, bf16 tn / nn,
+    // bench/shapes/streamk-ab.txt): 1.129 geomean over 16 rows, none slower (2048x2112x7168 109.4
+    // -> 86.5 us, 2048x2049x2048 nn 60.9 -> 56.5).
     if (!eight_bit && one_matrix && !e.d_scale.active()) {
       const Candidate* cur = model_choice();
       if (cur) {

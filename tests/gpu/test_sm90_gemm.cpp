@@ -407,8 +407,7 @@ std::vector<Case> sweep() {
     // K <= 2048): 16, 32 and 64 columns (M = 9, 16, 32, 64); and those narrower than M (several
     // column tiles, offered where the tiles are few, chosen there at a short K), alone and in
     // clusters of two sharing the weights (cn2, K-major weights only, measuring only). N past a
-    // multiple of 64, tn and nn, both orders, a
-    // row bias (the transposed view's column bias) and SiLU.
+    // multiple of 64, tn and nn, both orders, a row bias (the transposed view's column bias) and SiLU.
     for (int64_t m : {9, 16, 32, 64})
       for (Op ob : ops)
         for (Order o : orders) {
