@@ -692,6 +692,25 @@ class Sm90Family final : public FamilyModel {
               pt.stages = skinny_stages(pt, true);
               if (pt.stages >= 3) add(pt, swap, true);
             }
+            // Any other D swapped (16-bit operands): pairs of vertically adjacent tiles (two blocks
+            // of the weights' rows) sharing the activations' tile by TMA multicast (the kernel's
+            // kShareB), measuring only. Swapped, every CTA reads the same few activation rows again
+            // from the L2: at 200x16384x1024 (128 tiles of 128x200) that is 400 KB a CTA against
+            // 256 KB of weights, 86 MB of L2 reads in all (the model's L2 term, 10.2 us of the 15.6
+            // measured; cuBLAS 12.6 runs clusters of two). Each CTA loads half the rows, a multiple
+            // of 8 (the kernel's B box): the width rounds up to 16.
+            if (swap && !e.d_scale.active() && !eight_bit && v.b_kmajor && blocks == 1 && ck == 1 &&
+                v.rows > bm && (exact || tile_n >= 16)) {
+              Sm90Tile pt = t;
+              pt.block_n = (tile_n + 15) / 16 * 16;
+              pt.cluster_m = 2;
+              pt.efficiency = skinny_efficiency(bm, pt.block_n);
+              pt.stages = skinny_stages(pt, false);
+              const std::string pair_name = config_of(pt, swap).name();
+              if (pt.stages >= 3 && pt.block_n <= 256 && pt.block_m * pt.block_n / (pt.block_m >= 128 ? 256 : 128) <= 128 &&
+                  std::none_of(out.begin(), out.end(), [&](const Candidate& c) { return c.config.name() == pair_name; }))
+                add(pt, swap, true);
+            }
             if (exact) continue;
             // The stream-K twin (one or two CTAs per SM, no cluster) where the tiles leave a partial
             // last wave of resident CTAs: every CTA streams weights to the end (112 tiles of 64x64
@@ -958,8 +977,8 @@ class Sm90Family final : public FamilyModel {
     // The swapped tile of `rows` rows at one CTA per SM, whole tiles or their stream-K twin.
     auto swap_tile = [&sv](const KernelConfig& c, int rows, bool stream_k) {
       // (at least as wide as the columns: the narrower tiles, several to a view, are measuring only)
-      return c.swap_ab && c.block_m == rows && c.blocks_per_sm == 1 && c.cluster_k == 1 && c.cluster_n == 1 &&
-             c.block_n >= sv.cols && c.stream_k == stream_k;
+      return c.swap_ab && c.block_m == rows && c.blocks_per_sm == 1 && c.cluster_m == 1 && c.cluster_k == 1 &&
+             c.cluster_n == 1 && c.block_n >= sv.cols && c.stream_k == stream_k;
     };
     // 16-bit decode (M <= 32: the swapped view's columns), one matrix, K-major weights (the
     // swapped view's A: B stored N x K, `tn`), more than a wave of the swapped 64-row tiles with

@@ -180,7 +180,7 @@ BOOST_AUTO_TEST_CASE(sm90_default_menu_compiles_for_sm90a_with_hgmma_and_no_spil
   // Skinny tiles: each BLOCK_N bucket of a decode-sized M (swap-AB), both BLOCK_M, every K split
   // on one bucket, an MN-major activation operand, and the full epilogue stored transposed (with
   // the stream-K twins' reduction too, and on the tiles as wide as M = 200).
-  int skinny = 0;
+  int skinny = 0, pairs = 0;
   for (int64_t m : {1, 9, 17, 40, 100, 150, 200, 256}) {
     const GemmProblem decode = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, m, 4096, 4096);
     for (const Candidate& c : sm90_family_model().enumerate(decode, plain, hw)) {
@@ -188,13 +188,21 @@ BOOST_AUTO_TEST_CASE(sm90_default_menu_compiles_for_sm90a_with_hgmma_and_no_spil
       const bool all_splits = m == 9;
       if (!all_splits && !(c.config.block_m == 128 && c.config.cluster_k == 4) &&
           !(m == 1 && c.config.block_m == 64 && c.config.cluster_k == 1) && !(m == 40 && c.config.stream_k) &&
-          !(m == 200 && c.config.block_n == 200))
+          !(m == 200 && c.config.block_n == 200) && c.config.cluster_m != 2)
         continue;
-      jobs.push_back({decode, m == 40 || m == 200 ? full : plain, c.config});
+      jobs.push_back({decode, m == 40 || m == 200 || c.config.cluster_m == 2 ? full : plain, c.config});
       ++skinny;
+      if (c.config.cluster_m == 2) {
+        BOOST_CHECK_MESSAGE(c.measuring_only, c.config.name() << " (pairs sharing the activations) is measuring only");
+        ++pairs;
+      }
     }
   }
   BOOST_CHECK_GE(skinny, 10);
+  // The pairs of swap tiles sharing the activations (cluster_m = 2, each CTA half of the
+  // width, a multiple of 8): 64 and 128 rows, the bucket's width and M rounded up to 16, at every
+  // M but 1 (M = 9: 16 columns, one width).
+  BOOST_CHECK_GE(pairs, 20);
   // Swap tiles narrower than M (several column tiles, where the tiles are few: measuring only in
   // cn2 clusters sharing the weights by multicast, a K-major weight only; chosen alone by a rule
   // at a short K, not for this K = 4096), with the full epilogue stored transposed.

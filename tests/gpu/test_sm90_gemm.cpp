@@ -392,7 +392,9 @@ std::vector<Case> sweep() {
       }
     // Swap tiles exactly as wide as M rounded up to 8 (chosen for 32 < M <= 208): 64 and 128 rows,
     // M = 40, 65 (72 columns, 7 of them past M), 150 and 200, N not a multiple of the tile, tn and nn,
-    // both orders, a column bias (a row bias of the kernel's transposed view) and GELU.
+    // both orders, a column bias (a row bias of the kernel's transposed view) and GELU; with them
+    // the pairs sharing the activations (M rounded up to 16), over an odd count of row tiles (N =
+    // 700 in 64-row tiles, 1100 in 128-row ones: the last pair's second tile is empty).
     for (auto [m, n, k] : {std::tuple{40, 1000, 520}, std::tuple{65, 1000, 520}, std::tuple{150, 700, 1000}, std::tuple{200, 1100, 776}})
       for (Op ob : ops)
         for (Order o : orders) {
@@ -401,7 +403,11 @@ std::vector<Case> sweep() {
           base.e.bias_type = DType::F32;
           base.e.activation = Activation::GeluTanh;
           const int width = int((m + 7) / 8 * 8);
-          push_named(base, [&](const KernelConfig& c) { return c.swap_ab && c.block_n == width && c.cluster_k == 1; });
+          // (and the pairs sharing the activations, M rounded up to 16: cluster_m = 2, measuring only)
+          push_named(base, [&](const KernelConfig& c) {
+            return c.swap_ab && c.cluster_k == 1 &&
+                   (c.block_n == width || (c.cluster_m == 2 && c.block_n == (width + 15) / 16 * 16));
+          });
         }
     // The 64-row swap tiles built for two CTAs per SM (chosen for 9-64 rows near a wave of them with
     // K <= 2048): 16, 32 and 64 columns (M = 9, 16, 32, 64); and those narrower than M (several
