@@ -914,6 +914,7 @@ class Sm90Family final : public FamilyModel {
     // 128x128 (fp8b 19.16; 64x128 s8 18.94); at 64 tiles K over two stays, 128x4096x7168 17.45
     // against c2's 17.80.)
     const bool c2_8 = eight_bit && plain.rows > 64 && plain.rows <= 128;
+    const bool one_matrix_plain = !p.grouping.grouped() && p.batch_count <= 1;
     if ((c2_16 || c2_8) && !p.grouping.grouped() && plain.cols >= 128 && 2 * tiles64x128 > double(sms) && hw.l2_bytes > 0 &&
         b_bytes > 0.5 * double(hw.l2_bytes)) {
       prefer_only("B larger than half the L2 over half to one wave of 64x128 tiles: 64x128 in clusters of two "
@@ -921,6 +922,33 @@ class Sm90Family final : public FamilyModel {
                   [](const KernelConfig& c) {
                     return one_cta_64x128(c) && c.cluster_m == 2 && c.cluster_n == 1 && c.cluster_k == 1 && c.stages == 8;
                   });
+    }
+    // 8-bit operands (any output but a block-scaled D, which has its rules above) at 33-64 rows
+    // (measured at 48 and 64; at 32 and below the decode rules' swap tiles), one matrix: the
+    // 64x128 tile at one CTA per SM with the whole K (s8), unswapped, where the model chose the
+    // 64x64 swap tile or 64x128 at two CTAs per SM (b2), in the two regimes where it was faster
+    // in every measurement: at least a wave of 64x128 tiles with K <= 2048, and K >= 16384 from
+    // 0.4 of a wave. Forced against the choice, us (fp8b / fp8t / i8): 64x24576x1536 (1.45
+    // waves) H200 2026-12-04 call 4 (--candidates, one run) 15.66 / 14.97 / 15.87 -> 13.94 /
+    // 14.26 / 14.18, H100 2026-12-06 calls 1-2 (separate processes, 2 rounds) 18.52 / 17.83 /
+    // 23.33 (sm80) -> 16.91 / 17.04 / 17.86; 64x7168x16384 (0.42 wave) H200 call 4 36.02 / 35.17 /
+    // 35.07 -> 35.41 / 33.38 / 34.19, call 5 fp8t 35.92 -> 33.72, i8 34.89 -> 33.92, H100 fp8b
+    // 46.22 -> 44.52, fp8t 45.51 -> 43.65; 48x16384x16384 H200 call 5 fp8t 71.44 -> 69.50, i8
+    // 72.01 -> 68.09; 64x16384x16384 fp8t 67.93 -> 67.30, i8 68.69 -> 68.24. Between the two it
+    // was mixed (H200 call 5: 64x14336x4096 fp8t 18.19 -> 18.74, i8 18.90 -> 19.59; 64x8192x8192
+    // i8 20.09 -> 20.74, fp8t 20.54 -> 20.25; 64x28672x8192 fp8t 64.81 -> 65.16): not taken there;
+    // below 0.4 of a wave it lost by 40-60 % (64x4096x7168, 32 tiles: fp8b 17.13 against 12.35).
+    const bool s8_wave_short_k = tiles64x128 >= double(sms) && p.k <= 2048;
+    const bool s8_long_k = tiles64x128 >= 0.4 * double(sms) && p.k >= 16384;
+    if (eight_bit && !e.d_scale.active() && one_matrix_plain && plain.rows > 32 && plain.rows <= 64 && plain.cols >= 128 &&
+        (s8_wave_short_k || s8_long_k)) {
+      prefer_only("8-bit operands at 33-64 rows, a wave of 64x128 tiles at K <= 2048 or 0.4 of one at K >= 16384: "
+                  "64x128 one CTA, the whole K (H200, 2026-12-04 calls 4-5; H100, 2026-12-06 calls 1-2)",
+                  [](const KernelConfig& c) {
+                    return one_cta_64x128(c) && c.cluster_m == 1 && c.cluster_n == 1 && c.cluster_k == 1 &&
+                           !c.stream_k && c.variant == 0 && c.stages == 8;
+                  },
+                  true);
     }
     // Masked groups the caller expects to hold at most 64 rows each (grouped->expected_m, as
     // DeepSeek's masked GEMM takes expected_m), 16-bit: the 64x128 s7 tile, whose 64-row tiles
@@ -1175,13 +1203,20 @@ class Sm90Family final : public FamilyModel {
     // (G = 32 t = 64: 530.4 against 509.0; t = 1024 8.2 waves: 686.7 against 673.0), masked at
     // 9.7 waves (G = 32 t = 256: 924.4 against 913.3), and K = 2048 (7168x2048: 0.78-0.99 of the
     // best tile, short pieces). Masked groups hinted at <= 64 rows keep their 64x128 rule.
+    // Only where the groups expect two 128-row tiles or more each (256 rows a group): at about
+    // one a group it lost by a quarter (H100, 2026-12-06 call 2, one round, 4096x7168 G = 16 with
+    // 128 tokens an expert, 2.9 / 1.9 waves expected: contiguous 456.4 against `_ts` 358.8 and
+    // 128x256 372.5, masked 443.0 against 128x256 364.7), while the rows above held there (G = 8
+    // t = 256 contiguous 240.0 against `_ts` 244.2, masked 237.3 against 258.2; masked G = 16
+    // t = 256 496.0 against 549.3; masked G = 8 t = 1024 762.1 against 787.0).
     if (p.grouping.grouped() && sixteen && p.k >= 4096 && plain.cols >= 256 &&
         !(p.grouping.masked() && p.grouping.expected_m > 0 && p.grouping.expected_m <= 64)) {
       const double rows = double(grouped_cost_rows(p.grouping, p.m, p.batch_count, 128));
       const double waves = std::ceil(rows / 128.0) * std::ceil(double(plain.cols) / 256.0) / double(sms);
-      if (waves > 1.5 && waves <= (p.grouping.contiguous() ? 3.0 : 9.0)) {
-        prefer_only("grouped, 16-bit, K >= 4096, 1.5-3 waves of 128x256 tiles expected (masked 1.5-9): 128x256's "
-                    "stream-K twin (H200, 2026-12-05 call 2)",
+      const double rows_per_group = rows / double(std::max<int64_t>(1, p.batch_count));
+      if (waves > 1.5 && waves <= (p.grouping.contiguous() ? 3.0 : 9.0) && rows_per_group >= 256.0) {
+        prefer_only("grouped, 16-bit, K >= 4096, 1.5-3 waves of 128x256 tiles expected (masked 1.5-9), 256+ rows a "
+                    "group: 128x256's stream-K twin (H200, 2026-12-05 call 2; H100, 2026-12-06 call 2)",
                     [](const KernelConfig& c) {
                       return c.stream_k && c.block_m == 128 && c.block_n == 256 && c.cluster_m == 1 && c.cluster_n == 1 &&
                              c.cluster_k == 1 && c.blocks_per_sm == 1 && c.variant == 0 && !c.swap_ab && !c.tma_store;

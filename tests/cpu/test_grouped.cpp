@@ -1008,6 +1008,13 @@ BOOST_AUTO_TEST_CASE(grouped_stream_k_twin_rule) {
   BOOST_TEST(!chosen(problem(7168, 2048, 8, 1920, true, 1024)).config.stream_k);
   BOOST_TEST(chosen(problem(4096, 7168, 32, 640, true, 256)).config.name() != twin);
   BOOST_TEST(chosen(problem(4096, 7168, 8, 256, true, 64)).config.name() == "sm90_64x128x64_s7_t256_p");
+  // About one 128-row tile a group (G = 16, 128 tokens an expert: 3072 padded rows, 2.9 waves;
+  // masked hinted at 128, 1.9 waves): in the window, but 192 / 128 rows a group, where the twin
+  // lost by a quarter (H100, 2026-12-06 call 2): `_ts` and 128x256 stay.
+  BOOST_TEST(chosen(problem(4096, 7168, 16, 3072, false, 0)).config.name() == "sm90_128x256x64_s4_t384_p_ts");
+  BOOST_TEST(chosen(problem(4096, 7168, 16, 384, true, 128)).config.name() == "sm90_128x256x64_s4_t384_p");
+  // ... and at 256 rows a group masked (G = 16 hinted at 256, 3.9 waves), it holds.
+  BOOST_TEST(chosen(problem(4096, 7168, 16, 768, true, 256)).config.name() == twin);
   // An f32 D is not 16-bit: the rule stays off.
   dgemm::GemmProblem f32 = problem(4096, 7168, 8, 2432, false, 0);
   f32.c_type = f32.d_type = dgemm::DType::F32;

@@ -595,9 +595,19 @@ BOOST_AUTO_TEST_CASE(sm90_one_warpgroup_64x128_where_measured_faster) {
   // 8-bit operands: the cluster at 65-128 rows, past a wave too (call 5: fp8t 128x24576x1536
   // 14.3 us against 17.0); not at 256 rows nor with a B that stays in the L2.
   for (const Row& row : {Row{128, 24576, 1536, "sm90_64x128x128_s8_t256_c2_p"}, Row{128, 7168, 16384, "sm90_64x128x128_s8_t256_c2_p"},
-                         Row{256, 4096, 14336, nullptr}, Row{128, 4096, 7168, nullptr}, Row{64, 7168, 16384, nullptr}})
+                         Row{256, 4096, 14336, nullptr}, Row{128, 4096, 7168, nullptr}})
     for (DType t : {DType::I8, DType::F8E4M3})
       check(typed(row.m, row.n, row.k, t, t == DType::I8 ? DType::I32 : DType::BF16), row, "sm90_64x128x128_s8_t256",
+            t == DType::I8 ? "i8" : "e4m3");
+  // ... and at 33-64 rows, alone with the whole K, over a wave of 64x128 tiles at K <= 2048 or 0.4
+  // of one at K >= 16384 (H200 calls 4-5, H100 2026-12-06: 64x24576x1536 fp8b 15.66 -> 13.94
+  // us); not between (64x14336x4096, 64x8192x8192: mixed), below 0.4 of a wave (64x4096x7168:
+  // 40 % slower), nor at 32 rows and below (the decode rules).
+  for (const Row& row : {Row{64, 24576, 1536, "sm90_64x128x128_s8_t256_p"}, Row{64, 7168, 16384, "sm90_64x128x128_s8_t256_p"},
+                         Row{48, 16384, 16384, "sm90_64x128x128_s8_t256_p"}, Row{64, 14336, 4096, nullptr},
+                         Row{64, 8192, 8192, nullptr}, Row{64, 4096, 7168, nullptr}, Row{32, 24576, 1536, nullptr}})
+    for (DType t : {DType::I8, DType::F8E4M3})
+      check(typed(row.m, row.n, row.k, t, t == DType::I8 ? DType::I32 : DType::BF16), row, "sm90_64x128x128_s8_t256_p",
             t == DType::I8 ? "i8" : "e4m3");
   // 27-49 tiles of 128x64 from 65 rows and 48 K blocks up: the 128x64 stream-K twin, whose even
   // pieces fill the SMs a K split over two leaves idle (call 10: 128x2112x7168 bf16 17.60 ->
@@ -980,16 +990,23 @@ BOOST_AUTO_TEST_CASE(sm90_block_scaled_d_at_small_m_takes_a_64_row_tile) {
     if (row.chosen) BOOST_TEST(name == row.chosen, row.m << "x" << row.n << "x" << row.k << " chose " << name);
     else BOOST_TEST(name.find("sm90_64x128x128") == std::string::npos, row.m << "x" << row.n << "x" << row.k << " chose " << name);
     // Without a block-scaled D the one-CTA 64x128 tiles are measurable, and chosen only in
-    // clusters sharing B at 65-128 rows with a B larger than half the L2 (the c2 rule).
+    // clusters sharing B at 65-128 rows with a B larger than half the L2 (the c2 rule), or alone
+    // with the whole K at 33-64 rows over a wave of them at K <= 2048 or 0.4 of one at K >= 16384
+    // (the s8 rule).
     p.d_type = p.c_type = DType::BF16;
     const bool c2_rule = row.m > 64 && row.m <= 128 && double(row.n) * double(row.k) > 0.5 * double(hw.l2_bytes);
+    const double tiles = double((row.n + 127) / 128);
+    const bool s8_rule = row.m > 32 && row.m <= 64 &&
+                         ((tiles >= hw.sm_count && row.k <= 2048) || (tiles >= 0.4 * hw.sm_count && row.k >= 16384));
     for (const Candidate& c : sm90_family_model().enumerate(p, Epilogue{}, hw))
       if (c.feasible && c.config.block_m == 64 && c.config.block_n == 128 && c.config.blocks_per_sm == 1 &&
           !c.config.swap_ab)
-        BOOST_TEST((c.measuring_only || (c2_rule && c.config.cluster_m == 2 && c.config.cluster_k == 1)),
+        BOOST_TEST((c.measuring_only || (c2_rule && c.config.cluster_m == 2 && c.config.cluster_k == 1) ||
+                    (s8_rule && c.config.cluster_m == 1 && c.config.cluster_k == 1 && c.config.stages == 8)),
                    c.config.name() << " chosen without a block-scaled D");
     const std::string bf16_out = choose_kernel(p, Epilogue{}, hw, r).chosen.config.name();
     BOOST_TEST((bf16_out == "sm90_64x128x128_s8_t256_c2_p") == c2_rule, row.m << "x" << row.n << "x" << row.k << " with a bf16 D chose " << bf16_out);
+    BOOST_TEST((bf16_out == "sm90_64x128x128_s8_t256_p") == s8_rule, row.m << "x" << row.n << "x" << row.k << " with a bf16 D chose " << bf16_out);
   }
 }
 
