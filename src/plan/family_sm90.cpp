@@ -698,7 +698,10 @@ class Sm90Family final : public FamilyModel {
             // from the L2: at 200x16384x1024 (128 tiles of 128x200) that is 400 KB a CTA against
             // 256 KB of weights, 86 MB of L2 reads in all (the model's L2 term, 10.2 us of the 15.6
             // measured; cuBLAS 12.6 runs clusters of two). Each CTA loads half the rows, a multiple
-            // of 8 (the kernel's B box): the width rounds up to 16.
+            // of 8 (the kernel's B box): the width rounds up to 16. Measured not faster (H100,
+            // 2026-12-06 session 11 call 1, 9 rows: within 1 % at best, 200x16384x1024 19.80 ->
+            // 19.68 us, else 4-64 % slower): the activations stay in the L2, so halving their reads
+            // saves little and the pair's shared stages cost.
             if (swap && !e.d_scale.active() && !eight_bit && v.b_kmajor && blocks == 1 && ck == 1 &&
                 v.rows > bm && (exact || tile_n >= 16)) {
               Sm90Tile pt = t;
@@ -914,7 +917,7 @@ class Sm90Family final : public FamilyModel {
     // 128x128 (fp8b 19.16; 64x128 s8 18.94); at 64 tiles K over two stays, 128x4096x7168 17.45
     // against c2's 17.80.)
     const bool c2_8 = eight_bit && plain.rows > 64 && plain.rows <= 128;
-    const bool one_matrix_plain = !p.grouping.grouped() && p.batch_count <= 1;
+    const bool one_matrix = !p.grouping.grouped() && p.batch_count <= 1;
     if ((c2_16 || c2_8) && !p.grouping.grouped() && plain.cols >= 128 && 2 * tiles64x128 > double(sms) && hw.l2_bytes > 0 &&
         b_bytes > 0.5 * double(hw.l2_bytes)) {
       prefer_only("B larger than half the L2 over half to one wave of 64x128 tiles: 64x128 in clusters of two "
@@ -940,7 +943,7 @@ class Sm90Family final : public FamilyModel {
     // below 0.4 of a wave it lost by 40-60 % (64x4096x7168, 32 tiles: fp8b 17.13 against 12.35).
     const bool s8_wave_short_k = tiles64x128 >= double(sms) && p.k <= 2048;
     const bool s8_long_k = tiles64x128 >= 0.4 * double(sms) && p.k >= 16384;
-    if (eight_bit && !e.d_scale.active() && one_matrix_plain && plain.rows > 32 && plain.rows <= 64 && plain.cols >= 128 &&
+    if (eight_bit && !e.d_scale.active() && one_matrix && plain.rows > 32 && plain.rows <= 64 && plain.cols >= 128 &&
         (s8_wave_short_k || s8_long_k)) {
       prefer_only("8-bit operands at 33-64 rows, a wave of 64x128 tiles at K <= 2048 or 0.4 of one at K >= 16384: "
                   "64x128 one CTA, the whole K (H200, 2026-12-04 calls 4-5; H100, 2026-12-06 calls 1-2)",
@@ -999,7 +1002,6 @@ class Sm90Family final : public FamilyModel {
     // The decode and exact-width rules below look at the swapped view (M is its columns), one
     // matrix, not grouped.
     const KernelView sv = kernel_view(kp, true);
-    const bool one_matrix = !p.grouping.grouped() && p.batch_count <= 1;
     const double tiles64 = double((sv.rows + 63) / 64);  // the swapped view's 64-row tiles
     const double waves = tiles64 / double(sms);
     // The swapped tile of `rows` rows at one CTA per SM, whole tiles or their stream-K twin.
