@@ -941,12 +941,20 @@ class Sm90Family final : public FamilyModel {
     // was mixed (H200 call 5: 64x14336x4096 fp8t 18.19 -> 18.74, i8 18.90 -> 19.59; 64x8192x8192
     // i8 20.09 -> 20.74, fp8t 20.54 -> 20.25; 64x28672x8192 fp8t 64.81 -> 65.16): not taken there;
     // below 0.4 of a wave it lost by 40-60 % (64x4096x7168, 32 tiles: fp8b 17.13 against 12.35).
+    // 16-bit operands and D at exactly 64 rows (33-63 go to the exact-width swap tiles), in the
+    // long-K regime only (the short one not measured): H200 call 5, 64x7168x16384 tn / nn 65.60 /
+    // 64.91 -> 62.85 / 61.03 against the 64x64 swap tile; 64x16384x16384 against 64x128 b2 130.37
+    // / 128.53 -> 129.15 / 128.80 (a tie); 48x16384x16384 ties the exact-width 128x48 swap tile
+    // (129.7 against 128.7-131.2 over five runs), which its rule keeps. Up to K = 16384, the
+    // longest measured (64x8192x28672 keeps its choice: this tile not timed there).
     const bool s8_wave_short_k = tiles64x128 >= double(sms) && p.k <= 2048;
     const bool s8_long_k = tiles64x128 >= 0.4 * double(sms) && p.k >= 16384;
-    if (eight_bit && !e.d_scale.active() && one_matrix && plain.rows > 32 && plain.rows <= 64 && plain.cols >= 128 &&
-        (s8_wave_short_k || s8_long_k)) {
-      prefer_only("8-bit operands at 33-64 rows, a wave of 64x128 tiles at K <= 2048 or 0.4 of one at K >= 16384: "
-                  "64x128 one CTA, the whole K (H200, 2026-12-04 calls 4-5; H100, 2026-12-06 calls 1-2)",
+    const bool s8_eight = eight_bit && !e.d_scale.active() && plain.rows > 32 && (s8_wave_short_k || s8_long_k);
+    const bool s8_sixteen = sixteen && plain.rows == 64 && s8_long_k && p.k <= 16384;
+    if ((s8_eight || s8_sixteen) && one_matrix && plain.rows <= 64 && plain.cols >= 128) {
+      prefer_only("8-bit operands at 33-64 rows, a wave of 64x128 tiles at K <= 2048 or 0.4 of one at K >= 16384 "
+                  "(16-bit: 64 rows, the latter): 64x128 one CTA, the whole K (H200, 2026-12-04 calls 4-5; H100, "
+                  "2026-12-06 calls 1-2)",
                   [](const KernelConfig& c) {
                     return one_cta_64x128(c) && c.cluster_m == 1 && c.cluster_n == 1 && c.cluster_k == 1 &&
                            !c.stream_k && c.variant == 0 && c.stages == 8;

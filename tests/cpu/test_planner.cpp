@@ -609,6 +609,15 @@ BOOST_AUTO_TEST_CASE(sm90_one_warpgroup_64x128_where_measured_faster) {
     for (DType t : {DType::I8, DType::F8E4M3})
       check(typed(row.m, row.n, row.k, t, t == DType::I8 ? DType::I32 : DType::BF16), row, "sm90_64x128x128_s8_t256_p",
             t == DType::I8 ? "i8" : "e4m3");
+  // 16-bit: at 64 rows in the long-K regime only, up to K = 16384 (call 5: 64x7168x16384 tn / nn
+  // 65.60 / 64.91 -> 62.85 / 61.03 us); 48 rows keep the exact-width swap tile, the short-K wave
+  // and K = 28672 their choices (not measured with this tile).
+  for (const Row& row : {Row{64, 7168, 16384, "sm90_64x128x64_s8_t256_p"}, Row{64, 16384, 16384, "sm90_64x128x64_s8_t256_p"},
+                         Row{48, 16384, 16384, "sm90_128x48x64_s10_t384_swap_p"}, Row{64, 24576, 1536, nullptr},
+                         Row{64, 8192, 28672, nullptr}, Row{64, 4096, 16384, nullptr}})
+    for (Op ob : {Op::T, Op::N})
+      check(problem(DType::BF16, Op::N, ob, Order::RowMajor, row.m, row.n, row.k), row, "sm90_64x128x64_s8_t256_p",
+            ob == Op::T ? "tn" : "nn");
   // 27-49 tiles of 128x64 from 65 rows and 48 K blocks up: the 128x64 stream-K twin, whose even
   // pieces fill the SMs a K split over two leaves idle (call 10: 128x2112x7168 bf16 17.60 ->
   // 14.69 us); not from 64 tiles, nor with 8-bit operands at 32 K blocks (256x1024x4096).
