@@ -420,6 +420,11 @@ class Sm90Family final : public FamilyModel {
       c.tma_store = t.tma_store;
       return c;
     };
+    // Whether a configuration of this name was already offered (the loops below can reach one twice).
+    auto already_offered = [&](const Sm90Tile& t, bool swap) {
+      const std::string name = config_of(t, swap).name();
+      return std::any_of(out.begin(), out.end(), [&](const Candidate& c) { return c.config.name() == name; });
+    };
     auto add = [&](const Sm90Tile& t, bool swap, bool measuring_only, int b_readers = 0, double extra_us = 0,
                    double l2_rate_factor = 1.0) {
       const KernelConfig c = config_of(t, swap);
@@ -709,10 +714,8 @@ class Sm90Family final : public FamilyModel {
               pt.cluster_m = 2;
               pt.efficiency = skinny_efficiency(bm, pt.block_n);
               pt.stages = skinny_stages(pt, false);
-              const std::string pair_name = config_of(pt, swap).name();
-              if (pt.stages >= 3 && pt.block_n <= 256 && pt.block_m * pt.block_n / (pt.block_m >= 128 ? 256 : 128) <= 128 &&
-                  std::none_of(out.begin(), out.end(), [&](const Candidate& c) { return c.config.name() == pair_name; }))
-                add(pt, swap, true);
+              // (at most 256 columns: within the accumulator budget checked above for 64 and 128 rows)
+              if (pt.stages >= 3 && !already_offered(pt, swap)) add(pt, swap, true);
             }
             if (exact) continue;
             // The stream-K twin (one or two CTAs per SM, no cluster) where the tiles leave a partial
@@ -769,9 +772,7 @@ class Sm90Family final : public FamilyModel {
       if (eight_bit || t.block_m != 128 || t.block_n < 128 || t.cluster_m > 1 || t.cluster_n > 1 || t.cluster_k > 1 ||
           t.measuring || t.blocks > 1)
         continue;
-      const std::string name = config_of(t, true).name();
-      if (std::none_of(out.begin(), out.end(), [&](const Candidate& c) { return c.config.name() == name; }))
-        add(t, true, false, 0, transposed_epilogue_us);
+      if (!already_offered(t, true)) add(t, true, false, 0, transposed_epilogue_us);
     }
     // The measured rules below: where one holds and its configuration is feasible, every other
     // feasible candidate of the family is kept for measuring only.
