@@ -44,7 +44,8 @@ Options: --quick (fewer rows and reps), --align A, --reps R, --out DIR (grouped_
 again after every row, so a run cut short keeps the rows it timed; each row has a "dtype"),
 --layout contiguous|masked|both, --tokens LIST (mean tokens per expert), --dtype LIST
 (comma-separated, of bf16 and fp8; default bf16), --force-kernel NAME (force_kernel for every
-deepgemm call).
+deepgemm call), --groups LIST, --nk LIST (e.g. 4096x7168), --counts LIST (each expert's rows, to
+repeat a row of an earlier run exactly: the draw depends on the rows before it).
 Exit status: 0 all right (an unsupported contender is reported, not a failure), 1 a wrong result
 of deepgemm (forced or not), 77 no CUDA or no torch. The short tables are printed last (bf16, then
 FP8: ratios to deepgemm row-wise, and the block-scaled time).
@@ -88,7 +89,21 @@ def parse_args():
                     help="the layouts to time (default both; torch._grouped_mm has the contiguous one)")
     ap.add_argument("--tokens", type=lambda t: [int(x) for x in t.split(",")], default=None, metavar="LIST",
                     help="mean tokens per expert, comma-separated (default 64,256,1024; --quick 256)")
-    return ap.parse_args()
+    ap.add_argument("--groups", type=lambda t: [int(x) for x in t.split(",")], default=[8, 32], metavar="LIST",
+                    help="experts per row, comma-separated (default 8,32)")
+    ap.add_argument("--nk", type=lambda t: [tuple(int(v) for v in x.split("x")) for x in t.split(",")],
+                    default=[(4096, 7168), (7168, 2048)], metavar="LIST",
+                    help="N x K of the experts' weights, comma-separated (default 4096x7168,7168x2048)")
+    ap.add_argument("--counts", type=lambda t: [int(x) for x in t.split(",")], default=None, metavar="LIST",
+                    help="the rows of each expert, comma-separated, instead of a log-normal draw (to repeat a "
+                         "row of an earlier run: its \"counts\"); sets --groups to their number")
+    args = ap.parse_args()
+    if args.counts is not None:
+        if not args.counts or min(args.counts) < 0:
+            ap.error(f"--counts {args.counts}: expected non-negative rows per expert")
+        args.groups = [len(args.counts)]
+        args.tokens = [max(1, round(sum(args.counts) / len(args.counts)))]
+    return args
 
 
 class Contender(NamedTuple):
@@ -469,12 +484,12 @@ def main():
     layouts = ("contiguous", "masked") if args.layout == "both" else (args.layout,)
     reps = 5 if args.quick else args.reps
     rows, failures = [], 0
-    for n, k in ((4096, 7168), (7168, 2048)):
-        for groups in (8, 32):
+    for n, k in args.nk:
+        for groups in args.groups:
             w = torch.randn(groups, n, k, device=dev, dtype=torch.bfloat16) / math.sqrt(k)  # (G, N, K): nn.Linear
             wq = quantize_weights(torch, w) if "fp8" in args.dtype else None
             for tokens in token_list:
-                counts = expert_counts(torch, groups, tokens, args.skew, gen)
+                counts = list(args.counts) if args.counts else expert_counts(torch, groups, tokens, args.skew, gen)
                 valid = sum(counts)
                 flops = 2.0 * valid * n * k
                 x = torch.randn(valid, k, device=dev, dtype=torch.bfloat16)  # tokens sorted by expert
