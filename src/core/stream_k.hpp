@@ -11,8 +11,9 @@ using StreamKSplit = ::DgStreamKSplit;
 
 constexpr long kStreamKMaxPieces = DG_STREAM_K_MAX_PIECES;
 
-inline StreamKSplit stream_k_split(long tiles, long ctas, long k_blocks) {
-  return dg_stream_k_split(tiles, ctas, k_blocks);
+// grouped: the split a grouped kernel makes on the device (even pieces only, else whole units).
+inline StreamKSplit stream_k_split(long tiles, long ctas, long k_blocks, bool grouped = false) {
+  return grouped ? dg_stream_k_split_grouped(tiles, ctas, k_blocks) : dg_stream_k_split(tiles, ctas, k_blocks);
 }
 
 }  // namespace dgemm

@@ -278,7 +278,9 @@ CostEstimate estimate_cost(const GemmProblem& p, const Epilogue& e, const Hardwa
   double busy_k = double(busiest_tiles) * double(k_tiles);
   // Stream-K: full waves of whole tiles, then each CTA's range of the remaining tiles' K blocks;
   // the CTA finishing a shared tile reads up to max_pieces - 1 partial tiles from L2 (below).
-  const StreamKSplit sk = c.stream_k ? stream_k_split(est.tiles, slots, k_tiles) : StreamKSplit{};
+  // (A grouped kernel splits the units it counts on the device, in even pieces only.)
+  const StreamKSplit sk =
+      c.stream_k ? stream_k_split(est.tiles, slots, k_tiles, p.grouping.grouped()) : StreamKSplit{};
   if (sk.sk_tiles > 0) {
     busy_k = double(sk.dp_tiles / slots) * double(k_tiles) + double(sk.sk_iters);
     // The busiest SM's share of the work in tiles: what "% used" then reports.

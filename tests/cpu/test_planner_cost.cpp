@@ -83,6 +83,22 @@ BOOST_AUTO_TEST_CASE(stream_k_shares_out_the_partial_wave) {
   BOOST_TEST(whole.dp_tiles == 1056);
   // One K block per tile: nothing to cut.
   BOOST_TEST(stream_k_split(100, 132, 1).sk_tiles == 0);
+  // A grouped kernel's split (on the device): the even pieces as above, but whole units where
+  // a plain launch would cut ranges (4096x7168, 8 groups, 2688 rows of 128x256: 72 units past
+  // two waves; 2432 rows: 40 past, in thirds).
+  const StreamKSplit g_even = stream_k_split(544, 132, 56, true);
+  BOOST_TEST(g_even.split == even.split);
+  BOOST_TEST(g_even.sk_tiles == even.sk_tiles);
+  BOOST_TEST(g_even.sk_ctas == even.sk_ctas);
+  BOOST_TEST(stream_k_split(336, 132, 112).split == 0);
+  BOOST_TEST(stream_k_split(336, 132, 112).sk_tiles == 72);
+  const StreamKSplit g_ranges = stream_k_split(336, 132, 112, true);
+  BOOST_TEST(g_ranges.sk_tiles == 0);
+  BOOST_TEST(g_ranges.dp_tiles == 336);
+  BOOST_TEST(g_ranges.sk_ctas == 0);
+  BOOST_TEST(g_ranges.max_pieces == 1);
+  BOOST_TEST(stream_k_split(304, 132, 112, true).split == 3);
+  BOOST_TEST(stream_k_split(64, 132, 128, true).split == 2);
 
   HardwareDesc hw = h200();
   CostInput in = input(128, 128, 128, 6, 384);

@@ -44,14 +44,15 @@ struct Source {
   int sk_split() const { return split; }
 };
 
-Source source(int units, int grid, int kb) {
-  const DgStreamKSplit s = dg_stream_k_split(units, grid, kb);
+// grouped: the split a grouped kernel makes (dg_stream_k_split_grouped: even pieces or whole units).
+Source source(int units, int grid, int kb, bool grouped = false) {
+  const DgStreamKSplit s = grouped ? dg_stream_k_split_grouped(units, grid, kb) : dg_stream_k_split(units, grid, kb);
   return {units, int(s.sk_tiles), int(s.sk_ctas), int(s.sk_iters), s.split};
 }
 
 // "" when every CTA's walk together computes the launch as the kernel's reduction assumes.
-std::string check_walk(int units, int grid, int kb) {
-  const Source src = source(units, grid, kb);
+std::string check_walk(int units, int grid, int kb, bool grouped = false) {
+  const Source src = source(units, grid, kb, grouped);
   std::ostringstream err;
   auto fail = [&](const std::string& what) {
     if (err.tellp() == 0) err << "units " << units << " grid " << grid << " kb " << kb << ": " << what;
@@ -201,7 +202,13 @@ BOOST_AUTO_TEST_CASE(every_k_block_once_and_reductions_consistent) {
       for (int units = 0; units <= 300; units += units < 140 ? 1 : 23) {
         const std::string e = check_walk(units, grid, kb);
         BOOST_TEST_REQUIRE(e.empty(), e);
+        const std::string eg = check_walk(units, grid, kb, true);
+        BOOST_TEST_REQUIRE(eg.empty(), "grouped: " + eg);
         const DgStreamKSplit s = dg_stream_k_split(units, grid, kb);
+        const DgStreamKSplit g = dg_stream_k_split_grouped(units, grid, kb);
+        // The grouped split is the plain one where that has even pieces (or none), else whole units.
+        BOOST_TEST_REQUIRE((s.split > 0 || s.sk_tiles == 0 ? g.sk_tiles == s.sk_tiles && g.split == s.split
+                                                            : g.sk_tiles == 0 && g.dp_tiles == units));
         ++configs;
         shared += s.sk_tiles > 0 && s.split == 0;
         even += s.split > 0;

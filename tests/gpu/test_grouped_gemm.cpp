@@ -424,8 +424,9 @@ std::vector<Planned> bad_row_cases() {
 // Stream-K grouped kernels (`_streamk`): the kernel counts the units the rows give and shares out
 // the K blocks of those past the last whole wave (common/stream_k_split.cuh) on the device. Row
 // arrays chosen (for 132 SMs; other counts move the cases, not their checks) so that each kernel
-// meets whole waves plus contiguous ranges crossing tiles, ranges alone, even pieces of a few
-// tiles, no units at all, and ranges longer than a tile (whole tiles again); bad rows too.
+// meets whole waves plus a partial one it leaves whole (where a plain launch would cut ranges
+// crossing tiles: dg_stream_k_split_grouped), even pieces of a few tiles, no units at all; bad
+// rows too.
 std::vector<Planned> stream_k_cases() {
   std::vector<Planned> out;
   GroupedCase many = bf16(with_bias_gelu(contiguous(14848, 128, 512, {0, 3000, 3001, 9000, 14848}, 1, "sk-contiguous")));

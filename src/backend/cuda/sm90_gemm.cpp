@@ -373,8 +373,8 @@ class Sm90Executable final : public Executable {
       // consumer warp and one partial tile per CTA that can leave one.
       // A grouped launch splits on the device, from the units the group rows give at run time
       // (sm90_gemm.cuh): every resident CTA may then hold a slot.
-      sk_ = stream_k_split(long(units), long(max_units), long(num_k_blocks_));
       sk_device_ = grouping_.grouped();
+      sk_ = stream_k_split(long(units), long(max_units), long(num_k_blocks_), sk_device_);
       if (sk_.sk_tiles > 0 || sk_device_) {
         grid_ = unsigned(max_units);
         const std::size_t slots = sk_device_ ? std::size_t(max_units) : std::size_t(sk_.sk_ctas);

@@ -66,3 +66,22 @@ DG_HOST_DEVICE DgStreamKSplit dg_stream_k_split(long long tiles, long long ctas,
   s.max_pieces = int((k_blocks + s.sk_iters - 1) / s.sk_iters + 1);
   return s;
 }
+
+// A grouped launch (its units counted on the device from the group rows) shares out only in even
+// pieces: where the split above would cut contiguous ranges across units, every unit goes whole.
+// Ranges start each CTA at a different K block, so the row tiles of a group that read the same
+// columns of the group's weights no longer read them at the same time, and those weights (one
+// matrix per group, most of the bytes) come from HBM once per tile instead of once per wave:
+// 4096x7168, 8 groups, 2688 rows (336 units of 128x256, 72 shared, 62-block ranges) ran 314 us
+// against 246 us for the same tile whole (H100, 2026-12-06 session 12), where even pieces (2432
+// rows, 40 shared units in thirds) ran 248 against 256. A plain launch keeps ranges: its weights
+// are one matrix that every row tile reads, mostly from L2.
+DG_HOST_DEVICE DgStreamKSplit dg_stream_k_split_grouped(long long tiles, long long ctas, long long k_blocks) {
+  DgStreamKSplit s = dg_stream_k_split(tiles, ctas, k_blocks);
+  if (s.sk_tiles > 0 && s.split == 0) {
+    s.dp_tiles = tiles;
+    s.sk_tiles = s.sk_ctas = s.sk_iters = 0;
+    s.max_pieces = 1;
+  }
+  return s;
+}

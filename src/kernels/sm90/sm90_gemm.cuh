@@ -331,7 +331,7 @@ struct Gemm {
     const GemmArgs& a;
     int n;
     __device__ __forceinline__ DgStreamKSplit split() const {
-      return dg_stream_k_split(n, int(gridDim.x), a.num_k_blocks);
+      return dg_stream_k_split_grouped(n, int(gridDim.x), a.num_k_blocks);
     }
     __device__ __forceinline__ int units() const { return n; }
     __device__ __forceinline__ int sk_tiles() const {
