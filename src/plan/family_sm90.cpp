@@ -29,6 +29,7 @@
 
 #include "core/kernel_view.hpp"
 #include "core/scaling.hpp"
+#include "core/stream_k.hpp"
 #include "core/tma_rules.hpp"
 #include "plan/cost_model.hpp"
 #include "plan/families.hpp"
@@ -1220,14 +1221,26 @@ class Sm90Family final : public FamilyModel {
     // 128x256 372.5, masked 443.0 against 128x256 364.7), while the rows above held there (G = 8
     // t = 256 contiguous 240.0 against `_ts` 244.2, masked 237.3 against 258.2; masked G = 16
     // t = 256 496.0 against 549.3; masked G = 8 t = 1024 762.1 against 787.0).
+    // Every loss above at <= 3 waves cut the shared units into K ranges, every win into even pieces
+    // (the split of common/stream_k_split.cuh for the units the rows make); ranges cost a grouped
+    // kernel its weights' L2 reuse, so it now takes whole units there (dg_stream_k_split_grouped)
+    // and runs as the plain tile. Contiguous rows, whose units the plan knows (the padded total),
+    // then keep `_ts` unless the split is even: 4096x7168 G = 8, 2688 rows (336 units, 72 shared,
+    // ranges) ran the twin 314.3 us against `_ts` 245.7 (H100, 2026-12-06 session 12, 4 kernels
+    // forced, bench/results/h100/grouped/h100-2026-12-06-s12call4-*). Masked groups' units come
+    // from the counts at run time, so the plan cannot know; there the twin is at worst the tile.
     if (p.grouping.grouped() && sixteen && p.k >= 4096 && plain.cols >= 256 &&
         !(p.grouping.masked() && p.grouping.expected_m > 0 && p.grouping.expected_m <= 64)) {
       const double rows = double(grouped_cost_rows(p.grouping, p.m, p.batch_count, 128));
-      const double waves = std::ceil(rows / 128.0) * std::ceil(double(plain.cols) / 256.0) / double(sms);
+      const long units = long(std::ceil(rows / 128.0) * std::ceil(double(plain.cols) / 256.0));
+      const double waves = double(units) / double(sms);
       const double rows_per_group = rows / double(std::max<int64_t>(1, p.batch_count));
-      if (waves > 1.5 && waves <= (p.grouping.contiguous() ? 3.0 : 9.0) && rows_per_group >= 256.0) {
+      const bool even_pieces = stream_k_split(units, sms, (p.k + 63) / 64, true).sk_tiles > 0;
+      if (waves > 1.5 && waves <= (p.grouping.contiguous() ? 3.0 : 9.0) && rows_per_group >= 256.0 &&
+          (even_pieces || !p.grouping.contiguous())) {
         prefer_only("grouped, 16-bit, K >= 4096, 1.5-3 waves of 128x256 tiles expected (masked 1.5-9), 256+ rows a "
-                    "group: 128x256's stream-K twin (H200, 2026-12-05 call 2; H100, 2026-12-06 call 2)",
+                    "group, contiguous only where the last wave splits in even pieces: 128x256's stream-K twin "
+                    "(H200, 2026-12-05 call 2; H100, 2026-12-06 sessions 11-12)",
                     [](const KernelConfig& c) {
                       return c.stream_k && c.block_m == 128 && c.block_n == 256 && c.cluster_m == 1 && c.cluster_n == 1 &&
                              c.cluster_k == 1 && c.blocks_per_sm == 1 && c.variant == 0 && !c.swap_ab && !c.tma_store;

@@ -1013,6 +1013,10 @@ BOOST_AUTO_TEST_CASE(grouped_stream_k_twin_rule) {
   // lost by a quarter (H100, 2026-12-06 call 2): `_ts` and 128x256 stay.
   BOOST_TEST(chosen(problem(4096, 7168, 16, 3072, false, 0)).config.name() == "sm90_128x256x64_s4_t384_p_ts");
   BOOST_TEST(chosen(problem(4096, 7168, 16, 384, true, 128)).config.name() == "sm90_128x256x64_s4_t384_p");
+  // 2688 padded rows (G = 8: 336 units of 128x256, 72 past two waves, more than half of 132 CTAs
+  // each: K ranges, not even pieces), where the twin ran 314 us against `_ts` 246 (H100,
+  // 2026-12-06 session 12): `_ts` stays; 2432 rows above (40 past, thirds) keep the twin.
+  BOOST_TEST(chosen(problem(4096, 7168, 8, 2688, false, 0)).config.name() == "sm90_128x256x64_s4_t384_p_ts");
   // ... and at 256 rows a group masked (G = 16 hinted at 256, 3.9 waves), it holds.
   BOOST_TEST(chosen(problem(4096, 7168, 16, 768, true, 256)).config.name() == twin);
   // An f32 D is not 16-bit: the rule stays off.
