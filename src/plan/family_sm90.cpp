@@ -1189,17 +1189,26 @@ class Sm90Family final : public FamilyModel {
     // 64-1024 tokens an expert; 7168x2048 G = 8 t = 1024 438.3 -> 344.9 us, the cuBLAS loop 356.6);
     // where the choice was 128x192 the twin of 128x256 lost once (0.900), so only the 128x256 choice
     // moves. Not yet measured on the H200.
+    // Where the choice is 128x192, its own `_ts` twin (H100, 2026-12-06 session 12 call 6, one round,
+    // grouped_torch.py --groups 8,16,32 --tokens 128,256,512 forced per tile, us, 128x192 against
+    // its `_ts`): 4096x7168 G = 8 t = 128 193.7 -> 187.2, t = 512 465.3 -> 426.7; 7168x2048 G = 8
+    // t = 256 150.4 -> 129.2 (session 4 call 8 had 148.1 for 128x192 there and 131.5 for 128x256's
+    // `_ts`). The twin of 128x192, not of 128x256, which lost that once.
     if (p.grouping.contiguous() && p.grouping.m_alignment % 128 == 0 && sixteen) {
       const Candidate* best = model_choice();
-      const auto plain_128x256 = [](const KernelConfig& c) {
-        return c.block_m == 128 && c.block_n == 256 && c.cluster_m == 1 && c.cluster_n == 1 && c.cluster_k == 1 &&
+      const auto plain_128 = [](const KernelConfig& c, int block_n) {
+        return c.block_m == 128 && c.block_n == block_n && c.cluster_m == 1 && c.cluster_n == 1 && c.cluster_k == 1 &&
                c.blocks_per_sm == 1 && c.variant == 0 && !c.stream_k && !c.swap_ab;
       };
-      if (best && plain_128x256(best->config) && !best->config.tma_store) {
+      if (best && !best->config.tma_store && (plain_128(best->config, 256) || plain_128(best->config, 192))) {
         const int stages = best->config.stages;  // (prefer_only rewrites the candidates `best` points into)
-        prefer_only("contiguous groups aligned to 128, 16-bit, the 128x256 tile chosen: its TMA-stored twin `_ts` "
-                    "(H100, 2026-12-05 session 4 call 8)",
-                    [&](const KernelConfig& c) { return plain_128x256(c) && c.tma_store && c.stages == stages; }, true);
+        const int block_n = best->config.block_n;
+        prefer_only(block_n == 256 ? "contiguous groups aligned to 128, 16-bit, the 128x256 tile chosen: its TMA-stored "
+                                     "twin `_ts` (H100, 2026-12-05 session 4 call 8)"
+                                   : "contiguous groups aligned to 128, 16-bit, the 128x192 tile chosen: its TMA-stored "
+                                     "twin `_ts` (H100, 2026-12-06 session 12 call 6)",
+                    [&](const KernelConfig& c) { return plain_128(c, block_n) && c.tma_store && c.stages == stages; },
+                    true);
       }
     }
     // Grouped, 16-bit, K >= 4096 (64 K blocks a tile or more: long pieces to split), where the

@@ -792,8 +792,9 @@ BOOST_FIXTURE_TEST_CASE(gpu_families_on_grouped, CpuContext) {
 // [--force-kernel], us per call; only runs whose padded row total m was equal are compared: with
 // the alignment a multiple of BLOCK_M that fixes the tile count). The chosen configuration must
 // be one of those measured and within 5% of the fastest. A TMA-stored twin (`_ts`, chosen by a
-// measured rule where the model picks 128x256: 1.03-1.27x faster than the same tile storing from
-// registers, H100, 2026-12-05 session 4 call 8) counts as its tile: these runs predate it.
+// measured rule where the model picks 128x256 or 128x192: 1.03-1.27x faster than the same tile
+// storing from registers, H100, 2026-12-05 session 4 call 8; 1.03-1.16x for 128x192, session 12
+// call 6) counts as its tile: these runs predate it.
 // (The 2560-row run of 4096x7168 G = 8 timed no stream-K twin, which a rule now chooses there; the
 // 2432-row run of call 2 did.)
 BOOST_AUTO_TEST_CASE(grouped_choice_matches_h200_measurements) {
@@ -930,8 +931,9 @@ BOOST_AUTO_TEST_CASE(grouped_expected_m_hint) {
 
 // The TMA-stored grouped epilogue (`_ts`): offered for contiguous groups aligned to the tile's rows,
 // a 16-bit D; never for masked groups or an alignment a tile could cross. Chosen by a measured rule
-// only as the twin of a 128x256 choice at an alignment of 128 (family_sm90.cpp; H100, 2026-12-05
-// session 4 call 8, after test_grouped_gemm's tma_store cases passed); the others by name.
+// only as the twin of a 128x256 or 128x192 choice at an alignment of 128 (family_sm90.cpp; H100,
+// 2026-12-05 session 4 call 8 and 2026-12-06 session 12 call 6, after test_grouped_gemm's
+// tma_store cases passed); the others by name.
 BOOST_AUTO_TEST_CASE(tma_store_twins_by_name) {
   const dgemm::HardwareDesc h200 = dgemm::apply_arch_file(dgemm::cpu_hardware(), "h200");
   dgemm::GemmProblem p;
@@ -954,6 +956,12 @@ BOOST_AUTO_TEST_CASE(tma_store_twins_by_name) {
   const dgemm::Candidate auto_choice = dgemm::choose_kernel(p, dgemm::Epilogue(), h200, {}).chosen;
   BOOST_TEST(auto_choice.config.name() == "sm90_128x256x64_s4_t384_p_ts");
   BOOST_TEST(auto_choice.rule.find("TMA-stored twin") != std::string::npos, auto_choice.rule);
+  // 7168x2048, 8 experts x 256 tokens (2432 padded rows), where the model picks 128x192: its own
+  // twin (150.4 -> 129.2 us, H100, 2026-12-06 session 12 call 6), same stages.
+  const dgemm::GemmProblem p192 = bf16_grouped_problem(7168, 2048, 8, 2432, false, 0);
+  const dgemm::Candidate c192 = dgemm::choose_kernel(p192, dgemm::Epilogue(), h200, {}).chosen;
+  BOOST_TEST(c192.config.name() == "sm90_128x192x64_s5_t384_p_ts");
+  BOOST_TEST(c192.rule.find("the 128x192 tile chosen") != std::string::npos, c192.rule);
   for (const char* name : {"sm90_128x128x64_s6_t384_p_ts", "sm90_64x128x64_s7_t256_p_ts"}) {
     BOOST_TEST(offered(p, name), name);
     dgemm::PlanRequest forced;
