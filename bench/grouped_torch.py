@@ -583,7 +583,8 @@ def main():
             print(f"fp8 {name} did not run {len(refused)} rows ({ran} ran forced): {refused[0][:300]}")
     print(f"masked CUDA-graph replay with changing counts: {replay['result']}")
     print(f"torch {torch.__version__}: torch._grouped_mm {'present' if has_grouped_mm else 'absent'}; "
-          + (f"torch._scaled_grouped_mm {sgmm_state}; " if fp8_rows else "") + f"wrong results: {failures}")
+          + (f"torch._scaled_grouped_mm {'available' if sgmm_why is None else 'not available'}; "
+             if fp8_rows else "") + f"wrong results: {failures}")
     return 1 if failures else 0
 
 
