@@ -1257,6 +1257,26 @@ class Sm90Family final : public FamilyModel {
                     true);
       }
     }
+    // Contiguous groups of FP8 operands without block scales (per tensor, row or column), about one
+    // 128-row tile a group (<= 160 padded rows a group: DeepSeek-V3's 64 tokens an expert): 128x128,
+    // which the model costs the same as 128x256 there (both at the HBM floor) and which puts twice
+    // the CTAs on the weights. H100, 2026-12-06 session 12 call 9, grouped_torch.py --dtype fp8,
+    // row-wise scales, forced, one round, us, 128x256 -> 128x128: 4096x7168 G = 8 92.9 -> 90.8,
+    // G = 32 377.3 -> 361.8; 7168x2048 G = 8 64.6 -> 61.1, G = 32 225.8 -> 205.6. At 256 tokens
+    // an expert 128x256 was faster in all four rows (147.2 against 158.2 at 4096x7168 G = 8).
+    if (p.grouping.contiguous() && eight_bit && dtype_is_fp8(p.a_type) && dtype_is_fp8(p.b_type) && !p.a_scale.blocked() &&
+        !p.b_scale.blocked() && !e.d_scale.active()) {
+      const double rows = double(grouped_cost_rows(p.grouping, p.m, p.batch_count, 128));
+      if (rows / double(std::max<int64_t>(1, p.batch_count)) <= 160.0)
+        prefer_only("contiguous groups, FP8 without block scales, <= 160 rows a group: 128x128 (H100, 2026-12-06 "
+                    "session 12 call 9)",
+                    [](const KernelConfig& c) {
+                      return c.block_m == 128 && c.block_n == 128 && c.cluster_m == 1 && c.cluster_n == 1 &&
+                             c.cluster_k == 1 && c.blocks_per_sm == 1 && c.variant == 0 && !c.stream_k && !c.swap_ab &&
+                             !c.tma_store && c.stages == 6;
+                    },
+                    true);
+    }
     if (p.grouping.grouped() && eight_bit) {
       const bool block_scaled = p.a_scale.blocked() || p.b_scale.blocked();
       for (Candidate& c : out)

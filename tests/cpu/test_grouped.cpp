@@ -1302,6 +1302,19 @@ BOOST_AUTO_TEST_CASE(sm90_grouped_fp8) {
   p.b_scale.stride = p.n;  // one per expert and column
   dgemm::resolve_and_validate_scaling(p, e);
   BOOST_TEST((dgemm::choose_kernel(p, e, h200, {}).chosen.config.family == dgemm::Family::Sm90));
+  // About one 128-row tile a group (1152 rows over 8 groups): 128x128 by a measured rule (H100,
+  // 2026-12-06 session 12 call 9: 2-10 % faster than 128x256 at 64 tokens an expert); at 2304 rows
+  // (288 a group) the model's 128x256, faster there.
+  {
+    const dgemm::Candidate one = dgemm::choose_kernel(p, e, h200, {}).chosen;
+    BOOST_TEST(one.config.name() == "sm90_128x128x128_s6_t384_p");
+    BOOST_TEST(one.rule.find("<= 160 rows a group") != std::string::npos, one.rule);
+    dgemm::GemmProblem two = p;
+    two.m = 2304;
+    two.resolve_and_validate();
+    dgemm::resolve_and_validate_scaling(two, e);
+    BOOST_TEST(dgemm::choose_kernel(two, e, h200, {}).chosen.rule.find("<= 160 rows a group") == std::string::npos);
+  }
   dgemm::PlanRequest forced;
   forced.force = dgemm::Family::Sm90;
   forced.force_config = "sm90_128x128x128_s6_t384_p";
