@@ -519,9 +519,10 @@ std::vector<Planned> fp8_cases() {
   GroupedCase odd = fp8(contiguous(320, 208, 272, {3, 4, 68, 68, 300}, 1, "fp8-contiguous-1"), ScaleMode::PerTensor);
   GroupedCase slot = fp8(masked(192, 256, 256, {0, 1, 64, 192, 100, 7}, "fp8-masked"), ScaleMode::OuterVec);
   // The first three passed on the H200 (2026-12-05) and plan (family_sm90.cpp grouped_8bit_verified);
-  // 64x256 and 128x192, which hinted masked rows would choose, have not run yet.
+  // 64x256 and 128x192, which hinted masked rows would choose, and 64x128 s8 (one row tile for a
+  // group of 64 tokens) run by name.
   for (const char* k : {"sm90_128x128x128_s6_t384_p", "sm90_128x256x128_s4_t384_p", "sm90_128x128x128_s6_t384_p_streamk",
-                        "sm90_64x256x128_s4_t256_p", "sm90_128x192x128_s5_t384_p"}) {
+                        "sm90_64x256x128_s4_t256_p", "sm90_128x192x128_s5_t384_p", "sm90_64x128x128_s8_t256_p"}) {
     out.push_back({cont, {cont.rows, {0, 256, 384, 512, 768}}, k});
     out.push_back({with_bias_gelu(cont), {cont.rows}, k});
     out.push_back({odd, {odd.rows, {0, 1, 2, 3, 320}}, k});
