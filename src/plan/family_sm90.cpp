@@ -152,6 +152,20 @@ int exact_width(DType a_type, int64_t cols) {
   return int((cols + step - 1) / step * step);
 }
 
+// Columns cut to fill one wave of `sms` SMs: for a view of one or two rows of tiles (64 rows
+// where the view has at most 64, else 128) and more columns than a skinny tile takes, the width
+// that makes the tiles one wave or just under (`*block_m` gets the rows), or 0 where that width
+// is a menu tile's (64, 128, 192, 256), under 48 or past 256.
+int wave_fit_width(const KernelView& v, DType a_type, long sms, int* block_m) {
+  if (v.cols <= 256 || (v.rows + 127) / 128 > 2) return 0;
+  const int bm = v.rows <= 64 ? 64 : 128;
+  const long per_row = sms / long((v.rows + bm - 1) / bm);
+  const int width = exact_width(a_type, (v.cols + per_row - 1) / per_row);
+  if (width < 48 || width > 256 || width % 64 == 0) return 0;
+  *block_m = bm;
+  return width;
+}
+
 // Shared memory the kernel needs beyond the operand ring: split-K parking, barriers, alignment;
 // with block input scales, the per-stage scale vectors and the tile's K row of 128 x 128 scales
 // (src/backend/cuda/sm90_gemm.cpp, sm90_smem_bytes, is the exact count).
@@ -659,6 +673,23 @@ class Sm90Family final : public FamilyModel {
         const long stage = long(t.block_m + t.block_n) * 128;
         return int(std::min<long>(kMaxStages, (budget - smem_extra(probe, v, p.k, col_amax)) / stage));
       };
+      // Columns cut to fill one wave, measuring only: unswapped, one or two rows of tiles and more
+      // columns than a skinny tile takes, BLOCK_N = the columns over the tiles a wave holds per
+      // row of tiles, rounded up to wgmma's N step. 128x14336 in 112-column tiles is 128 tiles on
+      // 132 SMs, where 128-column ones (the choice, 0.85 wave) leave 20 SMs idle for the whole K
+      // with the weights, most of the bytes, streamed by the rest; 128x7168 takes 56 columns, 128
+      // tiles. 16-bit operands, a K-major B (an N-major tile is made of 64-column boxes), no
+      // block-scaled D, one matrix; 48 columns or more (narrower, every CTA re-reading the whole
+      // activation rows from the L2 would cost more than the idle SMs).
+      if (!swap && !eight_bit && v.b_kmajor && !e.d_scale.active() && !p.grouping.grouped() && p.batch_count <= 1) {
+        int bm = 0;
+        const int width = wave_fit_width(v, p.a_type, sms, &bm);
+        if (width > 0) {
+          Sm90Tile t{bm, width, 0, 1, 1, skinny_efficiency(bm, width), 1};
+          t.stages = skinny_stages(t, false);
+          if (t.stages >= 3 && !already_offered(t, swap)) add(t, swap, true);
+        }
+      }
       if (v.cols > 256 || (swap && plain.cols <= 256 && plain.cols <= v.cols)) continue;
       int bn = 256;
       for (int b : kSkinnyN)
@@ -1178,6 +1209,29 @@ class Sm90Family final : public FamilyModel {
                       true);
         }
       }
+    }
+    // 16-bit operands, one row of tiles (32-128 rows), K <= 8192, a K-major B: the tile whose
+    // columns fill one wave (wave_fit_width), 64 rows up to M = 64, else 128 rows at 96 columns or
+    // more. H100, 2026-12-06 session 12 call 12, bench/forced.sh, 2 rounds, bf16 tn, us, the
+    // choice -> the tile: 32x14336x4096 44.10 -> 42.26 (64x112), 40x14336x4096 43.60 -> 42.34,
+    // 64x7168x8192 44.05 -> 42.00 (64x56), 64x7168x2048 13.07 -> 12.65, 64x12288x4096 37.72 ->
+    // 36.79 (64x96), 96x14336x4096 46.22 -> 44.28 (128x112), 128x14336x4096 46.30 -> 45.48; ties
+    // at 64x14336x4096 / x8192 (against 64x128 b2) and 64x7168x16384 (K past the rule). Not taken:
+    // 128x56 at 128x7168 (0.925 at K = 2048, 0.967 at 16384), and two rows of tiles (150-256
+    // rows: 0.70-0.92). Not yet timed on an H200.
+    if (!eight_bit && (p.a_type == DType::F16 || p.a_type == DType::BF16) && plain.b_kmajor && !e.d_scale.active() &&
+        !p.grouping.grouped() && p.batch_count <= 1 && p.k <= 8192 && plain.rows >= 32 && plain.rows <= 128) {
+      int bm = 0;
+      const int width = wave_fit_width(plain, p.a_type, sms, &bm);
+      if (width > 0 && plain.rows <= bm && (bm == 64 || width >= 96))
+        prefer_only("16-bit, one row of tiles, K <= 8192: the tile whose columns fill one wave (H100, 2026-12-06 "
+                    "session 12 call 12)",
+                    [&](const KernelConfig& c) {
+                      return !c.swap_ab && c.block_m == bm && c.block_n == width && c.cluster_m == 1 &&
+                             c.cluster_n == 1 && c.cluster_k == 1 && c.blocks_per_sm == 1 && !c.stream_k &&
+                             c.variant == 0;
+                    },
+                    true);
     }
     // Contiguous groups aligned to 128 rows, 16-bit operands and D, where the model's choice is the
     // 128x256 tile: its `_ts` twin (the same tile, D stored through shared memory by TMA instead of

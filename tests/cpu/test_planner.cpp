@@ -634,7 +634,8 @@ BOOST_AUTO_TEST_CASE(sm90_one_warpgroup_64x128_where_measured_faster) {
   // M = 64, nor with 8-bit operands (not measured).
   for (const Row& row : {Row{1, 28672, 8192, "sm90_64x8x64_s12_t256_swap_p_streamk"},
                          Row{16, 20480, 8192, "sm90_64x16x64_s12_t256_swap_p_streamk"},
-                         Row{32, 14336, 4096, "sm90_64x32x64_s12_t256_swap_p_streamk"},
+                         // (K = 4096 there goes to the tile whose columns fill a wave: sm90_wave_fit_columns)
+                         Row{32, 14336, 12288, "sm90_64x32x64_s12_t256_swap_p_streamk"},
                          Row{1, 8192, 8192, nullptr}, Row{32, 24576, 4096, nullptr}, Row{64, 14336, 8192, nullptr}}) {
     check(problem(DType::BF16, Op::N, Op::T, Order::RowMajor, row.m, row.n, row.k), row, "streamk", "tn");
     // N-major weights (nn) ran slower with the twin (call 3): never chosen there.
@@ -795,6 +796,48 @@ BOOST_AUTO_TEST_CASE(sm90_stream_k_is_measurable_not_chosen) {
     BOOST_TEST(!(cand.config.stream_k && cand.config.block_n == 128 && cand.config.block_m == 128), cand.config.name());
 }
 
+// 16-bit operands, one row of tiles (32-128 rows), K <= 8192, K-major weights: the tile whose
+// columns fill one wave (H100, 2026-12-06 session 12 call 12: 32x14336x4096 44.10 -> 42.26 us,
+// 96x14336x4096 46.22 -> 44.28); not 128x56 at 128 rows (0.93-0.97), two rows of tiles (150-256
+// rows), K past 8192, N-major weights, M below 32, a menu width (N = 8192: 64 columns), 8-bit.
+BOOST_AUTO_TEST_CASE(sm90_wave_fit_columns) {
+  const HardwareDesc hw = arch("h200");
+  PlanRequest r;
+  r.use_cache = false;
+  struct Row {
+    int64_t m, n, k;
+    const char* chosen;  // nullptr: no wave-fitting tile
+  };
+  auto wave_fit = [](const std::string& name) {
+    int bm = 0, bn = 0;
+    return std::sscanf(name.c_str(), "sm90_%dx%dx", &bm, &bn) == 2 && bn % 64 != 0 && bn > 32 &&
+           name.find("swap") == std::string::npos;
+  };
+  for (const Row& row : {Row{32, 14336, 4096, "sm90_64x112x64_s10_t256_p"}, Row{40, 14336, 4096, "sm90_64x112x64_s10_t256_p"},
+                         Row{64, 7168, 8192, "sm90_64x56x64_s12_t256_p"}, Row{64, 12288, 4096, "sm90_64x96x64_s11_t256_p"},
+                         Row{96, 14336, 4096, "sm90_128x112x64_s7_t384_p"}, Row{128, 14336, 4096, "sm90_128x112x64_s7_t384_p"},
+                         Row{128, 7168, 2048, nullptr}, Row{150, 14336, 4096, nullptr}, Row{256, 14336, 4096, nullptr},
+                         Row{64, 7168, 16384, nullptr}, Row{16, 14336, 4096, nullptr}, Row{64, 8192, 4096, nullptr}}) {
+    const Candidate c = choose_kernel(problem(DType::BF16, Op::N, Op::T, Order::RowMajor, row.m, row.n, row.k), Epilogue{}, hw, r).chosen;
+    const std::string what = std::to_string(row.m) + "x" + std::to_string(row.n) + "x" + std::to_string(row.k) + " tn chose " +
+                             c.config.name();
+    if (row.chosen) {
+      BOOST_TEST(c.config.name() == row.chosen, what);
+      BOOST_TEST(c.rule.find("columns fill one wave") != std::string::npos, c.rule);
+    } else {
+      BOOST_TEST(!wave_fit(c.config.name()), what);
+    }
+    const std::string nn = choose_kernel(problem(DType::BF16, Op::N, Op::N, Order::RowMajor, row.m, row.n, row.k), Epilogue{}, hw, r)
+                               .chosen.config.name();
+    BOOST_TEST(!wave_fit(nn), std::to_string(row.m) + "x" + std::to_string(row.n) + " nn chose " + nn);
+  }
+  for (DType t : {DType::I8, DType::F8E4M3}) {
+    const std::string name =
+        choose_kernel(typed(32, 14336, 4096, t, t == DType::I8 ? DType::I32 : DType::BF16), Epilogue{}, hw, r).chosen.config.name();
+    BOOST_TEST(!wave_fit(name), name);
+  }
+}
+
 // 16-bit, 9-64 rows, 3/4 to one wave of swapped 64-row tiles and K <= 2048: the swap tile's twin at
 // two CTAs per SM (H200, --candidates rows of 2026-12-01 and 2026-12-04: 16x7168x2048 1.06-1.08x,
 // 64x7168x2048 1.08-1.14x); not at M <= 8, nor K > 2048, nor below 3/4 of a wave or past one,
@@ -820,7 +863,12 @@ BOOST_AUTO_TEST_CASE(sm90_short_k_swap_tiles_near_a_wave_take_two_ctas_per_sm) {
               .chosen.config.name();
       const std::string what = std::to_string(row.m) + "x" + std::to_string(row.n) + "x" + std::to_string(row.k) +
                                (ob == Op::T ? " tn" : " nn") + " chose " + name;
-      if (row.chosen) BOOST_TEST(name == row.chosen, what);
+      // 32-64 rows with K-major weights (tn) go to the tile whose columns fill a wave
+      // (sm90_wave_fit_columns: 64x7168x2048 13.07 -> 12.65 us against this rule's tile, H100).
+      const bool wave_fit = ob == Op::T && row.m >= 32 && row.m <= 64 && row.k <= 8192 &&
+                            (row.n == 7168 || row.n == 6400);
+      if (wave_fit) BOOST_TEST(name == "sm90_64x56x64_s12_t256_p", what);
+      else if (row.chosen) BOOST_TEST(name == row.chosen, what);
       else BOOST_TEST(name.find("_b2_") == std::string::npos, what);
     }
   for (DType t : {DType::I8, DType::F8E4M3}) {

@@ -218,6 +218,18 @@ BOOST_AUTO_TEST_CASE(sm90_default_menu_compiles_for_sm90a_with_hgmma_and_no_spil
       }
   }
   BOOST_CHECK_EQUAL(narrow, 9);  // tn: 8, 16 and 32 columns, alone and in cn2; nn (N-major weights): alone
+  // Columns cut to fill one wave (unswapped, one or two rows of tiles; a rule chooses them at one
+  // row of tiles): 112, 56 and 224 columns at 128 rows, 112 at 64, with the full epilogue.
+  int wave_fit = 0;
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{128, 14336}, {128, 7168}, {256, 14336}, {64, 14336}}) {
+    const GemmProblem rows = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, m, n, 2048);
+    for (const Candidate& c : sm90_family_model().enumerate(rows, full, hw))
+      if (c.feasible && !c.config.swap_ab && c.config.block_n % 64 != 0) {
+        jobs.push_back({rows, full, c.config});
+        ++wave_fit;
+      }
+  }
+  BOOST_CHECK_EQUAL(wave_fit, 4);
   {
     const GemmProblem decode_t = problem(DType::F16, Op::T, Op::N, Order::RowMajor, 64, 4096, 4096);
     int n = 0;

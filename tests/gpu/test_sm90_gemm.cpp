@@ -439,6 +439,20 @@ std::vector<Case> sweep() {
                c.blocks_per_sm == 1;
       });
     }
+    // Columns cut to fill one wave (unswapped, one or two rows of tiles, K-major B, measuring
+    // only): 112 columns at M = 128 (N = 14337: 129 tiles, the last one column), 56 at M = 100,
+    // 216 at M = 200 (two rows of tiles), 72 at M = 40 (64-row tiles), both orders (a column-major
+    // problem's view may offer none), a column bias and GELU.
+    for (auto [m, n] : {std::pair<int64_t, int64_t>{128, 14337}, {100, 7000}, {200, 14000}, {40, 9001}})
+      for (Order o : orders) {
+        Case base = make_case(m, n, 520, DType::BF16, DType::BF16, Op::N, Op::T, o, "");
+        base.e.bias_mode = VectorMode::PerColumn;
+        base.e.bias_type = DType::BF16;
+        base.e.activation = Activation::GeluTanh;
+        push_named(base, [](const KernelConfig& c) {
+          return !c.swap_ab && c.block_n % 64 != 0 && c.cluster_k == 1 && !c.stream_k;
+        });
+      }
     // The skinny tiles' stream-K twins above cut each of a few tiles into even pieces; here 100
     // swapped 64-row tiles (N = 6337, its last tile one row) over 132 CTAs take contiguous ranges
     // of K blocks that cross tiles (and at two CTAs per SM, even pieces of two), with a row bias
