@@ -1219,7 +1219,7 @@ class Sm90Family final : public FamilyModel {
     // at 64x14336x4096 / x8192 (against 64x128 b2) and 64x7168x16384 (K past the rule). Not taken:
     // 128x56 at 128x7168 (0.925 at K = 2048, 0.967 at 16384), and two rows of tiles (150-256
     // rows: 0.70-0.92). Not yet timed on an H200.
-    if (!eight_bit && (p.a_type == DType::F16 || p.a_type == DType::BF16) && plain.b_kmajor && !e.d_scale.active() &&
+    if ((p.a_type == DType::F16 || p.a_type == DType::BF16) && plain.b_kmajor && !e.d_scale.active() &&
         !p.grouping.grouped() && p.batch_count <= 1 && p.k <= 8192 && plain.rows >= 32 && plain.rows <= 128) {
       int bm = 0;
       const int width = wave_fit_width(plain, p.a_type, sms, &bm);
