@@ -152,18 +152,16 @@ int exact_width(DType a_type, int64_t cols) {
   return int((cols + step - 1) / step * step);
 }
 
-// Columns cut to fill one wave of `sms` SMs: for a view of one or two rows of tiles (64 rows
-// where the view has at most 64, else 128) and more columns than a skinny tile takes, the width
-// that makes the tiles one wave or just under (`*block_m` gets the rows), or 0 where that width
-// is a menu tile's (64, 128, 192, 256), under 48 or past 256.
-int wave_fit_width(const KernelView& v, DType a_type, long sms, int* block_m) {
-  if (v.cols <= 256 || (v.rows + 127) / 128 > 2) return 0;
-  const int bm = v.rows <= 64 ? 64 : 128;
-  const long per_row = sms / long((v.rows + bm - 1) / bm);
+// Columns cut to fill one wave of `sms` SMs: for a view of one or two rows of `block_m`-row tiles
+// and more columns than a skinny tile takes, the width that makes the tiles one wave or just
+// under, or 0 where there are more rows of tiles or that width is a menu tile's (64, 128, 192,
+// 256), under 48 or past 256.
+int wave_fit_width(const KernelView& v, DType a_type, long sms, int block_m) {
+  const long row_tiles = long((v.rows + block_m - 1) / block_m);
+  if (v.cols <= 256 || row_tiles > 2) return 0;
+  const long per_row = sms / row_tiles;
   const int width = exact_width(a_type, (v.cols + per_row - 1) / per_row);
-  if (width < 48 || width > 256 || width % 64 == 0) return 0;
-  *block_m = bm;
-  return width;
+  return width < 48 || width > 256 || width % 64 == 0 ? 0 : width;
 }
 
 // Shared memory the kernel needs beyond the operand ring: split-K parking, barriers, alignment;
@@ -681,9 +679,12 @@ class Sm90Family final : public FamilyModel {
       // tiles. 16-bit operands, a K-major B (an N-major tile is made of 64-column boxes), no
       // block-scaled D, one matrix; 48 columns or more (narrower, every CTA re-reading the whole
       // activation rows from the L2 would cost more than the idle SMs).
+      // 64-row tiles up to 64 rows, else 128: two rows of 64-row tiles where one of 128 would do
+      // lost to it everywhere (H100, 2026-12-06 session 12 call 14: 64x224 at 128x14336x4096 47.98
+      // us against 128x112's 45.50; 64x112 at 128x7168 0.88-0.91 of 128x56).
       if (!swap && !eight_bit && v.b_kmajor && !e.d_scale.active() && !p.grouping.grouped() && p.batch_count <= 1) {
-        int bm = 0;
-        const int width = wave_fit_width(v, p.a_type, sms, &bm);
+        const int bm = v.rows <= 64 ? 64 : 128;
+        const int width = wave_fit_width(v, p.a_type, sms, bm);
         if (width > 0) {
           Sm90Tile t{bm, width, 0, 1, 1, skinny_efficiency(bm, width), 1};
           t.stages = skinny_stages(t, false);
@@ -1221,9 +1222,9 @@ class Sm90Family final : public FamilyModel {
     // rows: 0.70-0.92). Not yet timed on an H200.
     if ((p.a_type == DType::F16 || p.a_type == DType::BF16) && plain.b_kmajor && !e.d_scale.active() &&
         !p.grouping.grouped() && p.batch_count <= 1 && p.k <= 8192 && plain.rows >= 32 && plain.rows <= 128) {
-      int bm = 0;
-      const int width = wave_fit_width(plain, p.a_type, sms, &bm);
-      if (width > 0 && plain.rows <= bm && (bm == 64 || width >= 96))
+      const int bm = plain.rows <= 64 ? 64 : 128;
+      const int width = wave_fit_width(plain, p.a_type, sms, bm);
+      if (width > 0 && (bm == 64 || width >= 96))
         prefer_only("16-bit, one row of tiles, K <= 8192: the tile whose columns fill one wave (H100, 2026-12-06 "
                     "session 12 call 12)",
                     [&](const KernelConfig& c) {

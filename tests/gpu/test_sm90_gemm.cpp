@@ -439,10 +439,10 @@ std::vector<Case> sweep() {
                c.blocks_per_sm == 1;
       });
     }
-    // Columns cut to fill one wave (unswapped, one or two rows of tiles, K-major B, measuring
-    // only): 112 columns at M = 128 (N = 14337: 129 tiles, the last one column), 56 at M = 100,
-    // 216 at M = 200 (two rows of tiles), 72 at M = 40 (64-row tiles), both orders (a column-major
-    // problem's view may offer none), a column bias and GELU.
+    // Columns cut to fill one wave (unswapped, one or two rows of tiles, K-major B): 112 columns at
+    // M = 128 (N = 14337: 129 tiles, the last one column), 56 at M = 100, 216 at M = 200 (two rows
+    // of tiles), 72 at M = 40 (64-row tiles), both orders (a column-major problem's view may offer
+    // none), a column bias and GELU.
     for (auto [m, n] : {std::pair<int64_t, int64_t>{128, 14337}, {100, 7000}, {200, 14000}, {40, 9001}})
       for (Order o : orders) {
         Case base = make_case(m, n, 520, DType::BF16, DType::BF16, Op::N, Op::T, o, "");
