@@ -158,8 +158,9 @@ int exact_width(DType a_type, int64_t cols) {
 // 256), under 48 or past 256.
 int wave_fit_width(const KernelView& v, DType a_type, long sms, int block_m) {
   const long row_tiles = long((v.rows + block_m - 1) / block_m);
-  if (v.cols <= 256 || row_tiles > 2) return 0;
-  const long per_row = sms / row_tiles;
+  if (v.cols <= 256 || row_tiles < 1 || row_tiles > 2) return 0;
+  const long per_row = sms / row_tiles;  // (no rows, or fewer SMs than rows of tiles: none)
+  if (per_row < 1) return 0;
   const int width = exact_width(a_type, (v.cols + per_row - 1) / per_row);
   return width < 48 || width > 256 || width % 64 == 0 ? 0 : width;
 }

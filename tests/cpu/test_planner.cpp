@@ -836,6 +836,19 @@ BOOST_AUTO_TEST_CASE(sm90_wave_fit_columns) {
         choose_kernel(typed(32, 14336, 4096, t, t == DType::I8 ? DType::I32 : DType::BF16), Epilogue{}, hw, r).chosen.config.name();
     BOOST_TEST(!wave_fit(name), name);
   }
+  // No rows, and fewer SMs than rows of tiles: no width (the fuzzer found a division by zero).
+  for (const HardwareDesc& h : {hw, [&] {
+         HardwareDesc one = hw;
+         one.sm_count = 1;
+         return one;
+       }()})
+    for (int64_t m : {0, 200}) {
+      const std::vector<Candidate> all =
+          sm90_family_model().enumerate(problem(DType::BF16, Op::N, Op::T, Order::RowMajor, m, 14336, 4096), Epilogue{}, h);
+      for (const Candidate& c : all)
+        BOOST_TEST(!(h.sm_count == 1 && !c.config.swap_ab && c.config.block_n % 64 != 0 && c.config.block_n > 32),
+                   c.config.name() << " offered on one SM");
+    }
 }
 
 // 16-bit, 9-64 rows, 3/4 to one wave of swapped 64-row tiles and K <= 2048: the swap tile's twin at
