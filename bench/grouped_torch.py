@@ -30,6 +30,8 @@ deepgemm runs grouped FP8 on the GPU only by name until a GPU test has passed th
 it answers NOT_SUPPORTED (and no --force-kernel is given), that is reported and the contender is
 tried once more with force_kernel="sm90_128x128x128_s6_t384_p" (a configuration for 8-bit
 operands), as "<name> (forced sm90_128x128x128_s6_t384_p)".
+Each row's "kernel" names the configuration each deepgemm contender's plan chose (read from the
+binding's plan cache after the contender's first call; null where it cannot be read).
 Each contender is checked once against float32 products of the valid rows (bf16: of the inputs;
 FP8: of the dequantized operands it was given; relative Frobenius error <= 1e-2 bf16, <= 2e-2 FP8)
 and then timed as a CUDA graph of several calls (median of --reps samples, each contender in turn).
@@ -407,8 +409,23 @@ def fp8_contenders(torch, deepgemm, dev, args, layout, operands, wq, counts, sta
     return contenders
 
 
+def last_plan_kernel(deepgemm, device):
+    """The configuration name of the plan deepgemm ran last on `device` ("cuda:0"): the most recently
+    used plan of the binding's context for it (its cache moves a plan to the end on each use), or
+    None where that cannot be read (a private part of the binding: never fail a row for it)."""
+    try:
+        from deepgemm import _api
+        ctx = _api._context_for(device)
+        with ctx._lock:
+            plan = next(reversed(ctx._cache.values()), None)
+        return plan.describe()["chosen"]["config"]["name"] if plan is not None else None
+    except Exception:  # noqa: BLE001 - informational only
+        return None
+
+
 def run_contenders(torch, deepgemm, row, contenders, reps, tolerance):
-    """Checks and times each contender into row; returns how many deepgemm results were wrong."""
+    """Checks and times each contender into row (with the kernel each deepgemm contender's plan
+    chose, under "kernel"); returns how many deepgemm results were wrong."""
     failures = 0
     queue = list(contenders)
     while queue:
@@ -424,6 +441,8 @@ def run_contenders(torch, deepgemm, row, contenders, reps, tolerance):
             if unsupported and c.forced is not None:
                 queue.insert(0, Contender(f"{c.name} (forced {FORCED_FP8})", c.forced(), c.pieces, c.ref))
             continue
+        if c.name.startswith("deepgemm"):
+            row.setdefault("kernel", {})[c.name] = last_plan_kernel(deepgemm, f"cuda:{torch.cuda.current_device()}")
         err = max(rel_error(torch, got, want) for got, want in zip(c.pieces(out), c.ref) if want.numel())
         row["err"][c.name] = err
         if not err <= tolerance:
