@@ -1221,8 +1221,9 @@ class Sm90Family final : public FamilyModel {
     // at 64x14336x4096 / x8192 (against 64x128 b2) and 64x7168x16384 (K past the rule). Not taken:
     // 128x56 at 128x7168 (0.925 at K = 2048, 0.967 at 16384), and two rows of tiles (150-256
     // rows: 0.70-0.92). Not yet timed on an H200.
-    if ((p.a_type == DType::F16 || p.a_type == DType::BF16) && plain.b_kmajor && !e.d_scale.active() &&
-        !p.grouping.grouped() && p.batch_count <= 1 && p.k <= 8192 && plain.rows >= 32 && plain.rows <= 128) {
+    // (Offered only where the skinny loop's conditions hold: 16-bit, K-major B, no block-scaled D,
+    // one matrix; prefer_only does nothing where it was not.)
+    if (p.k <= 8192 && plain.rows >= 32 && plain.rows <= 128) {
       const int bm = plain.rows <= 64 ? 64 : 128;
       const int width = wave_fit_width(plain, p.a_type, sms, bm);
       if (width > 0 && (bm == 64 || width >= 96))
@@ -1235,6 +1236,11 @@ class Sm90Family final : public FamilyModel {
                     },
                     true);
     }
+    // The rows a group is planned to hold (contiguous: the padded total over the groups; masked:
+    // the expected_m hint, else the slot), for the grouped rules below.
+    auto grouped_rows_per_group = [&]() {
+      return double(grouped_cost_rows(p.grouping, p.m, p.batch_count, 128)) / double(std::max<int64_t>(1, p.batch_count));
+    };
     // Contiguous groups aligned to 128 rows, 16-bit operands and D, where the model's choice is the
     // 128x256 tile: its `_ts` twin (the same tile, D stored through shared memory by TMA instead of
     // 4-byte stores from registers; no tile crosses a group's end at that alignment). Measured rule
@@ -1299,7 +1305,7 @@ class Sm90Family final : public FamilyModel {
       const double rows = double(grouped_cost_rows(p.grouping, p.m, p.batch_count, 128));
       const long units = long(std::ceil(rows / 128.0) * std::ceil(double(plain.cols) / 256.0));
       const double waves = double(units) / double(sms);
-      const double rows_per_group = rows / double(std::max<int64_t>(1, p.batch_count));
+      const double rows_per_group = grouped_rows_per_group();
       const bool even_pieces = stream_k_split(units, sms, (p.k + 63) / 64, true).sk_tiles > 0;
       if (waves > 1.5 && waves <= (p.grouping.contiguous() ? 3.0 : 9.0) && rows_per_group >= 256.0 &&
           (even_pieces || !p.grouping.contiguous())) {
@@ -1320,10 +1326,9 @@ class Sm90Family final : public FamilyModel {
     // row-wise scales, forced, one round, us, 128x256 -> 128x128: 4096x7168 G = 8 92.9 -> 90.8,
     // G = 32 377.3 -> 361.8; 7168x2048 G = 8 64.6 -> 61.1, G = 32 225.8 -> 205.6. At 256 tokens
     // an expert 128x256 was faster in all four rows (147.2 against 158.2 at 4096x7168 G = 8).
-    if (p.grouping.contiguous() && eight_bit && dtype_is_fp8(p.a_type) && dtype_is_fp8(p.b_type) && !p.a_scale.blocked() &&
+    if (p.grouping.contiguous() && dtype_is_fp8(p.a_type) && dtype_is_fp8(p.b_type) && !p.a_scale.blocked() &&
         !p.b_scale.blocked() && !e.d_scale.active()) {
-      const double rows = double(grouped_cost_rows(p.grouping, p.m, p.batch_count, 128));
-      if (rows / double(std::max<int64_t>(1, p.batch_count)) <= 160.0)
+      if (grouped_rows_per_group() <= 160.0)
         prefer_only("contiguous groups, FP8 without block scales, <= 160 rows a group: 128x128 (H100, 2026-12-06 "
                     "session 12 call 9)",
                     [](const KernelConfig& c) {
