@@ -426,6 +426,21 @@ std::vector<Case> sweep() {
                    (c.blocks_per_sm == 2 || c.block_n < m);
           });
         }
+    // More swapped tiles than CTAs (N = 20001: 313 tiles of 64 rows, 157 of 128): each CTA's last
+    // tile stores D^T through the idle stage ring and TMA (kTransStage), its earlier ones from
+    // registers; tiles exactly as wide as M (40: boxes of 8 columns), 64 columns, and narrower
+    // than M (several column tiles), tn and nn, both orders, a column bias and GELU.
+    for (Op ob : ops)
+      for (Order o : orders) {
+        Case base = make_case(40, 20001, 264, DType::BF16, DType::BF16, Op::N, ob, o, "");
+        base.e.bias_mode = VectorMode::PerColumn;
+        base.e.bias_type = DType::BF16;
+        base.e.activation = Activation::GeluTanh;
+        push_named(base, [](const KernelConfig& c) {
+          return c.swap_ab && c.cluster_m <= 1 && c.cluster_k == 1 && !c.stream_k &&
+                 (c.block_n == 40 || c.block_n == 64 || c.block_n < 40);
+        });
+      }
     // A K-major A whose rows end inside the first tile: TMA loads a box of exactly its rows and
     // the rest of the stage keeps stale data (never a stored row): the 128-row one-CTA
     // tiles at M = 13, both orders, a column bias and GELU.

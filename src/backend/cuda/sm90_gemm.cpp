@@ -192,6 +192,18 @@ int sm90_store_chunks(const KernelConfig& c, const GemmProblem& problem, const E
   return 0;
 }
 
+bool sm90_trans_staged(const KernelConfig& c, const GemmProblem& problem, const Epilogue* e) {
+  const GemmProblem p = canonical_operands(problem);
+  const KernelView v = kernel_view(p, c.swap_ab);
+  const bool sixteen = p.d_type == DType::F16 || p.d_type == DType::BF16;
+  return v.out_transposed && sixteen && !(e && e->d_scale.active()) && (c.block_m == 64 || c.block_m == 128) &&
+         c.variant == 0 && !p.grouping.grouped() && !c.stream_k && c.cluster_m <= 1 && c.block_n >= 16;
+}
+
+int sm90_trans_box_cols(const KernelConfig& c) {
+  return c.block_n % 64 == 0 ? 64 : c.block_n % 32 == 0 ? 32 : c.block_n % 16 == 0 ? 16 : 8;
+}
+
 int sm90_smem_bytes(const KernelConfig& c, const GemmProblem& p, const Epilogue* e) {
   const bool col_amax = e && e->d_scale.active() && kernel_view(canonical_operands(p), c.swap_ab).out_transposed;
   return smem_bytes(c, p, sm90_store_chunks(c, p, e), col_amax);
@@ -295,6 +307,8 @@ class Sm90Executable final : public Executable {
     // The TMA-stored epilogue, where the kernel has it and D's rows and batches keep TMA's 16-byte
     // rule (its base pointer is checked per call).
     store_chunks_ = sm90_store_chunks(c, p, &e);
+    trans_staged_ = sm90_trans_staged(c, p, &e);
+    trans_box_cols_ = sm90_trans_box_cols(c);
     d_esize_ = int64_t(dtype_size(p.d_type));
     d_dtype_ = d_esize_ == 1                ? CU_TENSOR_MAP_DATA_TYPE_UINT8
                : p.d_type == DType::I32      ? CU_TENSOR_MAP_DATA_TYPE_INT32
@@ -584,18 +598,20 @@ class Sm90Executable final : public Executable {
   // base, rows and batches are 16-byte aligned, and neither C (unless it is D itself) nor the bias
   // overlaps D (the stores are asynchronous: a later tile's loads are not ordered after them).
   bool store_d(const DgemmParams& prm) const {
-    if (store_chunks_ == 0 || !aligned16(prm.d) || (base_.ldd * d_esize_) % 16 != 0) return false;
+    if ((store_chunks_ == 0 && !trans_staged_) || !aligned16(prm.d) || (base_.ldd * d_esize_) % 16 != 0) return false;
     if (batch_ > 1 && (base_.stride_d * d_esize_) % 16 != 0) return false;
     const auto addr = [](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr); };
     const std::uintptr_t d0 = addr(prm.d);
+    // X = D, or X = D^T (trans_staged_: X's columns are D's rows).
+    const int64_t d_rows = trans_staged_ ? base_.n : base_.m, d_cols = trans_staged_ ? base_.m : base_.n;
     const std::uintptr_t d1 =
-        d0 + std::uintptr_t(((batch_ - 1) * base_.stride_d + (base_.m - 1) * base_.ldd + base_.n) * d_esize_);
+        d0 + std::uintptr_t(((batch_ - 1) * base_.stride_d + (d_rows - 1) * base_.ldd + d_cols) * d_esize_);
     const auto overlaps = [&](const void* ptr, int64_t bytes) {
       return ptr != nullptr && addr(ptr) < d1 && d0 < addr(ptr) + std::uintptr_t(bytes);
     };
     if (overlaps(prm.bias, 8 * std::max(base_.m, base_.n) * batch_)) return false;
     if (c_bytes_ > 0 && !(prm.c == prm.d && base_.ldc == base_.ldd && base_.stride_c == base_.stride_d) &&
-        overlaps(prm.c, ((batch_ - 1) * base_.stride_c + base_.m * base_.ldc) * c_bytes_ + 16))
+        overlaps(prm.c, ((batch_ - 1) * base_.stride_c + d_rows * base_.ldc) * c_bytes_ + 16))
       return false;
     return true;
   }
@@ -603,13 +619,16 @@ class Sm90Executable final : public Executable {
   // The 3-D map {cols, rows, batch} of the kernel's (row-major, 16-bit, FP8 or i32) X = D, boxes of 64
   // rows x 128 bytes with 128B swizzle: the layout the epilogue stages its boxes in.
   // Contiguous groups share one D (stride_d = 0): a one-batch map, stored at batch 0.
+  // A transposed X (trans_staged_) is D^T: the map is D's own {X rows, X columns, batch}, boxes of
+  // 64 X rows x trans_box_cols_ X columns.
   void encode_d(CUtensorMap* out, void* d) const {
     const int64_t nb = grouping_.contiguous() ? 1 : batch_;
-    cuuint64_t dims[3] = {cuuint64_t(base_.n), cuuint64_t(base_.m), cuuint64_t(nb)};
+    const int64_t d_rows = trans_staged_ ? base_.n : base_.m, d_cols = trans_staged_ ? base_.m : base_.n;
+    cuuint64_t dims[3] = {cuuint64_t(d_cols), cuuint64_t(d_rows), cuuint64_t(nb)};
     const int64_t bstride =
-        nb > 1 ? base_.stride_d * d_esize_ : ((base_.m * base_.ldd * d_esize_ + 15) / 16) * 16;
+        nb > 1 ? base_.stride_d * d_esize_ : ((d_rows * base_.ldd * d_esize_ + 15) / 16) * 16;
     cuuint64_t strides[2] = {cuuint64_t(base_.ldd * d_esize_), cuuint64_t(bstride)};
-    cuuint32_t box[3] = {cuuint32_t(128 / d_esize_), 64u, 1u};
+    cuuint32_t box[3] = {cuuint32_t(128 / d_esize_), cuuint32_t(trans_staged_ ? trans_box_cols_ : 64), 1u};
     cuuint32_t elem_strides[3] = {1u, 1u, 1u};
     CUresult r = encode_(out, d_dtype_, 3, d, dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
                          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
@@ -662,6 +681,8 @@ class Sm90Executable final : public Executable {
   cudaKernel_t kernel_ = nullptr;
   int smem_ = 0;
   int store_chunks_ = 0;
+  bool trans_staged_ = false;  // sm90_trans_staged: a transposed 16-bit X stored through TMA on last tiles
+  int trans_box_cols_ = 8;
   int64_t d_esize_ = 2;  // D's element size (the staged epilogue's boxes are 128 bytes wide)
   CUtensorMapDataType d_dtype_ = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   int64_t c_bytes_ = 0;  // C's element size when the kernel reads C, else 0
@@ -714,6 +735,9 @@ class Sm90Launcher final : public Launcher {
     if (const int chunks = sm90_store_chunks(c, p); chunks > 0)
       os << "; the epilogue stages D in shared memory (" << chunks << " box" << (chunks > 1 ? "es" : "")
          << " of 64 x 64 per consumer warpgroup at a time) and stores it with TMA when D is 16-byte aligned";
+    if (sm90_trans_staged(c, p))
+      os << "; on each CTA's last tile the epilogue stages D^T transposed (stmatrix) in the idle stage ring and "
+         << "stores it with TMA (boxes of 64 x " << sm90_trans_box_cols(c) << ") when D is 16-byte aligned";
     if (c.pack_a || c.pack_b) os << "; first " << kSm90PackKernel << " packs the operands into the workspace";
     return os.str();
   }

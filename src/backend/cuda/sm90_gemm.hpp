@@ -32,6 +32,13 @@ int sm90_smem_bytes(const KernelConfig& config, const GemmProblem& p, const Epil
 // 64 rows or whose width is not whole boxes, or no shared memory left beside the stage ring). The
 // largest divisor of BLOCK_N / box columns that fits.
 int sm90_store_chunks(const KernelConfig& config, const GemmProblem& p, const Epilogue* e = nullptr);
+// Whether the kernel stores a transposed 16-bit X (X = D^T: swap-AB, or a column-major D) through
+// shared memory and TMA on each CTA's last tile, staging in the idle stage ring (dg::sm90
+// kTransStage): a 16-bit D that is not block-scaled, one m64 atom per consumer warpgroup (BLOCK_M
+// 64 or 128) and 16 or more columns, cooperative warpgroups, not grouped, no stream-K, no cluster
+// along M. Its D map's boxes are 64 X rows by sm90_trans_box_cols(config) X columns.
+bool sm90_trans_staged(const KernelConfig& config, const GemmProblem& p, const Epilogue* e = nullptr);
+int sm90_trans_box_cols(const KernelConfig& config);
 
 // How an operand's input scale enters the main loop (dg::sm90 kScale*): 0 not at all (none, or
 // applied by the epilogue), 1 VEC128 (per row, loaded with each stage), 2 BLK128x128 (per tile).

@@ -65,6 +65,14 @@ __device__ __forceinline__ void st_shared_v2_u32(u32 addr, u32 a, u32 b) {
   asm volatile("st.shared.v2.b32 [%0], {%1, %2};" ::"r"(addr), "r"(a), "r"(b));
 }
 
+// Two 8 x 8 matrices of 16-bit elements into shared memory, each transposed (stmatrix .x2 .trans):
+// thread l holds row l / 4, columns 2 (l % 4) and + 1 of each matrix (r0 the first's, r1 the
+// second's, the lower column in the low half); lanes 0-7 give the addresses of the first matrix's
+// eight stored rows (its columns 0-7), lanes 8-15 the second's. Ordered like st_shared_u32.
+__device__ __forceinline__ void stmatrix_x2_trans(u32 addr, u32 r0, u32 r1) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x2.trans.shared.b16 [%0], {%1, %2};" ::"r"(addr), "r"(r0), "r"(r1));
+}
+
 __device__ __forceinline__ void st_shared_u16(u32 addr, unsigned short v) {
   asm volatile("st.shared.b16 [%0], %1;" ::"r"(addr), "h"(v));
 }

@@ -129,6 +129,8 @@ struct Work {
   // kStreamK: 0 = a whole tile; -1 = a piece whose partial tile goes to this CTA's workspace slot;
   // p > 0 = the first piece of a tile, which adds the partials of slots blockIdx.x + 1 .. p - 1.
   int sk;
+  // Not grouped, not stream-K: this is the CTA's last unit (its producer loads nothing after it).
+  bool last;
 };
 
 template <int kBlockM, int kBlockN, int kStages, int kType, bool kAKMajor, bool kBKMajor, int kClusterM,
@@ -282,6 +284,24 @@ struct Gemm {
   // group, registers for the rest) spilled 188 bytes at 128x256 masked (ptxas, 2026-12-01).
   // A staging box is 64 rows of 128 bytes: 64 columns of a 16-bit D, 128 of an FP8 one.
   static constexpr int kBoxCols = 128 / int(sizeof(typename EpilogueOp<Epi>::DType));
+  // A 16-bit D of a transposed view (X = D^T: swap-AB at small M, or a column-major D) stored
+  // through shared memory and TMA on the CTA's last tile (epilogue_tma_t): the stage ring is idle
+  // then, and each consumer warpgroup's 64 rows of A's stages (8 KB a stage, read by its own
+  // MMAs only) become its staging slots, one 64-column chunk of the tile each. A box is 64 X rows
+  // (128 bytes of a D row) by kTBox X columns (D rows), kTBox the largest of 64, 32, 16, 8 that
+  // divides BLOCK_N, so that no box reaches into the next tile's columns. Not in clusters along M
+  // (the `_c2_swap` pairs, measuring only: 8 bytes spilled at 64x256 and 128x208 with a full
+  // epilogue, ptxas sm_90a), nor on 8-column tiles, whose 4 values a thread the registers store
+  // sooner (H100 A/B: 64x8 swap 1-3.5 % slower this way, 64x16 even to 1 % faster; 64x32-128x200
+  // 1-18 % faster, bench/RESULTS.md 2026-12-06 session 13).
+  static constexpr bool kTransStage = EpilogueOp<Epi>::kTrans && kBoxCols == 64 && EpilogueOp<Epi>::kOutBlock == 0 &&
+                                      kMAtoms == 1 && !kPingPong && kGrouped == kGroupNone && !kStreamK &&
+                                      kClusterM == 1 && kBlockN >= 16;
+  static constexpr int kTBox = kBlockN % 64 == 0 ? 64 : kBlockN % 32 == 0 ? 32 : kBlockN % 16 == 0 ? 16 : 8;
+  static constexpr int kTChunks = (kBlockN + 63) / 64;
+  static constexpr int kTSlots = kStages < kTChunks ? kStages : kTChunks;
+  static_assert(!kTransStage || (kStoreChunks == 0 && kStageA % 1024 == 0),
+                "the transposed staged epilogue uses A's stages (1024-aligned) as its slots");
   static_assert(kStoreChunks == 0 ||
                     ((kMAtoms == 1 || (kPingPong && (kBoxCols == 64 || (kIntAcc && EpilogueOp<Epi>::kExactInt)))) &&
                      kBlockN % kBoxCols == 0 &&
@@ -320,6 +340,7 @@ struct Gemm {
       w.n_block = t.n_block * kClusterN + int(rank_n);  // kClusterN: the scheduler walks pairs
       w.batch = t.batch;
       w.group = 0;
+      w.last = unit + int(gridDim.x) / kClusterSize >= num_units;
     }
     return true;
   }
@@ -453,7 +474,7 @@ struct Gemm {
       tma_prefetch_map(&args.tma_b);
       if constexpr (kAMode == kScaleVec128) tma_prefetch_map(&args.tma_sa);
       if constexpr (kBMode == kScaleVec128) tma_prefetch_map(&args.tma_sb);
-      if constexpr (kStoreChunks > 0)
+      if constexpr (kStoreChunks > 0 || kTransStage)
         if (args.store_d) tma_prefetch_map(&args.tma_d);
       for (int s = 0; s < kStages; ++s) {
         mbar_init(full_bar(s), 1);                                // the local producer's arrive.expect_tx
@@ -790,6 +811,15 @@ struct Gemm {
           } else {
             epilogue_block_scaled<false>(args, w, math_wg, warp_in_wg, lane, acc, buf);
           }
+        } else if constexpr (kTransStage) {
+          if (args.store_d && w.last) {
+            if (whole_tile(args, w))
+              epilogue_tma_t<true>(args, w, math_wg, warp_in_wg, lane, acc, base);
+            else
+              epilogue_tma_t<false>(args, w, math_wg, warp_in_wg, lane, acc, base);
+          } else {
+            epilogue(args, w, wg_part, warp_in_wg, lane, acc);
+          }
         } else if constexpr (kStoreChunks > 0) {
           if (args.store_d) {
             const u32 buf = base + kStoreOffset + math_wg * kStoreChunks * kStoreBox;
@@ -814,7 +844,7 @@ struct Gemm {
       // goes away; their writes need not have landed (the grid completes only once they have, and
       // a dependent grid's griddepcontrol.wait waits for that), so the CTA exits without waiting
       // out the write latency (as CUTLASS's epilogues end with a read wait).
-      if constexpr (kStoreChunks > 0)
+      if constexpr (kStoreChunks > 0 || kTransStage)
         if (args.store_d && ctid % 128 == 0) bulk_wait_read<0>();
       // Split-K non-leader: its last parked partial tile must outlive the leader's reads of it
       // (the leader's release arrive on reduce_empty_bar follows them); the leader's own shared
@@ -1522,6 +1552,83 @@ struct Gemm {
           }
         }
         if (cc == kSlots - 1) staging_flush(args, w, wg_row + ma * 64, issuer, bar_id, buf, chunk + 1 - kSlots);
+      }
+    }
+    epi.flush_amax();
+  }
+
+  // kTransStage: the fused epilogue of a 16-bit X = D^T on the CTA's last tile, through the idle
+  // stage ring and TMA stores. X(row, col) is D[col * ldd + row], so a D row holds consecutive X
+  // rows: each 8 x 8 block of the accumulators (8 X rows of the warp, 8 X columns) goes to shared
+  // memory transposed by one stmatrix .trans, as 8 rows (X columns) of 16 bytes (8 X rows) in the
+  // 128B-swizzled layout of tma_d's box (a row of 128 bytes is the warpgroup's 64 X rows; its
+  // 16-byte chunk j sits at j ^ (row % 8)). Slot c (chunk c of 64 X columns) is A's stage c, the
+  // warpgroup's 64-row half; with more chunks than stages the slots are reused once the previous
+  // round's stores have read them. From registers instead (epilogue()) a thread wrote each
+  // element alone, 2 bytes of a 32-byte sector, with its own address arithmetic (ncu, H100,
+  // 200x16384x1024 on 128x200 swap: 2.17x the instructions of cuBLAS's kernel of the same tile,
+  // half of each stored sector unused). TMA clips the boxes at D's bounds; elements outside X
+  // read nothing (pair_bits).
+  template <bool kFull>
+  __device__ static void epilogue_tma_t(const GemmArgs& args, const Work& w, int math_wg, int warp_in_wg, int lane,
+                                        Acc (&acc)[kMAtoms][kAcc], u32 ring) {
+    using Op = EpilogueOp<Epi>;
+    static_assert(kTransStage, "epilogue_tma_t: a 16-bit transposed X, one m64 atom per warpgroup");
+    const long long m = w.row_end, n = args.p.n;
+    const int row0 = int(w.row0) + math_wg * 64;  // the warpgroup's first X row (a D column)
+    const long long row_base = row0 + warp_in_wg * 16 + lane / 4;
+    const long long col_base = (long long)w.n_block * kBlockN + (lane % 4) * 2;
+    const int bar_id = 2 + math_wg;  // 0: __syncthreads, 1: load_blk_scales, 4: the promotion skew
+    const bool issuer = warp_in_wg == 0 && lane == 0;
+    Op epi;
+    epi.init(args.p, w.batch);
+    bool row_in[2];
+    float rbias[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      row_in[h] = kFull || row_base + h * 8 < m;
+      rbias[h] = row_in[h] ? epi.row_bias(row_base + h * 8) : 0.0f;
+    }
+    // stmatrix addresses: lanes 0-7 the rows of the block of X rows +0..7 (h = 0), lanes 8-15
+    // those of +8..15 (h = 1); the block's stored row k is X column 8 j + k of the chunk.
+    const int k = lane & 7, hh = (lane >> 3) & 1;
+    const u32 lane_off = u32(k * 128 + (((warp_in_wg * 2 + hh) ^ k) << 4));
+    // The ring was last read by this warpgroup's MMAs (the async proxy; complete at their wait).
+    fence_proxy_async_shared();
+#pragma unroll
+    for (int chunk = 0; chunk < kTChunks; ++chunk) {
+      const int slot = chunk % kTSlots;
+      if (slot == 0 && chunk > 0) staging_acquire(issuer, bar_id);
+      const u32 buf = ring + u32(slot) * kStageA + u32(math_wg) * 8192u;
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        const int i = chunk * 8 + j;  // the accumulators' 8-column group
+        if (i < kBlockN / 8) {
+          const long long col = col_base + i * 8;
+          const bool in0 = kFull || col < n, in1 = kFull || col + 1 < n;
+          const float cb0 = in0 ? epi.col_bias(col) : 0.0f, cb1 = in1 ? epi.col_bias(col + 1) : 0.0f;
+          const u32 r0 = pair_bits(epi, row_base, col, float(acc[0][i * 4]), float(acc[0][i * 4 + 1]),
+                                   row_in[0] && in0, row_in[0] && in1, rbias[0], cb0, cb1);
+          const u32 r1 = pair_bits(epi, row_base + 8, col, float(acc[0][i * 4 + 2]), float(acc[0][i * 4 + 3]),
+                                   row_in[1] && in0, row_in[1] && in1, rbias[1], cb0, cb1);
+          stmatrix_x2_trans(buf + u32(j) * 1024u + lane_off, r0, r1);
+        }
+      }
+      if (slot == kTSlots - 1 || chunk == kTChunks - 1) {
+        fence_proxy_async_shared();
+        named_barrier_sync(bar_id, 128);
+        if (issuer) {
+#pragma unroll
+          for (int c = chunk - slot; c <= chunk; ++c) {
+            const int cols = kBlockN - c * 64 < 64 ? kBlockN - c * 64 : 64;
+            const u32 src = ring + u32(c % kTSlots) * kStageA + u32(math_wg) * 8192u;
+#pragma unroll
+            for (int b = 0; b < cols / kTBox; ++b)
+              tma_store_3d(&args.tma_d, src + u32(b * kTBox) * 128u, row0, w.n_block * kBlockN + c * 64 + b * kTBox,
+                           w.batch);
+          }
+          bulk_commit();
+        }
       }
     }
     epi.flush_amax();
