@@ -32,7 +32,7 @@ int sm90_smem_bytes(const KernelConfig& config, const GemmProblem& p, const Epil
 // 64 rows or whose width is not whole boxes, or no shared memory left beside the stage ring). The
 // largest divisor of BLOCK_N / box columns that fits.
 int sm90_store_chunks(const KernelConfig& config, const GemmProblem& p, const Epilogue* e = nullptr);
-// Whether the kernel stores a transposed 16-bit X (X = D^T: swap-AB, or a column-major D) through
+// Whether the kernel stores a transposed 16-bit X (X(i, j) at D[j * ldd + i]: the swap-AB view) through
 // shared memory and TMA on each CTA's last tile, staging in the idle stage ring (dg::sm90
 // kTransStage): a 16-bit D that is not block-scaled, one m64 atom per consumer warpgroup (BLOCK_M
 // 64 or 128) and 16 or more columns, cooperative warpgroups, not grouped, no stream-K, no cluster

@@ -284,7 +284,7 @@ struct Gemm {
   // group, registers for the rest) spilled 188 bytes at 128x256 masked (ptxas, 2026-12-01).
   // A staging box is 64 rows of 128 bytes: 64 columns of a 16-bit D, 128 of an FP8 one.
   static constexpr int kBoxCols = 128 / int(sizeof(typename EpilogueOp<Epi>::DType));
-  // A 16-bit D of a transposed view (X = D^T: swap-AB at small M, or a column-major D) stored
+  // A 16-bit D of a transposed view (X(row, col) at D[col * ldd + row]: the swap-AB tiles) stored
   // through shared memory and TMA on the CTA's last tile (epilogue_tma_t): the stage ring is idle
   // then, and each consumer warpgroup's 64 rows of A's stages (8 KB a stage, read by its own
   // MMAs only) become its staging slots, one 64-column chunk of the tile each. A box is 64 X rows
