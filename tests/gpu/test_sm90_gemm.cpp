@@ -408,7 +408,10 @@ std::vector<Case> sweep() {
     // both orders, a column bias (a row bias of the kernel's transposed view) and GELU; with them
     // the pairs sharing the activations (M rounded up to 16), over an odd count of row tiles (N =
     // 700 in 64-row tiles, 1100 in 128-row ones: the last pair's second tile is empty).
-    for (auto [m, n, k] : {std::tuple{40, 1000, 520}, std::tuple{65, 1000, 520}, std::tuple{150, 700, 1000}, std::tuple{200, 1100, 776}})
+    // (N = 1000, 704 and 1096 keep D's rows 16-byte aligned, so the tiles' last-tile TMA store of
+    // D^T runs; 700 and 1100 do not, so the register epilogue does.)
+    for (auto [m, n, k] : {std::tuple{40, 1000, 520}, std::tuple{65, 1000, 520}, std::tuple{150, 700, 1000},
+                           std::tuple{150, 704, 1000}, std::tuple{200, 1100, 776}, std::tuple{200, 1096, 776}})
       for (Op ob : ops)
         for (Order o : orders) {
           Case base = make_case(m, n, k, DType::BF16, DType::BF16, Op::N, ob, o, "");
@@ -439,13 +442,15 @@ std::vector<Case> sweep() {
                    (c.blocks_per_sm == 2 || c.block_n < m);
           });
         }
-    // More swapped tiles than CTAs (N = 20001: 313 tiles of 64 rows, 157 of 128): each CTA's last
-    // tile stores D^T through the idle stage ring and TMA (kTransStage), its earlier ones from
-    // registers; tiles exactly as wide as M (40: boxes of 8 columns), 64 columns, and narrower
-    // than M (several column tiles), tn and nn, both orders, a column bias and GELU.
+    // More swapped tiles than CTAs (N = 20008: 313 tiles of 64 rows, 157 of 128, the last ones
+    // partial): each CTA's last tile stores D^T through the idle stage ring and TMA (kTransStage;
+    // D's rows are 16-byte aligned, as TMA needs: ldd = 20008 row-major, 40 column-major), its
+    // earlier ones from registers; tiles exactly as wide as M (40: boxes of 8 columns), 64
+    // columns, and narrower than M (several column tiles), tn and nn, both orders, a column bias
+    // and GELU.
     for (Op ob : ops)
       for (Order o : orders) {
-        Case base = make_case(40, 20001, 264, DType::BF16, DType::BF16, Op::N, ob, o, "");
+        Case base = make_case(40, 20008, 264, DType::BF16, DType::BF16, Op::N, ob, o, "");
         base.e.bias_mode = VectorMode::PerColumn;
         base.e.bias_type = DType::BF16;
         base.e.activation = Activation::GeluTanh;
