@@ -586,8 +586,9 @@ BOOST_AUTO_TEST_CASE(sm90_one_warpgroup_64x128_where_measured_faster) {
                          Row{256, 4096, 14336, "sm90_64x128x64_s8_t256_c2_p"},
                          // a 16 MB B stays in the L2: the K split
                          Row{1024, 1024, 8192, "sm90_128x128x64_s4_t384_ck2_p"},
-                         // half a wave: the K split
-                         Row{128, 4096, 4096, "sm90_128x64x64_s6_t384_ck2_p"},
+                         // half a wave: the K split (128x4096x4096 went to the swap tile as wide as M:
+                         // sm90_swap_tile_as_wide_as_m_for_128_192_224_rows)
+                         Row{128, 4096, 14336, "sm90_128x64x64_s6_t384_ck2_p"},
                          // beyond a wave, and K = 1000 off the L2 sectors: unchanged
                          Row{512, 2112, 7168, "sm90_128x64x64_s8_t384_p"}, Row{1000, 1000, 1000, "sm90_128x64x64_s8_t384_cn2_p"}})
     for (Op ob : {Op::T, Op::N})
@@ -654,9 +655,10 @@ BOOST_AUTO_TEST_CASE(sm90_one_warpgroup_64x128_where_measured_faster) {
   check(problem(DType::BF16, Op::N, Op::N, Order::RowMajor, 8, 4096, 14336), Row{8, 4096, 14336, "sm90_64x8x64_s12_t256_swap_p"}, "", "nn");
   check(problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 8, 4096, 14336), Row{8, 4096, 14336, "sm90_64x8x64_s12_t256_ck2_swap_p"}, "", "tn");
   // 64 < M <= 208 (not a multiple of 64), 16-bit: the swap tile as wide as M rounded up to 8, 64
-  // rows up to a wave of them, else 128 (call 6: 200x8192x8192 68.99 -> 44.07 us); not at 224.
+  // rows up to a wave of them, else 128 (call 6: 200x8192x8192 68.99 -> 44.07 us); not at 224 past
+  // half a wave (224x4096x4096 takes it by session 13's rule: sm90_swap_tile_as_wide_as_m_for_128_192_224_rows).
   for (const Row& row : {Row{200, 8192, 8192, "sm90_64x200x64_s6_t256_swap_p"}, Row{150, 4096, 4096, "sm90_64x152x64_s8_t256_swap_p"},
-                         Row{200, 28672, 4096, "sm90_128x200x64_s5_t384_swap_p"}, Row{224, 4096, 4096, nullptr}})
+                         Row{200, 28672, 4096, "sm90_128x200x64_s5_t384_swap_p"}, Row{224, 8192, 4096, nullptr}})
     for (Op ob : {Op::T, Op::N})
       check(problem(DType::BF16, Op::N, ob, Order::RowMajor, row.m, row.n, row.k), row, "x224x", ob == Op::T ? "tn" : "nn");
   // ... and from 33 rows where half a wave or more of 64-row tiles stream unsplit (call 8:
@@ -800,6 +802,41 @@ BOOST_AUTO_TEST_CASE(sm90_stream_k_is_measurable_not_chosen) {
 // columns fill one wave (H100, 2026-12-06 session 12 call 12: 32x14336x4096 44.10 -> 42.26 us,
 // 96x14336x4096 46.22 -> 44.28); not 128x56 at 128 rows (0.93-0.97), two rows of tiles (150-256
 // rows), K past 8192, N-major weights, M below 32, a menu width (N = 8192: 64 columns), 8-bit.
+// 16-bit, 128, 192 or 209-224 rows, 0.3-0.5 wave of swapped 64-row tiles (N = 3072-4096 on the
+// H200's 132 SMs), 2048 <= K <= 7168, K-major activations: the 64-row swap tile as wide as M, whose
+// D^T leaves through TMA (H100, 2026-12-06 session 13 call 9: 128x4096x4096 16.57 -> 15.50 us tn,
+// 192x4096x4096 22.83 -> 18.35); not at 32 or 80 tiles, K = 14336, 256 rows, an f32 D.
+BOOST_AUTO_TEST_CASE(sm90_swap_tile_as_wide_as_m_for_128_192_224_rows) {
+  const HardwareDesc hw = arch("h200");
+  PlanRequest r;
+  r.use_cache = false;
+  struct Row {
+    int64_t m, n, k;
+    const char* chosen;  // nullptr: not a 64-row swap tile as wide as M
+  };
+  for (const Row& row : {Row{128, 4096, 4096, "sm90_64x128x64_s9_t256_swap_p"}, Row{128, 3072, 4096, "sm90_64x128x64_s9_t256_swap_p"},
+                         Row{128, 4096, 2048, "sm90_64x128x64_s9_t256_swap_p"}, Row{128, 4096, 7168, "sm90_64x128x64_s9_t256_swap_p"},
+                         Row{192, 4096, 4096, "sm90_64x192x64_s7_t256_swap_p"}, Row{224, 4096, 7168, "sm90_64x224x64_s6_t256_swap_p"},
+                         Row{216, 4096, 4096, "sm90_64x216x64_s6_t256_swap_p"},
+                         Row{128, 2048, 4096, nullptr}, Row{128, 5120, 4096, nullptr}, Row{128, 4096, 14336, nullptr},
+                         Row{128, 4096, 1024, nullptr}, Row{256, 4096, 4096, nullptr}})
+    for (Op ob : {Op::T, Op::N}) {
+      const GemmProblem p = problem(DType::BF16, Op::N, ob, Order::RowMajor, row.m, row.n, row.k);
+      const std::string name = choose_kernel(p, Epilogue{}, hw, r).chosen.config.name();
+      const std::string as_wide = "sm90_64x" + std::to_string((row.m + 7) / 8 * 8) + "x64_";
+      if (row.chosen)
+        BOOST_TEST(name == row.chosen, row.m << "x" << row.n << "x" << row.k << (ob == Op::T ? " tn" : " nn") << " chose " << name);
+      else
+        BOOST_TEST(!(name.rfind(as_wide, 0) == 0 && name.find("swap") != std::string::npos),
+                   row.m << "x" << row.n << "x" << row.k << (ob == Op::T ? " tn" : " nn") << " chose " << name);
+    }
+  // An f32 D keeps the register epilogue: not taken.
+  GemmProblem f32 = problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 128, 4096, 4096);
+  f32.d_type = DType::F32;
+  f32.c_type = DType::F32;
+  BOOST_TEST(choose_kernel(f32, Epilogue{}, hw, r).chosen.config.name() != "sm90_64x128x64_s9_t256_swap_p");
+}
+
 BOOST_AUTO_TEST_CASE(sm90_wave_fit_columns) {
   const HardwareDesc hw = arch("h200");
   PlanRequest r;

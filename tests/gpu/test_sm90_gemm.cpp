@@ -442,6 +442,21 @@ std::vector<Case> sweep() {
                    (c.blocks_per_sm == 2 || c.block_n < m);
           });
         }
+    // The 64-row swap tiles as wide as M = 128, 192, 216 and 224 (a planner rule since 2026-12-06
+    // session 13, at 0.3-0.5 wave of them): N = 4000 (63 tiles, the last one partial, D's rows
+    // 16-byte aligned: the TMA-stored D^T), tn and nn, both orders, a column bias and GELU.
+    for (int64_t m : {128, 192, 216, 224})
+      for (Op ob : ops)
+        for (Order o : orders) {
+          Case base = make_case(m, 4000, 2056, DType::BF16, DType::BF16, Op::N, ob, o, "");
+          base.e.bias_mode = VectorMode::PerColumn;
+          base.e.bias_type = DType::F32;
+          base.e.activation = Activation::GeluTanh;
+          push_named(base, [m](const KernelConfig& c) {
+            return c.swap_ab && c.block_m == 64 && c.block_n == m && c.blocks_per_sm == 1 && c.cluster_m <= 1 &&
+                   c.cluster_k == 1 && !c.stream_k;
+          });
+        }
     // More swapped tiles than CTAs (N = 20008: 313 tiles of 64 rows, 157 of 128, the last ones
     // partial): each CTA's last tile stores D^T through the idle stage ring and TMA (kTransStage;
     // D's rows are 16-byte aligned, as TMA needs: ldd = 20008 row-major, 40 column-major), its
