@@ -1237,26 +1237,33 @@ class Sm90Family final : public FamilyModel {
                     true);
     }
     // 16-bit, one matrix, a 16-bit D, K-major activations, rows a multiple of 64 (128, 192) or
-    // 209-224 (where the exact-width rule above stops), 0.3 to half a wave of swapped 64-row tiles
-    // (N = 3072-4096 on 132 SMs), 2048 <= K <= 7168: the 64-row swap tile as wide as M, whose one
+    // 209-224 (where the exact-width rule above stops), more than 0.35 and up to half a wave of
+    // swapped 64-row tiles (N = 3072-4096 on 132 SMs), 2048 <= K <= 7168, the choice so far not
+    // already a swap tile that wide (a K split of it): the 64-row swap tile as wide as M, whose one
     // tile a CTA now writes D^T through the idle stage ring and TMA (kTransStage). H100, 2026-12-06
     // session 13 call 9, bench/forced.sh, 2 rounds, bf16 nn / tn, us, the choice -> the tile:
     // 128x4096x4096 16.13 / 16.57 (128x64 ck2) -> 14.88 / 15.50, 128x4096x2048 9.14 / 9.39 (128x64)
     // -> 8.59 / 8.93, 128x3072x4096 14.22 / 14.20 (128x64 stream-K) -> 13.39 / 13.65, 128x4096x7168
     // 24.77 / 25.51 -> 23.82 / 25.07, 192x4096x4096 22.90 / 22.83 (64x128 c2) -> 17.50 / 18.35,
     // 224x4096x4096 21.90 / 21.70 -> 19.60 / 20.64, 224x4096x7168 36.16 / 36.09 -> 31.68 / 33.67.
-    // Not taken: 32 tiles (128x2048x4096: 0.93), 80 (128x5120x4096: 0.98-0.99), K = 14336
-    // (128x4096x14336 tn 0.96), 256 rows (256x4096x4096: 0.72, call 3). Before the staging the
+    // Not taken: 32 or 40 tiles (128x2048x4096: 0.93; call 11, tn: 128x2560x4096 0.974,
+    // 192x2560x4096 0.975), 72-80 (128x4608x4096 0.948, 128x5120x4096 0.98-0.99), K = 14336
+    // (128x4096x14336 tn 0.96), 256 rows (256x4096x4096: 0.72, call 3), nor over the K split of
+    // the same swap tile (192x3072x4096: 64x192 ck2 16.39 against 17.01 whole). Call 11 also:
+    // 128x3584x4096 15.24 -> 14.41, 192x4096x2048 15.90 -> 10.42, 192x4096x7168 38.90 -> 29.98,
+    // 224x3072x4096 25.33 -> 19.43, 224x4096x2048 13.99 -> 11.78. Before the staging the
     // H200 ran 64x224 slower than 64x128 c2 at 224x4096x4096 (21.76 against 20.36 us, session 3
     // call 6): not yet re-timed on an H200.
     {
       const bool sixteen_d = p.d_type == DType::BF16 || p.d_type == DType::F16;
       const bool rows_ok = sv.cols % 64 == 0 ? sv.cols >= 128 && sv.cols <= 192 : sv.cols > 208 && sv.cols <= 224;
+      const int width = exact_width(p.a_type, sv.cols);
+      const Candidate* cur = model_choice();
+      const bool swap_already = cur && cur->config.swap_ab && cur->config.block_n == width;
       if (!eight_bit && one_matrix && sixteen_d && !e.d_scale.active() && sv.b_kmajor && rows_ok && p.k >= 2048 &&
-          p.k <= 7168 && tiles64 >= 0.3 * double(sms) && tiles64 <= 0.5 * double(sms)) {
-        const int width = exact_width(p.a_type, sv.cols);
-        prefer_only("16-bit, 128, 192 or 209-224 rows, 0.3-0.5 wave of swapped 64-row tiles, K 2048-7168: the 64-row "
-                    "swap tile as wide as M, its D^T stored through TMA (H100, 2026-12-06 session 13 call 9)",
+          p.k <= 7168 && tiles64 > 0.35 * double(sms) && tiles64 <= 0.5 * double(sms) && !swap_already) {
+        prefer_only("16-bit, 128, 192 or 209-224 rows, 0.35-0.5 wave of swapped 64-row tiles, K 2048-7168: the 64-row "
+                    "swap tile as wide as M, its D^T stored through TMA (H100, 2026-12-06 session 13 calls 9-11)",
                     [&](const KernelConfig& c) { return swap_tile(c, 64, false) && c.block_n == width; }, true);
       }
     }

@@ -802,10 +802,10 @@ BOOST_AUTO_TEST_CASE(sm90_stream_k_is_measurable_not_chosen) {
 // columns fill one wave (H100, 2026-12-06 session 12 call 12: 32x14336x4096 44.10 -> 42.26 us,
 // 96x14336x4096 46.22 -> 44.28); not 128x56 at 128 rows (0.93-0.97), two rows of tiles (150-256
 // rows), K past 8192, N-major weights, M below 32, a menu width (N = 8192: 64 columns), 8-bit.
-// 16-bit, 128, 192 or 209-224 rows, 0.3-0.5 wave of swapped 64-row tiles (N = 3072-4096 on the
+// 16-bit, 128, 192 or 209-224 rows, 0.35-0.5 wave of swapped 64-row tiles (N = 3072-4096 on the
 // H200's 132 SMs), 2048 <= K <= 7168, K-major activations: the 64-row swap tile as wide as M, whose
-// D^T leaves through TMA (H100, 2026-12-06 session 13 call 9: 128x4096x4096 16.57 -> 15.50 us tn,
-// 192x4096x4096 22.83 -> 18.35); not at 32 or 80 tiles, K = 14336, 256 rows, an f32 D.
+// D^T leaves through TMA (H100, 2026-12-06 session 13 calls 9-11: 128x4096x4096 16.57 -> 15.50 us
+// tn, 192x4096x4096 22.83 -> 18.35); not at 32, 40 or 80 tiles, K = 14336, 256 rows, an f32 D.
 BOOST_AUTO_TEST_CASE(sm90_swap_tile_as_wide_as_m_for_128_192_224_rows) {
   const HardwareDesc hw = arch("h200");
   PlanRequest r;
@@ -817,17 +817,23 @@ BOOST_AUTO_TEST_CASE(sm90_swap_tile_as_wide_as_m_for_128_192_224_rows) {
   for (const Row& row : {Row{128, 4096, 4096, "sm90_64x128x64_s9_t256_swap_p"}, Row{128, 3072, 4096, "sm90_64x128x64_s9_t256_swap_p"},
                          Row{128, 4096, 2048, "sm90_64x128x64_s9_t256_swap_p"}, Row{128, 4096, 7168, "sm90_64x128x64_s9_t256_swap_p"},
                          Row{192, 4096, 4096, "sm90_64x192x64_s7_t256_swap_p"}, Row{224, 4096, 7168, "sm90_64x224x64_s6_t256_swap_p"},
-                         Row{216, 4096, 4096, "sm90_64x216x64_s6_t256_swap_p"},
-                         Row{128, 2048, 4096, nullptr}, Row{128, 5120, 4096, nullptr}, Row{128, 4096, 14336, nullptr},
-                         Row{128, 4096, 1024, nullptr}, Row{256, 4096, 4096, nullptr}})
+                         Row{216, 4096, 4096, "sm90_64x216x64_s6_t256_swap_p"}, Row{128, 3584, 4096, "sm90_64x128x64_s9_t256_swap_p"},
+                         Row{224, 3072, 4096, "sm90_64x224x64_s6_t256_swap_p"}, Row{192, 4096, 2048, "sm90_64x192x64_s7_t256_swap_p"},
+                         Row{128, 2048, 4096, nullptr}, Row{128, 2560, 4096, nullptr}, Row{192, 2560, 4096, nullptr},
+                         Row{128, 5120, 4096, nullptr}, Row{128, 4096, 14336, nullptr}, Row{128, 4096, 1024, nullptr},
+                         Row{256, 4096, 4096, nullptr}})
+    // (Where the model already chose a K split of the same swap tile the rule keeps it: 192x3072x4096
+    // on the detected H200 file and on the H100, 64x192 ck2 16.39 us against 17.01 whole, call 11;
+    // the built-in h200 description here plans that row otherwise.)
     for (Op ob : {Op::T, Op::N}) {
       const GemmProblem p = problem(DType::BF16, Op::N, ob, Order::RowMajor, row.m, row.n, row.k);
       const std::string name = choose_kernel(p, Epilogue{}, hw, r).chosen.config.name();
       const std::string as_wide = "sm90_64x" + std::to_string((row.m + 7) / 8 * 8) + "x64_";
       if (row.chosen)
         BOOST_TEST(name == row.chosen, row.m << "x" << row.n << "x" << row.k << (ob == Op::T ? " tn" : " nn") << " chose " << name);
-      else
-        BOOST_TEST(!(name.rfind(as_wide, 0) == 0 && name.find("swap") != std::string::npos),
+      else  // not the rule's tile: the 64-row swap tile as wide as M over the whole K
+        BOOST_TEST(!(name.rfind(as_wide, 0) == 0 && name.find("_ck") == std::string::npos &&
+                     name.size() >= 7 && name.compare(name.size() - 7, 7, "_swap_p") == 0),
                    row.m << "x" << row.n << "x" << row.k << (ob == Op::T ? " tn" : " nn") << " chose " << name);
     }
   // An f32 D keeps the register epilogue: not taken.
