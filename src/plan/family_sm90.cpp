@@ -1255,12 +1255,11 @@ class Sm90Family final : public FamilyModel {
     // H200 ran 64x224 slower than 64x128 c2 at 224x4096x4096 (21.76 against 20.36 us, session 3
     // call 6): not yet re-timed on an H200.
     {
-      const bool sixteen_d = p.d_type == DType::BF16 || p.d_type == DType::F16;
       const bool rows_ok = sv.cols % 64 == 0 ? sv.cols >= 128 && sv.cols <= 192 : sv.cols > 208 && sv.cols <= 224;
       const int width = exact_width(p.a_type, sv.cols);
       const Candidate* cur = model_choice();
       const bool swap_already = cur && cur->config.swap_ab && cur->config.block_n == width;
-      if (!eight_bit && one_matrix && sixteen_d && !e.d_scale.active() && sv.b_kmajor && rows_ok && p.k >= 2048 &&
+      if (sixteen && one_matrix && !e.d_scale.active() && sv.b_kmajor && rows_ok && p.k >= 2048 &&
           p.k <= 7168 && tiles64 > 0.35 * double(sms) && tiles64 <= 0.5 * double(sms) && !swap_already) {
         prefer_only("16-bit, 128, 192 or 209-224 rows, 0.35-0.5 wave of swapped 64-row tiles, K 2048-7168: the 64-row "
                     "swap tile as wide as M, its D^T stored through TMA (H100, 2026-12-06 session 13 calls 9-11)",

@@ -285,29 +285,27 @@ std::vector<Case> sweep() {
     c.misalign = 1;
     cases.push_back(c);
   }
-  for (int bcast : {0, 1}) {
-    Case c = make_case(150, 100, 61, DType::F16, DType::F16, Op::N, Op::N, Order::RowMajor, "packed-batch");
-    GemmProblem& p = c.p;
-    p.batch_count = 3;
-    p.lda = 61;
-    p.stride_a = 150 * 61 + 3;
-    p.stride_b = bcast ? 0 : int64_t(span(p, p.b_rows(), p.b_cols(), p.ldb, 0)) + 1;
-    p.stride_d = int64_t(span(p, p.m, p.n, p.ldd, 0));
-    cases.push_back(c);
-  }
-  // Packed rows longer than a copy segment (1030 elements: 1024 + 8), batched, B broadcast or not
-  // (a pack that ran its segments across row ends passed here and was slower: RESULTS.md
-  // 2026-12-06 session 13 call 6).
-  for (int bcast : {0, 1}) {
-    Case c = make_case(70, 90, 1030, DType::BF16, DType::BF16, Op::N, Op::T, Order::RowMajor, "packed-batch-long");
-    GemmProblem& p = c.p;
-    p.batch_count = 3;
-    p.lda = 1031;
-    p.stride_a = 70 * 1031 + 5;
-    p.stride_b = bcast ? 0 : int64_t(span(p, p.b_rows(), p.b_cols(), p.ldb, 0)) + 1;
-    p.stride_d = int64_t(span(p, p.m, p.n, p.ldd, 0));
-    cases.push_back(c);
-  }
+  // Batched packed operands, B broadcast or not: rows shorter than a copy segment (61), and longer
+  // (1030 elements: 1024 + 8; a pack that ran its segments across row ends passed here and was
+  // slower: RESULTS.md 2026-12-06 session 13 call 6).
+  struct PackedBatch {
+    int64_t m, n, k, lda, pad_a;
+    DType t;
+    Op ob;
+    const char* tag;
+  };
+  for (const PackedBatch& pb : {PackedBatch{150, 100, 61, 61, 3, DType::F16, Op::N, "packed-batch"},
+                                PackedBatch{70, 90, 1030, 1031, 5, DType::BF16, Op::T, "packed-batch-long"}})
+    for (int bcast : {0, 1}) {
+      Case c = make_case(pb.m, pb.n, pb.k, pb.t, pb.t, Op::N, pb.ob, Order::RowMajor, pb.tag);
+      GemmProblem& p = c.p;
+      p.batch_count = 3;
+      p.lda = pb.lda;
+      p.stride_a = pb.m * pb.lda + pb.pad_a;
+      p.stride_b = bcast ? 0 : int64_t(span(p, p.b_rows(), p.b_cols(), p.ldb, 0)) + 1;
+      p.stride_d = int64_t(span(p, p.m, p.n, p.ldd, 0));
+      cases.push_back(c);
+    }
   {
     Case c = make_case(260, 136, 4093, DType::BF16, DType::BF16, Op::N, Op::T, Order::RowMajor, "packed-gelu");
     c.p.resolve_and_validate();
