@@ -39,6 +39,10 @@ const char* device_type_name(DType t);
 // K put the split count in themselves).
 TileGrid tile_grid(const KernelView& v, int64_t batch_count, const KernelConfig& c);
 
+// What the scheduler derives from the grid (m_units, group_m, and a multiply-and-shift pair per
+// divisor), for kernels that decode units with TileScheduler::coords_fast (sm90).
+TileDivs tile_divs(const TileGrid& g);
+
 // Bytes of f32 partials a split-K plan needs: batch x splits x rows x (cols rounded up to 4).
 std::size_t split_k_workspace_bytes(const KernelView& v, int64_t batch_count, int splits);
 

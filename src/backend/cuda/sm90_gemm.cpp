@@ -65,6 +65,7 @@ struct alignas(64) Sm90GemmArgsHost {
   unsigned long long* sk_flags;
   float* sk_partials;
   int box_short_bytes;
+  TileDivs tile_divs;
 };
 static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes");
 static_assert(offsetof(Sm90GemmArgsHost, p) == 640, "DgemmParams follows the five tensor maps");
@@ -352,6 +353,7 @@ class Sm90Executable final : public Executable {
     base_ = plan_params(kp, view_);
     batch_ = p.batch_count;
     tiles_ = tile_grid(view_, p.batch_count, c);
+    tile_divs_ = tile_divs(tiles_);
     num_k_blocks_ = int((p.k + c.block_k - 1) / c.block_k);
     long long units = (long long)((tiles_.num_m_blocks + tiles_.cluster_m - 1) / tiles_.cluster_m) *
                       tiles_.num_n_blocks * tiles_.batch_count;
@@ -481,6 +483,7 @@ class Sm90Executable final : public Executable {
     args.p.workspace = nullptr;  // the kernel itself needs none (packing used it above)
     args.p.workspace_size = 0;
     args.tiles = tiles_;
+    args.tile_divs = tile_divs_;
     args.num_k_blocks = num_k_blocks_;
     if ((config_.stream_k && (sk_.sk_tiles > 0 || sk_device_)) || pair_global_) {
       const std::uintptr_t ws = (reinterpret_cast<std::uintptr_t>(x.workspace) + kWorkspaceAlign - 1) & ~(kWorkspaceAlign - 1);
@@ -690,6 +693,7 @@ class Sm90Executable final : public Executable {
   int64_t batch_ = 1;
   Grouping grouping_;
   TileGrid tiles_{};
+  TileDivs tile_divs_{};
   int num_k_blocks_ = 0;
   unsigned grid_ = 1;
   // Packing of the kernel's A (0) and B (1) into the workspace.

@@ -31,6 +31,26 @@ struct DgemmParams {
   unsigned* amax_d;
 };
 
+// Division by a divisor fixed for a launch, as one multiply-high, an add and a shift
+// (common/fast_div.cuh divides; the host makes the pair with fast_div_for below).
+struct FastDiv {
+  unsigned mul;  // ceil(2^(32 + shift) / d) - 2^32 (0 for a power of two)
+  int shift;     // ceil(log2(d))
+};
+
+#ifndef __CUDACC_RTC__
+// The multiplier and shift for a divisor d >= 1 (anything smaller is taken as 1); why they divide
+// exactly: common/fast_div.cuh.
+inline FastDiv fast_div_for(int d) {
+  FastDiv f{0u, 0};
+  if (d <= 1) return f;
+  while ((1LL << f.shift) < d) ++f.shift;
+  const unsigned long long m = ((1ULL << (32 + f.shift)) + (unsigned long long)d - 1) / (unsigned long long)d;
+  f.mul = unsigned(m - (1ULL << 32));
+  return f;
+}
+#endif
+
 // The output tiles of a launch, as the shared tile scheduler (common/scheduler.cuh) walks them.
 // Plain data, filled by the host (backend/cuda/kernel_args.cpp) or by a kernel from its constants.
 struct TileGrid {
@@ -38,6 +58,19 @@ struct TileGrid {
   int raster_group;  // M blocks per rasterization group; <= 1 = row order (N blocks fastest)
   int cluster_m;     // tiles per work unit along M (CTAs of a cluster on adjacent tiles)
   int split_k;       // K splits per tile (>= 1)
+};
+
+// What the scheduler derives from a TileGrid, so that a kernel can decode a unit without integer
+// division (TileScheduler::coords_fast: sm90 decodes each CTA's first unit so). The host fills it
+// (backend/cuda/kernel_args.cpp, tile_divs) and passes it beside the grid (sm90's GemmArgs).
+struct TileDivs {
+  int m_units;      // ceil(num_m_blocks / cluster_m): work units along M
+  int group_m;      // raster_group / cluster_m: work units along M per rasterization group
+  FastDiv units;    // by m_units * num_n_blocks (the units of one batch)
+  FastDiv batch;    // by batch_count
+  FastDiv n;        // by num_n_blocks
+  FastDiv group;    // by group_m * num_n_blocks (the units of a whole rasterization group)
+  FastDiv group_m_div;  // by group_m
 };
 
 // What a grouped launch receives (common/group_walk.cuh walks it on the device).

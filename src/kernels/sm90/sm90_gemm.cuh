@@ -119,6 +119,8 @@ struct GemmArgs {
   // stage's rows past the box keep stale data, which reaches only accumulator rows or columns that
   // are never stored.
   int box_short_bytes;
+  // The scheduler's multiply-and-shift divisors of `tiles` (TileScheduler::coords_fast).
+  TileDivs tile_divs;
 };
 
 // One work unit as the loops see it: the tile's first row of X and the end of the rows it may
@@ -158,6 +160,13 @@ struct Gemm {
   static constexpr int kWGRows = kPingPong ? kBlockM : kBlockM / kMathWGs;
   static constexpr int kMAtoms = kWGRows / 64;  // m64 instructions per consumer warpgroup
   static constexpr int kAcc = kBlockN / 2;      // accumulators per thread per m64 atom
+  // Units decoded by the host's multiply-and-shift divisors (TileScheduler::coords_fast) instead
+  // of `/`: the first one is on the way from griddepcontrol.wait to the first TMA load, where five
+  // integer divisions cost ~0.3 us a launch (bench/RESULTS.md, 2026-12-06 session 14). Not in
+  // the 384-thread kernels with 128 accumulators a thread (128x256, ping-pong 128x128): they sit
+  // at the 168-register cap, where the multipliers held across the tile loop spilled 4-12 bytes,
+  // and they run problems where 0.3 us is noise.
+  static constexpr bool kFastDecode = kMathWGs == 1 || kMAtoms * kAcc < 128;
   static constexpr int kQuads = kMAtoms * kAcc / 4;  // a thread's accumulators as float4s (K splits)
   static constexpr int kClusterSize = kClusterM * kClusterN * kClusterK;
   // A block-scaled D of a transposed view (epilogue_block_scaled_t): D's blocks run down X's
@@ -323,6 +332,8 @@ struct Gemm {
 
   // The work unit `unit`, or false past the last one. Grouped walks scan the group rows (each
   // walker keeps its own cursor; units only increase).
+  // kFast: the unit's coordinates by the host's multiply-and-shift divisors (TileScheduler::coords_fast).
+  template <bool kFast>
   __device__ __forceinline__ static bool next_work(const GemmArgs& args, const TileScheduler& sched, int num_units,
                                                    GroupWalk<kGrouped, kBlockM>& walk, int unit, u32 rank_m, u32 rank_n,
                                                    Work& w) {
@@ -334,7 +345,9 @@ struct Gemm {
       w.group = walk.group;
     } else {
       if (unit >= num_units) return false;
-      const TileCoord t = sched.coords(unit);
+      TileCoord t;
+      if constexpr (kFast) t = sched.coords_fast(unit);
+      else t = sched.coords(unit);
       w.row0 = (long long)(t.m_block + int(rank_m)) * kBlockM;
       w.row_end = args.p.m;
       w.n_block = t.n_block * kClusterN + int(rank_n);  // kClusterN: the scheduler walks pairs
@@ -378,8 +391,8 @@ struct Gemm {
   template <class Body>
   __device__ __forceinline__ static void for_each_work(const GemmArgs& args, u32 rank_m, u32 rank_n, u32 rank_k,
                                                        Body&& body) {
-    const TileScheduler sched{args.tiles};
-    const int num_units = sched.num_units();
+    const TileScheduler sched{args.tiles, args.tile_divs};
+    const int num_units = kFastDecode ? sched.num_units_fast() : sched.num_units();
     const int num_clusters = gridDim.x / kClusterSize;
     GroupWalk<kGrouped, kBlockM> walk;
     if constexpr (kGrouped != kGroupNone) walk.start(args.groups, args.p.m, args.tiles.num_n_blocks);
@@ -412,7 +425,7 @@ struct Gemm {
       if constexpr (kWholeApart) {
         const int whole_end = dg_stream_k_whole_end(src);
         for (int unit = cta; unit < whole_end; unit += int(gridDim.x)) {
-          next_work(args, sched, num_units, walk, unit, 0, 0, w);
+          next_work<false>(args, sched, num_units, walk, unit, 0, 0, w);
           w.sk = 0;
           body(w, 0, args.num_k_blocks);
         }
@@ -421,13 +434,13 @@ struct Gemm {
       DgStreamKPiece piece;
       while (dg_stream_k_next(src, cta, int(gridDim.x), args.num_k_blocks, it, piece)) {
         // One decoding of the unit (its divisions and the code for them once, not per branch).
-        next_work(args, sched, num_units, walk, piece.unit, 0, 0, w);
+        next_work<false>(args, sched, num_units, walk, piece.unit, 0, 0, w);
         w.sk = piece.sk;
         body(w, piece.kb0, piece.kb1);
       }
     } else {
-      for (int unit = blockIdx.x / kClusterSize; next_work(args, sched, num_units, walk, unit, rank_m, rank_n, w);
-           unit += num_clusters) {
+      for (int unit = blockIdx.x / kClusterSize;
+           next_work<kFastDecode>(args, sched, num_units, walk, unit, rank_m, rank_n, w); unit += num_clusters) {
         int kb_begin, kb_end;
         TileScheduler::k_range(args.num_k_blocks, kClusterK, int(rank_k), kb_begin, kb_end);
         body(w, kb_begin, kb_end);
