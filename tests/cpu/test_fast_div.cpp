@@ -2,8 +2,8 @@
 // host: the same header the kernel compiles. fast_div(n, fast_div_for(d)) must equal n / d for
 // every 0 <= n < 2^31 and d >= 1 (exhaustively where that is cheap, at the edges and at random
 // beyond), and the scheduler's decoding that divides so (TileScheduler::coords_fast, with the
-// divisors the host makes in backend/cuda/kernel_args.cpp) must give every unit the coordinates
-// of the one dividing with `/` (coords).
+// divisors the host makes: backend/cuda/kernel_args.hpp, tile_divs) must give every unit the
+// coordinates of the one dividing with `/` (coords).
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
@@ -19,6 +19,8 @@
 #include "kernels/common/scheduler.cuh"
 #undef __device__
 #undef __forceinline__
+
+#include "backend/cuda/kernel_args.hpp"
 
 namespace {
 
@@ -47,18 +49,6 @@ TileGrid host_grid(int m_blocks, int n_blocks, int batches, int raster_group, in
   return g;
 }
 
-// The host's divisors of a grid (backend/cuda/kernel_args.cpp, tile_divs: the same arithmetic).
-TileDivs host_divs(const TileGrid& g) {
-  TileDivs d{};
-  d.m_units = (g.num_m_blocks + g.cluster_m - 1) / g.cluster_m;
-  d.group_m = g.raster_group / g.cluster_m;
-  d.units = fast_div_for(d.m_units * g.num_n_blocks);
-  d.batch = fast_div_for(g.batch_count);
-  d.n = fast_div_for(g.num_n_blocks);
-  d.group = fast_div_for(d.group_m > 1 ? d.group_m * g.num_n_blocks : 1);
-  d.group_m_div = fast_div_for(d.group_m > 1 ? d.group_m : 1);
-  return d;
-}
 
 }  // namespace
 
@@ -108,7 +98,7 @@ BOOST_AUTO_TEST_CASE(fast_scheduler_gives_every_unit_the_same_tile) {
           for (int cluster_m : {1, 2}) {
             if (raster_group > 1 && raster_group % cluster_m != 0) continue;
             const TileGrid g = host_grid(m_blocks, n_blocks, batches, raster_group, cluster_m);
-            const dg::TileScheduler sched{g, host_divs(g)};
+            const dg::TileScheduler sched{g, dgemm::cuda::tile_divs(g)};
             BOOST_REQUIRE_EQUAL(sched.num_units_fast(), sched.num_units());
             std::set<std::tuple<int, int, int>> seen;
             for (int unit = 0; unit < sched.num_units(); ++unit) {

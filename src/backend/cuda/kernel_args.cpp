@@ -108,19 +108,6 @@ TileGrid tile_grid(const KernelView& v, int64_t batch_count, const KernelConfig&
   return g;
 }
 
-TileDivs tile_divs(const TileGrid& g) {
-  TileDivs d{};
-  d.m_units = (g.num_m_blocks + g.cluster_m - 1) / g.cluster_m;
-  d.group_m = g.raster_group / g.cluster_m;
-  d.units = fast_div_for(d.m_units * g.num_n_blocks);
-  d.batch = fast_div_for(g.batch_count);
-  d.n = fast_div_for(g.num_n_blocks);
-  const long long group_units = d.group_m > 1 ? (long long)d.group_m * g.num_n_blocks : 1;
-  d.group = fast_div_for(group_units <= 0x7fffffffLL ? int(group_units) : 1);
-  d.group_m_div = fast_div_for(d.group_m > 1 ? d.group_m : 1);
-  return d;
-}
-
 std::size_t split_k_workspace_bytes(const KernelView& v, int64_t batch_count, int splits) {
   return std::size_t(batch_count) * std::size_t(splits) * std::size_t(v.rows) * std::size_t((v.cols + 3) / 4 * 4) * 4u;
 }

@@ -40,8 +40,20 @@ const char* device_type_name(DType t);
 TileGrid tile_grid(const KernelView& v, int64_t batch_count, const KernelConfig& c);
 
 // What the scheduler derives from the grid (m_units, group_m, and a multiply-and-shift pair per
-// divisor), for kernels that decode units with TileScheduler::coords_fast (sm90).
-TileDivs tile_divs(const TileGrid& g);
+// divisor), for kernels that decode units with TileScheduler::coords_fast (sm90). Inline, so that
+// tests/cpu/test_fast_div.cpp checks this very arithmetic without a CUDA build.
+inline TileDivs tile_divs(const TileGrid& g) {
+  TileDivs d{};
+  d.m_units = (g.num_m_blocks + g.cluster_m - 1) / g.cluster_m;
+  d.group_m = g.raster_group / g.cluster_m;
+  d.units = fast_div_for(d.m_units * g.num_n_blocks);
+  d.batch = fast_div_for(g.batch_count);
+  d.n = fast_div_for(g.num_n_blocks);
+  const long long group_units = d.group_m > 1 ? (long long)d.group_m * g.num_n_blocks : 1;
+  d.group = fast_div_for(group_units <= 0x7fffffffLL ? int(group_units) : 1);
+  d.group_m_div = fast_div_for(d.group_m > 1 ? d.group_m : 1);
+  return d;
+}
 
 // Bytes of f32 partials a split-K plan needs: batch x splits x rows x (cols rounded up to 4).
 std::size_t split_k_workspace_bytes(const KernelView& v, int64_t batch_count, int splits);

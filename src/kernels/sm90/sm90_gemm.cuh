@@ -163,10 +163,11 @@ struct Gemm {
   // Units decoded by the host's multiply-and-shift divisors (TileScheduler::coords_fast) instead
   // of `/`: the first one is on the way from griddepcontrol.wait to the first TMA load, where five
   // integer divisions cost ~0.3 us a launch (bench/RESULTS.md, 2026-12-06 session 14). Not in
-  // the 384-thread kernels with 128 accumulators a thread (128x256, ping-pong 128x128): they sit
-  // at the 168-register cap, where the multipliers held across the tile loop spilled 4-12 bytes,
-  // and they run problems where 0.3 us is noise.
-  static constexpr bool kFastDecode = kMathWGs == 1 || kMAtoms * kAcc < 128;
+  // the ping-pong kernels nor the swapped (transposed X) ones with 128 accumulators a thread
+  // (128x256 swap): at the 168-register cap the multipliers held across their tile loop spilled
+  // 4-12 bytes (test_sm90_compile), and they run problems where 0.3 us is noise.
+  static constexpr bool kFastDecode =
+      !kPingPong && (kMathWGs == 1 || kMAtoms * kAcc < 128 || !EpilogueOp<Epi>::kTrans);
   static constexpr int kQuads = kMAtoms * kAcc / 4;  // a thread's accumulators as float4s (K splits)
   static constexpr int kClusterSize = kClusterM * kClusterN * kClusterK;
   // A block-scaled D of a transposed view (epilogue_block_scaled_t): D's blocks run down X's
