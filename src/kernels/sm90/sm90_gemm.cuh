@@ -168,6 +168,14 @@ struct Gemm {
   // 4-12 bytes (test_sm90_compile), and they run problems where 0.3 us is noise.
   static constexpr bool kFastDecode =
       !kPingPong && (kMathWGs == 1 || kMAtoms * kAcc < 128 || !EpilogueOp<Epi>::kTrans);
+  // The CTA's first unit decoded before griddepcontrol.wait (it reads only parameters and
+  // blockIdx): the parameters' first constant-bank misses then overlap the previous kernel instead
+  // of sitting between the wait and the first TMA load (~1000 cycles there, session 14 call 6).
+  // Grouped walks read the group rows from device memory, and stream-K its own walk: not those;
+  // nor the two-warpgroup tiles with more than 64 accumulators a thread, where the unit held
+  // across the warpgroups' setmaxnreg made ptxas spill (128x200 swap 6 bytes, 128x256 c2 76).
+  static constexpr bool kHoistFirst =
+      kFastDecode && kGrouped == kGroupNone && !kStreamK && (kMathWGs == 1 || kMAtoms * kAcc <= 64);
   static constexpr int kQuads = kMAtoms * kAcc / 4;  // a thread's accumulators as float4s (K splits)
   static constexpr int kClusterSize = kClusterM * kClusterN * kClusterK;
   // A block-scaled D of a transposed view (epilogue_block_scaled_t): D's blocks run down X's
@@ -391,7 +399,7 @@ struct Gemm {
   // producer and the consumers must agree on (each side walks the same units on its own).
   template <class Body>
   __device__ __forceinline__ static void for_each_work(const GemmArgs& args, u32 rank_m, u32 rank_n, u32 rank_k,
-                                                       Body&& body) {
+                                                       const Work& first, bool first_valid, Body&& body) {
     const TileScheduler sched{args.tiles, args.tile_divs};
     const int num_units = kFastDecode ? sched.num_units_fast() : sched.num_units();
     const int num_clusters = gridDim.x / kClusterSize;
@@ -439,7 +447,18 @@ struct Gemm {
         w.sk = piece.sk;
         body(w, piece.kb0, piece.kb1);
       }
+    } else if constexpr (kHoistFirst) {
+      // The first unit came decoded (first_unit, before griddepcontrol.wait).
+      w = first;
+      for (int unit = blockIdx.x / kClusterSize; first_valid;) {
+        int kb_begin, kb_end;
+        TileScheduler::k_range(args.num_k_blocks, kClusterK, int(rank_k), kb_begin, kb_end);
+        body(w, kb_begin, kb_end);
+        unit += num_clusters;
+        first_valid = next_work<kFastDecode>(args, sched, num_units, walk, unit, rank_m, rank_n, w);
+      }
     } else {
+      (void)first;
       for (int unit = blockIdx.x / kClusterSize;
            next_work<kFastDecode>(args, sched, num_units, walk, unit, rank_m, rank_n, w); unit += num_clusters) {
         int kb_begin, kb_end;
@@ -447,6 +466,14 @@ struct Gemm {
         body(w, kb_begin, kb_end);
       }
     }
+  }
+
+  // kHoistFirst: the CTA's first unit (valid = false: the CTA has none), before griddepcontrol.wait.
+  __device__ __forceinline__ static bool first_unit(const GemmArgs& args, u32 rank_m, u32 rank_n, Work& w) {
+    const TileScheduler sched{args.tiles, args.tile_divs};
+    GroupWalk<kGrouped, kBlockM> walk;
+    return next_work<kFastDecode>(args, sched, sched.num_units_fast(), walk, int(blockIdx.x / kClusterSize), rank_m,
+                                  rank_n, w);
   }
 
   // The MMA of one K step (16 of 16-bit or 32 of 8-bit elements) into one m64 accumulator atom.
@@ -512,6 +539,9 @@ struct Gemm {
     // last exchange has landed and write none into the peer after).
     if constexpr (kClusterSize > 1) cluster_sync_relaxed();
     else __syncthreads();
+    Work first{};
+    bool first_valid = false;
+    if constexpr (kHoistFirst) first_valid = first_unit(args, rank_m, rank_n, first);
     // Programmatic dependent launch: everything above (launch, shared-memory carve-out, barrier
     // set-up) may overlap the previous kernel on the stream; no global memory is touched before
     // that kernel has finished and its writes are visible. Without a programmatic predecessor
@@ -528,7 +558,7 @@ struct Gemm {
         constexpr u32 kStageBytes = kStageA + kStageB + (kAMode == kScaleVec128 ? kBlockM * (kAU8 ? 1 : 4) : 0) +
                                     (kBMode == kScaleVec128 ? kBlockN * (kBU8 ? 1 : 4) : 0);
         PipelineState<kStages> ps;
-        for_each_work(args, rank_m, rank_n, rank_k, [&](const Work& w, int kb_begin, int kb_end) {
+        for_each_work(args, rank_m, rank_n, rank_k, first, first_valid, [&](const Work& w, int kb_begin, int kb_end) {
           const int m0 = int(w.row0), n0 = w.n_block * kBlockN;
           const int a_batch = w.batch * args.a_batch_step, b_batch = w.batch * args.b_batch_step;
           // Grouped: the group's scale tensors (the map's third coordinate; 0 when they are shared).
@@ -598,7 +628,7 @@ struct Gemm {
       int turn = 0;  // kPingPong: the CTA's tiles so far (even ones are warpgroup 0's)
       // The warpgroup's first row of the tile (and of A's stage): ping-pong warpgroups hold them all.
       const int wg_part = kPingPong ? 0 : math_wg;
-      for_each_work(args, rank_m, rank_n, rank_k, [&](const Work& w, int kb_begin, int kb_end) {
+      for_each_work(args, rank_m, rank_n, rank_k, first, first_valid, [&](const Work& w, int kb_begin, int kb_end) {
         if constexpr (kPingPong) {
           // The other warpgroup's tile: its stages go by (that warpgroup waits for and releases them).
           if ((turn & 1) != math_wg) {
