@@ -61,8 +61,8 @@ struct TileGrid {
 };
 
 // What the scheduler derives from a TileGrid, so that a kernel can decode a unit without integer
-// division (TileScheduler::coords_fast: sm90 decodes each CTA's first unit so). The host fills it
-// (backend/cuda/kernel_args.cpp, tile_divs) and passes it beside the grid (sm90's GemmArgs).
+// division (TileScheduler::coords_fast: sm90's kFastDecode kernels). The host fills it
+// (backend/cuda/kernel_args.hpp, tile_divs) and passes it beside the grid (sm90's GemmArgs).
 struct TileDivs {
   int m_units;      // ceil(num_m_blocks / cluster_m): work units along M
   int group_m;      // raster_group / cluster_m: work units along M per rasterization group

@@ -26,7 +26,7 @@ struct TileCoord {
 
 struct TileScheduler {
   TileGrid g;
-  // The host's multiply-and-shift divisors of g (backend/cuda/kernel_args.cpp, tile_divs), for
+  // The host's multiply-and-shift divisors of g (backend/cuda/kernel_args.hpp, tile_divs), for
   // coords_fast; zero where the kernel built g itself (sm80), which only calls coords.
   TileDivs d;
 
@@ -103,6 +103,5 @@ struct TileScheduler {
     end = begin + base + (split < extra ? 1 : 0);
   }
 };
-
 
 }  // namespace dg
