@@ -355,8 +355,7 @@ class Sm90Executable final : public Executable {
     tiles_ = tile_grid(view_, p.batch_count, c);
     tile_divs_ = tile_divs(tiles_);
     num_k_blocks_ = int((p.k + c.block_k - 1) / c.block_k);
-    long long units = (long long)((tiles_.num_m_blocks + tiles_.cluster_m - 1) / tiles_.cluster_m) *
-                      tiles_.num_n_blocks * tiles_.batch_count;
+    long long units = (long long)tile_divs_.m_units * tiles_.num_n_blocks * tiles_.batch_count;
     // Grouped: the rows per group come at run time; contiguous groups share the m rows, each group
     // at most one partial tile more (masked ones have m rows each: the count above).
     grouping_ = p.grouping;

@@ -1521,6 +1521,18 @@ struct Gemm {
   // beyond not reading C or the epilogue vectors outside X; a tile wholly inside X (kFull) has no
   // checks at all (with them, each element's activation sat behind its own branch: bias + GELU
   // cost 1.19x the plain epilogue's GEMM, run 8).
+  // A thread's two accumulator rows of an m64 atom (row_base and row_base + 8, X rows below m):
+  // whether each is inside X and its row bias (0 outside), for the TMA-stored epilogues.
+  template <bool kFull, class Op>
+  __device__ __forceinline__ static void thread_rows(const Op& epi, long long row_base, long long m, bool (&row_in)[2],
+                                                     float (&rbias)[2]) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      row_in[h] = kFull || row_base + h * 8 < m;
+      rbias[h] = row_in[h] ? epi.row_bias(row_base + h * 8) : 0.0f;
+    }
+  }
+
   template <bool kFull>
   __device__ static void epilogue_tma(const GemmArgs& args, const Work& w, int math_wg, int warp_in_wg, int lane,
                                       Acc (&acc)[kMAtoms][kAcc], u32 buf) {
@@ -1556,11 +1568,7 @@ struct Gemm {
       const long long row_base = w.row0 + wg_row + ma * 64 + r_local;
       bool row_in[2];
       float rbias[2];
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        row_in[h] = kFull || row_base + h * 8 < m;
-        rbias[h] = row_in[h] ? epi.row_bias(row_base + h * 8) : 0.0f;
-      }
+      thread_rows<kFull>(epi, row_base, m, row_in, rbias);
       load_cbias(0, cbias);
 #pragma unroll
       for (int chunk = 0; chunk < kChunks; ++chunk) {
@@ -1628,11 +1636,7 @@ struct Gemm {
     epi.init(args.p, w.batch);
     bool row_in[2];
     float rbias[2];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      row_in[h] = kFull || row_base + h * 8 < m;
-      rbias[h] = row_in[h] ? epi.row_bias(row_base + h * 8) : 0.0f;
-    }
+    thread_rows<kFull>(epi, row_base, m, row_in, rbias);
     // stmatrix addresses: lanes 0-7 the rows of the block of X rows +0..7 (h = 0), lanes 8-15
     // those of +8..15 (h = 1); the block's stored row k is X column 8 j + k of the chunk.
     const int k = lane & 7, hh = (lane >> 3) & 1;
