@@ -2,14 +2,15 @@
 # device_session.sh STAGE   (on the device: run(command="bash bench/device_session.sh STAGE", carry=[STAGE]))
 #
 # The usual first device call of a session in one command, inside BUDGET seconds (default 570):
-#   1. the sm90 GPU tests (test_sm90_gemm, test_sm90_8bit_gemm, test_grouped_gemm) on this build;
+#   1. the sm90 GPU tests (test_sm90_gemm, test_sm90_8bit_gemm, test_grouped_gemm; SESSION_TESTS="..."
+#      names others, "" none) on this build;
 #   2. on an H200 only (unless SESSION_REFRESH=0): the ledger rows that move most often, the decode
 #      and mid sets (bf16, f16, tn, nn) and bench/grouped_torch.py (issue 14, bf16), as
 #      refresh-decode-mid.json / grouped_torch*.json for bench/results (bench/TARGETS.md counts only
 #      H200 runs);
-#   3. SESSION_AB_LIB=FOLDER (a libdeepgemm.so.1 inside STAGE, e.g. STAGE/lib-exp): an A/B of STAGE/lib
-#      (A) against it (B) with bench/ab.sh over SESSION_AB_SHAPES (default bench/shapes/fixed-cost.txt),
-#      bf16 tn, 2 rounds (SESSION_AB_ROUNDS);
+#   3. SESSION_AB_BASE=FOLDER (a baseline libdeepgemm.so.1 inside STAGE, e.g. STAGE/lib-base): an A/B
+#      of it (A) against this build, STAGE/lib (B), with bench/ab.sh over SESSION_AB_SHAPES (default
+#      bench/shapes/fixed-cost.txt), bf16 tn, 2 rounds (SESSION_AB_ROUNDS): > 1 = this build faster;
 #   4. SESSION_FORCED=JOBS: bench/forced.sh over a jobs file (2 rounds);
 #   5. SESSION_NCU="M N K LAYOUT;...": the kernels cuBLAS runs there (names, median ns under ncu).
 # Every step is skipped, saying so, once it would not fit. Everything lands in OUT/logs.tar.gz.
@@ -21,9 +22,9 @@ S=$(cd "${1:?usage: device_session.sh STAGE}" && pwd)
 source "$HERE/device_call.sh"
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
 echo "GPU: $GPU"
-run tsm90 150 "$S/bin/test_sm90_gemm"
-run t8bit 90 "$S/bin/test_sm90_8bit_gemm"
-run tgrouped 60 "$S/bin/test_grouped_gemm"
+for t in ${SESSION_TESTS-test_sm90_gemm test_sm90_8bit_gemm test_grouped_gemm}; do
+  run "$t" 150 "$S/bin/$t"
+done
 B="$S/bin/deepgemm-bench --quick --seed 1"
 if [[ $GPU == *H200* && ${SESSION_REFRESH:-1} != 0 ]]; then
   run decode 150 $B --set decode,mid --dtype bf16,f16 --layout tn,nn --json "$OUT/refresh-decode-mid.json"
@@ -34,8 +35,8 @@ if [[ $GPU == *H200* && ${SESSION_REFRESH:-1} != 0 ]]; then
     tail -30 "$OUT/gtorch.txt"
   fi
 fi
-if [[ -n ${SESSION_AB_LIB:-} ]]; then
-  AB_DIR=$OUT/ab AB_LABEL=ab AB_TIMEOUT=90 run ab "$(lim 170)" bash "$HERE/ab.sh" "$S" "$S/lib" "$SESSION_AB_LIB" \
+if [[ -n ${SESSION_AB_BASE:-} ]]; then
+  AB_DIR=$OUT/ab AB_LABEL=ab AB_TIMEOUT=90 run ab "$(lim 170)" bash "$HERE/ab.sh" "$S" "$SESSION_AB_BASE" "$S/lib" \
     "${SESSION_AB_ROUNDS:-2}" --shapes "${SESSION_AB_SHAPES:-$HERE/shapes/fixed-cost.txt}" --dtype bf16 --layout tn --no-lt
   tail -30 "$OUT/ab.log"
 fi
