@@ -575,12 +575,16 @@ std::vector<Case> sweep() {
     }
   // The staged epilogue (shared memory + TMA stores; 16-bit D with 16-byte rows): batches whose
   // D stride keeps the rule (the store's batch coordinate), C read beside it and C aliasing D,
-  // row and column bias, tails in both directions clipped by TMA, both orders and op(B).
+  // row and column bias, tails in both directions clipped by TMA, both orders and op(B); at one
+  // tile a CTA and (the `big` sizes: 1.45-1.75 waves of the planner's tile on the H100 and the
+  // H200) with several, the staging buffer then reused across a CTA's tiles.
+  for (bool big : {false, true})
   for (Order o : orders)
     for (Op ob : ops) {
-      Case c = make_case(200, 264, 300, DType::BF16, DType::BF16, Op::N, ob, o, "staged-batch");
+      Case c = big ? make_case(1100, 1000, 300, DType::BF16, DType::BF16, Op::N, ob, o, "staged-batch-big")
+                   : make_case(200, 264, 300, DType::BF16, DType::BF16, Op::N, ob, o, "staged-batch");
       GemmProblem& p = c.p;
-      p.batch_count = 3;
+      p.batch_count = big ? 4 : 3;
       p.ldc = p.ldd;
       p.stride_a = int64_t(span(p, p.a_rows(), p.a_cols(), p.lda, 0)) + 64;
       p.stride_b = int64_t(span(p, p.b_rows(), p.b_cols(), p.ldb, 0)) + 8;
@@ -592,9 +596,10 @@ std::vector<Case> sweep() {
       c.e.bias_type = DType::F32;
       c.e.activation = Activation::GeluTanh;
       cases.push_back(c);
-      Case a = make_case(300, 136, 500, DType::F16, DType::F16, Op::N, ob, o, "staged-c-is-d");
+      Case a = big ? make_case(1300, 1336, 500, DType::F16, DType::F16, Op::N, ob, o, "staged-c-is-d-big")
+                   : make_case(300, 136, 500, DType::F16, DType::F16, Op::N, ob, o, "staged-c-is-d");
       GemmProblem& q = a.p;
-      q.batch_count = 2;
+      q.batch_count = big ? 3 : 2;
       q.ldc = q.ldd;
       q.stride_a = int64_t(span(q, q.a_rows(), q.a_cols(), q.lda, 0));
       q.stride_b = int64_t(span(q, q.b_rows(), q.b_cols(), q.ldb, 0));
@@ -607,8 +612,9 @@ std::vector<Case> sweep() {
       a.c_is_d = true;
       cases.push_back(a);
     }
-  {
-    Case c = make_case(1000, 1000, 1000, DType::F16, DType::F16, Op::N, Op::T, Order::RowMajor, "staged-tails");
+  // One tile a CTA (128 of 128x64 in pairs) and several (2900 x 1800: 1.74 waves of 128x192).
+  for (auto [m, n, k] : {std::tuple{1000, 1000, 1000}, std::tuple{2900, 1800, 408}}) {
+    Case c = make_case(m, n, k, DType::F16, DType::F16, Op::N, Op::T, Order::RowMajor, "staged-tails");
     c.e.bias_mode = VectorMode::PerColumn;
     c.e.bias_type = DType::F32;
     c.e.activation = Activation::GeluTanh;
