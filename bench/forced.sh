@@ -14,7 +14,12 @@
 # OUT/forced.json holds the merged rows (each with every contender under `candidates`), which
 # bench/offline_regret.py replays and bench/report/render.py draws.
 #   FORCED_TIMEOUT=S   seconds per benchmark process (default 60)
-#   FORCED_ARGS="..."  more deepgemm-bench flags for every run (default --quick)
+#   FORCED_ARGS="..."  more deepgemm-bench flags for every run (default --reps 20, the benchmark's
+#                      own default of 2 ms samples: each process times one problem, and with
+#                      `--quick`'s 5 samples of 1 ms 1536^3's choice timed 19.9 us against 14.7
+#                      with 20 reps (15.9 in a 22-shape process), so a 128x128 stream-K twin
+#                      ranked 3 % ahead of it instead of 23 % behind; why only that contender
+#                      moved is not known; H100, 2026-12-06 session 15)
 set -uo pipefail
 if [[ $# -lt 3 || $# -gt 4 ]]; then
   echo "usage: $0 STAGE OUT JOBS [ROUNDS]" >&2
@@ -43,7 +48,7 @@ for ((r = 1; r <= rounds; ++r)); do
       [[ $label != auto ]] && force=(--force-kernel "$label")
       # shellcheck disable=SC2086
       timeout "${FORCED_TIMEOUT:-60}" "$stage/bin/deepgemm-bench" --m "$m" --n "$n" --k "$k" --dtype "$dtype" \
-        --layout "$layout" ${FORCED_ARGS:---quick} "${extra[@]}" "${force[@]}" --json "$out/$tag/$label-$r.json" \
+        --layout "$layout" ${FORCED_ARGS:---reps 20} "${extra[@]}" "${force[@]}" --json "$out/$tag/$label-$r.json" \
         > "$out/$tag/$label-$r.log" 2>&1 || echo "forced: $tag $label round $r: exit $?"
     done
   done < "$jobs"
