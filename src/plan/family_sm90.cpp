@@ -152,13 +152,13 @@ int exact_width(DType a_type, int64_t cols) {
   return int((cols + step - 1) / step * step);
 }
 
-// Columns cut to fill one wave of `sms` SMs: for a view of one to `max_row_tiles` rows of
-// `block_m`-row tiles and more columns than a skinny tile takes, the width that makes the tiles one
-// wave or just under, or 0 where there are more rows of tiles or that width is a menu tile's (64,
-// 128, 192, 256), under 48 or past 256.
-int wave_fit_width(const KernelView& v, DType a_type, long sms, int block_m, long max_row_tiles = 2) {
+// Columns cut to fill one wave of `sms` SMs: for a view of `block_m`-row tiles with more columns
+// than a skinny tile takes, the width that makes the tiles one wave or just under, or 0 where that
+// width is a menu tile's (64, 128, 192, 256), under 48 or past 256, or the rows of tiles alone
+// exceed a wave.
+int wave_fit_width(const KernelView& v, DType a_type, long sms, int block_m) {
   const long row_tiles = long((v.rows + block_m - 1) / block_m);
-  if (v.cols <= 256 || row_tiles < 1 || row_tiles > max_row_tiles) return 0;
+  if (v.cols <= 256 || row_tiles < 1) return 0;
   const long per_row = sms / row_tiles;  // (no rows, or fewer SMs than rows of tiles: none)
   if (per_row < 1) return 0;
   const int width = exact_width(a_type, (v.cols + per_row - 1) / per_row);
@@ -672,7 +672,7 @@ class Sm90Family final : public FamilyModel {
         const long stage = long(t.block_m + t.block_n) * 128;
         return int(std::min<long>(kMaxStages, (budget - smem_extra(probe, v, p.k, col_amax)) / stage));
       };
-      // Columns cut to fill one wave, measuring only: unswapped, one or two rows of tiles and more
+      // Columns cut to fill one wave, measuring only: unswapped, any rows of tiles and more
       // columns than a skinny tile takes, BLOCK_N = the columns over the tiles a wave holds per
       // row of tiles, rounded up to wgmma's N step. 128x14336 in 112-column tiles is 128 tiles on
       // 132 SMs, where 128-column ones (the choice, 0.85 wave) leave 20 SMs idle for the whole K
@@ -683,12 +683,13 @@ class Sm90Family final : public FamilyModel {
       // 64-row tiles up to 64 rows, else 128: two rows of 64-row tiles where one of 128 would do
       // lost to it everywhere (H100, 2026-12-06 session 12 call 14: 64x224 at 128x14336x4096 47.98
       // us against 128x112's 45.50; 64x112 at 128x7168 0.88-0.91 of 128x56).
-      // Also for measuring, past two rows of 128-row tiles: the width that makes them one wave
-      // (cuBLAS's own choice at 1536^3 is a 144-column tile in 1x2 clusters: 12 x 11 = 132 tiles,
-      // where the menu's 128x192 makes 96; ncu, H100, 2026-12-06 session 15).
+      // Past two rows of tiles (session 15): cuBLAS's own tile at 1536^3 is 144 columns wide in 1x2
+      // clusters (12 x 11 = 132 tiles, where the menu's 128x192 makes 96; ncu, H100); from
+      // registers (not a multiple of 64 columns) 128x144 ran 0.86x the 128x192 choice there, 128x96
+      // 1.05x at 1024x1536x4096 (bench/jobs/wave-fit-2d.jobs).
       if (!swap && !eight_bit && v.b_kmajor && !e.d_scale.active() && !p.grouping.grouped() && p.batch_count <= 1) {
         const int bm = v.rows <= 64 ? 64 : 128;
-        const int width = wave_fit_width(v, p.a_type, sms, bm, sms);
+        const int width = wave_fit_width(v, p.a_type, sms, bm);
         if (width > 0) {
           Sm90Tile t{bm, width, 0, 1, 1, skinny_efficiency(bm, width), 1};
           t.stages = skinny_stages(t, false);
