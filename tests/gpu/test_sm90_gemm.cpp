@@ -499,6 +499,23 @@ std::vector<Case> sweep() {
           return !c.swap_ab && c.block_n % 64 != 0 && c.cluster_k == 1 && !c.stream_k;
         });
       }
+    // The register epilogue's 16-byte stores (a quad exchanging its pairs; whole tiles of a 16-bit
+    // D with 16-byte aligned rows, BLOCK_N a multiple of 16): every unswapped configuration whose
+    // BLOCK_N is not a multiple of 64 (no TMA-stored D), and those two CTAs share an SM with, at
+    // M = 296 and N = 2880 (the last row of tiles partial: the pairs; whole or partial last columns
+    // by width; ldd 16-byte aligned in both orders), both orders, C, a column bias and GELU; f16
+    // with a row bias and ReLU.
+    for (Order o : orders)
+      for (DType dt : {DType::BF16, DType::F16}) {
+        Case base = make_case(296, 2880, 520, dt, dt, Op::N, Op::T, o, "");
+        base.e.bias_mode = dt == DType::BF16 ? VectorMode::PerColumn : VectorMode::PerRow;
+        base.e.bias_type = DType::BF16;
+        base.e.activation = dt == DType::BF16 ? Activation::GeluTanh : Activation::Relu;
+        if (dt == DType::BF16) base.e.beta = 0.5f;
+        push_named(base, [](const KernelConfig& c) {
+          return !c.swap_ab && c.cluster_k == 1 && (c.block_n % 64 != 0 || c.blocks_per_sm == 2);
+        });
+      }
     // The skinny tiles' stream-K twins above cut each of a few tiles into even pieces; here 100
     // swapped 64-row tiles (N = 6337, its last tile one row) over 132 CTAs take contiguous ranges
     // of K blocks that cross tiles (and at two CTAs per SM, even pieces of two), with a row bias

@@ -366,6 +366,29 @@ struct EpilogueOp {
     *reinterpret_cast<Pair*>(dst) = pr;
   }
 
+  // A 16-bit D in its own orientation: the converted values of (row, col) and (row, col + 1) as one
+  // 32-bit word, the first in the low half, for a kernel that exchanges such words between lanes
+  // before storing them 16 bytes at a time (sectors_aligned()). The same value() and convert() as
+  // store_pair_aligned, with and without the input scales passed in.
+  static constexpr bool kPackedPairs = IsHalfFloat<DType>::value && !kTrans;
+  __device__ __forceinline__ unsigned pack_pair(long long row, long long col, float acc0, float acc1, float rb,
+                                                float cb0, float cb1) const {
+    const DType x = convert(row, col, value(row, col, acc0, rb, cb0));
+    const DType y = convert(row, col + 1, value(row, col + 1, acc1, rb, cb1));
+    return unsigned(x.bits) | (unsigned(y.bits) << 16);
+  }
+  __device__ __forceinline__ unsigned pack_pair(long long row, long long col, float acc0, float acc1, float rb,
+                                                float cb0, float cb1, float rin, float cin0, float cin1) const {
+    const DType x = convert(row, col, value(row, col, acc0, rb, cb0, rin, cin0));
+    const DType y = convert(row, col + 1, value(row, col + 1, acc1, rb, cb1, rin, cin1));
+    return unsigned(x.bits) | (unsigned(y.bits) << 16);
+  }
+  // Whether every 8-column run of D starting at a multiple of 8 can be written as one aligned
+  // 16-byte access (kPackedPairs, D's base 16-byte aligned, its rows a multiple of 8 elements).
+  __device__ __forceinline__ bool sectors_aligned() const {
+    return kPackedPairs && (reinterpret_cast<unsigned long long>(d) % 16) == 0 && ldd % 8 == 0;
+  }
+
   // store4 of four integer sums (kernels with s32 accumulators): an i32 D with nothing applied
   // (kExactInt) gets the sums themselves when alpha is 1 (it may come with the call or from device
   // memory), since float would round sums beyond 2^24; anything else goes through float, as the

@@ -1805,7 +1805,97 @@ struct Gemm {
         }
       }
     };
-    if (w.row0 + kBlockM <= m && (long long)(w.n_block + 1) * kBlockN <= n && epi.pairs_aligned())
+    // A whole tile of a 16-bit D with 16-byte aligned rows (kSectorStores, sectors_aligned()): a quad
+    // of lanes holds two rows x 16 columns of two adjacent 8-column atoms, as 4 words of 2 values a
+    // lane; a 4 x 4 exchange of those words inside the quad (two rounds of shuffles) leaves each
+    // lane 8 consecutive columns of one row, stored as one 16-byte access. A warp's store then
+    // writes whole 32-byte sectors (16 rows x 32 bytes) where the pairs wrote half sectors (8 rows x
+    // 16 bytes, four times as many stores): sm90 NOTES Next -19. Tiles whose BLOCK_N is not a
+    // multiple of 16 (an odd number of atoms) keep the pairs, and so do stream-K tiles with 128
+    // accumulators a thread (the 128x128 ping-pong twin spilled 8 bytes: ptxas sm_90a).
+    constexpr bool kSectorStores = Op::kPackedPairs && kGroup % 2 == 0 && !(kStreamK && kMAtoms * kAcc >= 128);
+    auto store_tile_sectors = [&]() {
+      if constexpr (kSectorStores) {
+        const int q = lane % 4;
+        const bool odd_q = q & 1, high_q = q & 2;
+        // The row and first column this lane stores: row h = q % 2 of its pair, atom a = q / 2 of two.
+        typename Op::DType* rowq[kMAtoms];
+#pragma unroll
+        for (int ma = 0; ma < kMAtoms; ++ma)
+          rowq[ma] = epi.row_ptr(row_base + ma * 64 + (q % 2) * 8) + (long long)w.n_block * kBlockN + (q / 2) * 8;
+        if constexpr (kInAhead) load_cin(BoolTag<true>{}, 0, cin);
+#pragma unroll
+        for (int g = 0; g < kPairs / kGroup; ++g) {
+          if (g + 1 < kPairs / kGroup) {
+            load_cbias(g + 1, next_cbias);
+            if constexpr (kInAhead) load_cin(BoolTag<true>{}, g + 1, next_cin);
+          }
+          if constexpr (kInHoist && !kInAhead) load_cin(BoolTag<true>{}, g, cin);
+#pragma unroll
+          for (int ii = 0; ii < kGroup; ii += 2) {
+            const int i = g * kGroup + ii;
+#pragma unroll
+            for (int ma = 0; ma < kMAtoms; ++ma) {
+              unsigned x[4];  // x[a * 2 + h]: atom i + a, row h, this lane's column pair
+#pragma unroll
+              for (int a = 0; a < 2; ++a)
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                  const long long row = row_base + ma * 64 + h * 8, col = col_base + (i + a) * 8;
+                  const float v0 = float(acc[ma][(i + a) * 4 + h * 2]), v1 = float(acc[ma][(i + a) * 4 + h * 2 + 1]);
+                  if constexpr (kInHoist)
+                    x[a * 2 + h] = epi.pack_pair(row, col, v0, v1, rbias[ma][h], cbias[ii + a][0], cbias[ii + a][1],
+                                                 rin[ma][h], cin[ii + a][0], cin[ii + a][1]);
+                  else
+                    x[a * 2 + h] = epi.pack_pair(row, col, v0, v1, rbias[ma][h], cbias[ii + a][0], cbias[ii + a][1]);
+                }
+              // Word j of lane q goes to lane j as its word q: swap the lane's bit 0 with the word's
+              // (partner lane q ^ 1), then bit 1 (partner q ^ 2).
+#pragma unroll
+              for (int hi = 0; hi < 2; ++hi) {
+                const unsigned send = odd_q ? x[hi * 2] : x[hi * 2 + 1];
+                const unsigned got = __shfl_xor_sync(0xffffffffu, send, 1);
+                if (odd_q) x[hi * 2] = got;
+                else x[hi * 2 + 1] = got;
+              }
+#pragma unroll
+              for (int lo = 0; lo < 2; ++lo) {
+                const unsigned send = high_q ? x[lo] : x[2 + lo];
+                const unsigned got = __shfl_xor_sync(0xffffffffu, send, 2);
+                if (high_q) x[lo] = got;
+                else x[2 + lo] = got;
+              }
+              // One 16-byte store (a plain C++ store of an aligned struct became four 4-byte ones at the
+              // first atom pair: nvcc 12, PTX).
+              asm volatile("st.global.v4.b32 [%0], {%1, %2, %3, %4};" ::"l"(rowq[ma] + i * 8), "r"(x[0]), "r"(x[1]),
+                           "r"(x[2]), "r"(x[3])
+                           : "memory");
+            }
+          }
+          if (g + 1 < kPairs / kGroup) {
+#pragma unroll
+            for (int ii = 0; ii < kGroup; ++ii) {
+              cbias[ii][0] = next_cbias[ii][0];
+              cbias[ii][1] = next_cbias[ii][1];
+              if constexpr (kInAhead) {
+                cin[ii][0] = next_cin[ii][0];
+                cin[ii][1] = next_cin[ii][1];
+              }
+            }
+          }
+        }
+      }
+    };
+    const bool whole = w.row0 + kBlockM <= m && (long long)(w.n_block + 1) * kBlockN <= n;
+    if constexpr (kSectorStores) {
+      if (whole && epi.sectors_aligned()) {
+        store_tile_sectors();
+        epi.flush_amax();
+        return;
+      }
+    }
+    (void)store_tile_sectors;
+    if (whole && epi.pairs_aligned())
       store_tile(BoolTag<true>{});
     else
       store_tile(BoolTag<false>{});
