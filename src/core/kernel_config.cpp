@@ -56,8 +56,8 @@ std::string KernelConfig::name() const {
   if (swap_ab) os << "_swap";
   if (raster_group != 8 && block_k > 0) os << "_r" << raster_group;
   if (persistent) os << "_p";
-  if (pack_a) os << "_packA";
-  if (pack_b) os << "_packB";
+  if (pack_a) os << (pack_a_t ? "_packAt" : "_packA");
+  if (pack_b) os << (pack_b_t ? "_packBt" : "_packB");
   if (variant != 0) os << "_v" << variant;
   if (stream_k) os << "_streamk";
   if (tma_store) os << "_ts";
@@ -73,6 +73,7 @@ std::string KernelConfig::to_json() const {
      << ",\"cluster_k\":" << cluster_k << ",\"split_k\":" << split_k << ",\"swap_ab\":" << b(swap_ab)
      << ",\"swizzle_bytes\":" << swizzle_bytes << ",\"raster_group\":" << raster_group
      << ",\"persistent\":" << b(persistent) << ",\"pack_a\":" << b(pack_a) << ",\"pack_b\":" << b(pack_b)
+     << ",\"pack_a_t\":" << b(pack_a_t) << ",\"pack_b_t\":" << b(pack_b_t)
      << ",\"variant\":" << variant << ",\"stream_k\":" << b(stream_k)
      << ",\"tma_store\":" << b(tma_store) << "}";
   return os.str();

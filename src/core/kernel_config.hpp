@@ -38,6 +38,9 @@ struct KernelConfig {
   int raster_group = 0;     // M blocks per grouped-rasterization group; 0 = row order (N fastest)
   bool persistent = false;  // a grid of resident CTAs walks the tiles
   bool pack_a = false, pack_b = false;  // copy the operand to an aligned workspace first
+  // sm90: the packed copy of an MN-major operand is its transpose, K-major (core/tma_rules.hpp),
+  // so that the kernel reads both operands as a tn problem does.
+  bool pack_a_t = false, pack_b_t = false;
   int variant = 0;          // sm80: 1 = fragment-pipelined main loop; sm90: 1 = ping-pong consumer warpgroups
   bool stream_k = false;    // sm90: the tiles of a partial last wave shared out by K blocks (core/stream_k.hpp)
   // sm90, grouped problems: the epilogue through shared memory and TMA stores, as every other

@@ -37,7 +37,11 @@ bool tma_operand_needs_pack(const GemmProblem& p, int which) {
                     : !rows_aligned(p.ldb, p.stride_b, p.batch_count, p.b_type, 16);
 }
 
-PackLayout pack_layout(const GemmProblem& p, int which) {
+bool tma_operand_mn_major(const GemmProblem& p, int which) {
+  return which == 0 ? !problem_a_kcontiguous(p) : !problem_b_kcontiguous(p);
+}
+
+PackLayout pack_layout(const GemmProblem& p, int which, bool transposed) {
   PackLayout l;
   const int64_t rows = which == 0 ? p.a_rows() : p.b_rows(), cols = which == 0 ? p.a_cols() : p.b_cols();
   // Row-major storage is contiguous along a row (cols elements), column-major along a column.
@@ -48,24 +52,32 @@ PackLayout pack_layout(const GemmProblem& p, int which) {
   l.batch = p.batch_count > 1 && l.src_stride != 0 ? p.batch_count : 1;
   l.elem_bytes = int64_t(dtype_size(which == 0 ? p.a_type : p.b_type));
   const int64_t per16 = 16 / l.elem_bytes;
-  l.dst_ld = (l.inner + per16 - 1) / per16 * per16;
-  l.dst_stride = l.batch > 1 ? l.outer * l.dst_ld : 0;
+  l.transposed = transposed;
+  l.dst_ld = ((transposed ? l.outer : l.inner) + per16 - 1) / per16 * per16;
+  l.dst_stride = l.batch > 1 ? l.dst_rows() * l.dst_ld : 0;
   return l;
 }
 
-GemmProblem packed_problem(const GemmProblem& p, bool pack_a, bool pack_b) {
+GemmProblem packed_problem(const GemmProblem& p, bool pack_a, bool pack_b, bool a_t, bool b_t) {
   GemmProblem q = p;
+  const auto flip = [](Op o) { return o == Op::N ? Op::T : Op::N; };
   if (pack_a) {
-    const PackLayout l = pack_layout(p, 0);
+    const PackLayout l = pack_layout(p, 0, a_t);
     q.lda = l.dst_ld;
     q.stride_a = l.dst_stride;
+    if (a_t) q.op_a = flip(p.op_a);
   }
   if (pack_b) {
-    const PackLayout l = pack_layout(p, 1);
+    const PackLayout l = pack_layout(p, 1, b_t);
     q.ldb = l.dst_ld;
     q.stride_b = l.dst_stride;
+    if (b_t) q.op_b = flip(p.op_b);
   }
   return q;
+}
+
+GemmProblem packed_problem(const GemmProblem& p, const KernelConfig& c) {
+  return packed_problem(p, c.pack_a, c.pack_b, c.pack_a_t, c.pack_b_t);
 }
 
 }  // namespace dgemm

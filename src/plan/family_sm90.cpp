@@ -1377,6 +1377,24 @@ class Sm90Family final : public FamilyModel {
       for (Candidate& c : out)
         if (!grouped_8bit_verified(c.config, block_scaled)) c.measuring_only = true;
     }
+    // Transposed copies (KernelConfig::pack_a_t / pack_b_t): an MN-major operand that is packed
+    // anyway can be copied K-major for the same bytes, so that the kernel reads it as a tn problem
+    // does (2048x2049x2048 nn's GEMM on its packed N-major B ran 17 % slower than tn's: sm90
+    // NOTES, session 13). Beside each feasible candidate that packs such an operand, costed as it,
+    // for measuring only until a device run says where they win. Not for grouped problems.
+    const bool a_t = pack_a && tma_operand_mn_major(p, 0), b_t = pack_b && tma_operand_mn_major(p, 1);
+    if ((a_t || b_t) && !p.grouping.grouped()) {
+      const std::size_t offered = out.size();
+      for (std::size_t i = 0; i < offered; ++i) {
+        if (!out[i].feasible) continue;
+        Candidate twin = out[i];
+        twin.config.pack_a_t = a_t;
+        twin.config.pack_b_t = b_t;
+        twin.measuring_only = true;
+        twin.rule.clear();
+        out.push_back(twin);
+      }
+    }
     return out;
   }
 };

@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "plan/arch_file.hpp"
 #include "plan/families.hpp"
+#include "core/kernel_view.hpp"
 #include "core/tma_rules.hpp"
 #include "plan/planner.hpp"
 
@@ -548,6 +549,43 @@ BOOST_AUTO_TEST_CASE(sm90_planner_model_feasibility_and_choice) {
   BOOST_CHECK(lb.batch == 1 && lb.dst_stride == 0 && lb.inner == 33 && lb.outer == 100 && lb.dst_ld == 40);
   BOOST_CHECK(lb2.batch == 3 && lb2.inner == 33 && lb2.outer == 60 && lb2.dst_stride == 60 * 40);
   BOOST_CHECK(tma_layout_problem(packed_problem(bcast, true, true)).empty());
+  // Transposed copies of MN-major operands (pack_a_t / pack_b_t): nn with N = 2049 packs B, stored
+  // K x N, into its N x K transpose (op T, ldb = K): K-major for the kernel, the same bytes; the
+  // twins are offered beside every feasible packing candidate, for measuring only.
+  GemmProblem nn = problem(DType::BF16, Op::N, Op::N, Order::RowMajor, 2048, 2049, 2048);
+  BOOST_CHECK(tma_operand_needs_pack(nn, 1) && tma_operand_mn_major(nn, 1) && !tma_operand_mn_major(nn, 0));
+  const PackLayout lt = pack_layout(nn, 1, true);
+  BOOST_CHECK(lt.transposed && lt.inner == 2049 && lt.outer == 2048 && lt.dst_ld == 2048 && lt.dst_rows() == 2049);
+  BOOST_CHECK_EQUAL(lt.bytes(), 2049LL * 2048 * 2);
+  const GemmProblem nn_t = packed_problem(nn, false, true, false, true);
+  BOOST_CHECK(nn_t.op_b == Op::T && nn_t.ldb == 2048 && tma_layout_problem(nn_t).empty());
+  BOOST_CHECK(kernel_view(nn_t, false).b_kmajor && !kernel_view(packed_problem(nn, false, true), false).b_kmajor);
+  int plain_packs = 0, twins = 0;
+  for (const Candidate& c : sm90_family_model().enumerate(nn, e, hw)) {
+    if (!c.feasible) continue;
+    BOOST_CHECK(c.config.pack_b && !c.config.pack_a && !c.config.pack_a_t);
+    if (c.config.pack_b_t) {
+      ++twins;
+      BOOST_CHECK_MESSAGE(c.measuring_only, c.config.name());
+      BOOST_CHECK(c.config.name().find("_packBt") != std::string::npos);
+    } else {
+      ++plain_packs;
+    }
+  }
+  BOOST_CHECK(twins > 0 && twins == plain_packs);
+  // Column-major A with op N is M-major (stored m x k, down its columns): its copy is A^T, k x m
+  // column-major read as op T, rows of k padded to 8; a batch of copies k x m apart.
+  GemmProblem cm = problem(DType::F16, Op::N, Op::N, Order::ColMajor, 100, 64, 33);
+  cm.lda = 101;
+  cm.batch_count = 2;
+  cm.stride_a = 101 * 33 + 5;
+  cm.ldb = 40;
+  cm.stride_b = 0;
+  BOOST_CHECK(tma_operand_needs_pack(cm, 0) && tma_operand_mn_major(cm, 0));
+  const PackLayout lc = pack_layout(cm, 0, true);
+  BOOST_CHECK(lc.inner == 100 && lc.outer == 33 && lc.dst_ld == 40 && lc.batch == 2 && lc.dst_stride == 100 * 40);
+  const GemmProblem cm_t = packed_problem(cm, true, false, true, false);
+  BOOST_CHECK(cm_t.op_a == Op::T && cm_t.lda == 40 && cm_t.stride_a == 4000 && problem_a_kcontiguous(cm_t));
   // Not Hopper, not 16-bit operands: rejected with a reason.
   HardwareDesc ampere = hw;
   ampere.cc_major = 8;

@@ -512,6 +512,15 @@ BOOST_AUTO_TEST_CASE(sm90_packed_variant_compiles_with_the_pack_kernel) {
   auto code = jit::compile(r);
   BOOST_CHECK_MESSAGE(code->log.find(cuda::kSm90PackKernel) != std::string::npos, code->log);
   BOOST_CHECK_EQUAL(dgemm_test::check_spill_lines(r.name, code->log), 2);
+  // nn with an unaligned N: the transposed copy's twin (pack_b_t) reads B K-major.
+  GemmProblem nn = problem(DType::BF16, Op::N, Op::N, Order::RowMajor, 2048, 2049, 2048);
+  menu = sm90_family_model().enumerate(nn, Epilogue{}, apply_arch_file(HardwareDesc{}, "h200"));
+  const auto twin = std::find_if(menu.begin(), menu.end(), [](const Candidate& c) { return c.feasible && c.config.pack_b_t; });
+  BOOST_REQUIRE(twin != menu.end());
+  jit::CompileRequest rt = cuda::sm90_compile_request(nn, Epilogue{}, twin->config, jit::arch_for_cc(9, 0));
+  BOOST_CHECK_MESSAGE(rt.source.find("B K-major") != std::string::npos, rt.source.substr(0, 300));
+  auto code_t = jit::compile(rt);
+  BOOST_CHECK_EQUAL(dgemm_test::check_spill_lines(rt.name, code_t->log), 2);
 }
 
 // The wgmma atoms are generated from one definition: the committed header is what the generator

@@ -516,6 +516,34 @@ std::vector<Case> sweep() {
           return !c.swap_ab && c.cluster_k == 1 && (c.block_n % 64 != 0 || c.blocks_per_sm == 2);
         });
       }
+    // Transposed copies (pack_a_t / pack_b_t: an MN-major operand with rows TMA cannot read, packed
+    // K-major): 300 x 1001 x 517 (no leading dimension a multiple of 8; partial 64 x 64 copy tiles
+    // in both directions, the copy's rows padded from 517 to 520), every transpose and both
+    // orders, C, a column bias and GELU; the twins of the one-CTA 128-column tiles, the stream-K
+    // and the swapped ones; and a batch of 3 (nn, row-major) through them.
+    for (Op oa : ops)
+      for (Op ob : ops)
+        for (Order o : orders)
+          for (int batch : {1, 3}) {
+            if (batch == 3 && !(oa == Op::N && ob == Op::N && o == Order::RowMajor)) continue;
+            Case base = make_case(300, 1001, 517, DType::BF16, DType::BF16, oa, ob, o, "");
+            base.p.lda = o == Order::RowMajor ? base.p.a_cols() : base.p.a_rows();
+            base.p.ldb = o == Order::RowMajor ? base.p.b_cols() : base.p.b_rows();
+            if (batch == 3) {
+              base.p.batch_count = 3;
+              base.p.stride_a = int64_t(span(base.p, base.p.a_rows(), base.p.a_cols(), base.p.lda, 0)) + 1;
+              base.p.stride_b = int64_t(span(base.p, base.p.b_rows(), base.p.b_cols(), base.p.ldb, 0)) + 3;
+              base.p.stride_c = base.p.stride_d = int64_t(span(base.p, base.p.m, base.p.n, base.p.ldd, 0));
+            }
+            base.e.beta = 0.75f;
+            base.e.bias_mode = VectorMode::PerColumn;
+            base.e.bias_type = DType::BF16;
+            base.e.activation = Activation::GeluTanh;
+            push_named(base, [](const KernelConfig& c) {
+              return (c.pack_a_t || c.pack_b_t) && c.cluster_m == 1 && c.cluster_n == 1 && c.cluster_k == 1 &&
+                     c.variant == 0 && c.blocks_per_sm == 1 && (c.block_n == 128 || c.stream_k || c.swap_ab);
+            });
+          }
     // The skinny tiles' stream-K twins above cut each of a few tiles into even pieces; here 100
     // swapped 64-row tiles (N = 6337, its last tile one row) over 132 CTAs take contiguous ranges
     // of K blocks that cross tiles (and at two CTAs per SM, even pieces of two), with a row bias

@@ -74,7 +74,7 @@ static_assert(offsetof(Sm90GemmArgsHost, p) == 640, "DgemmParams follows the fiv
 struct PackJobHost {
   const void* src;
   void* dst;
-  long long inner, outer, src_ld, src_stride, dst_ld, dst_stride, rows;
+  long long inner, outer, src_ld, src_stride, dst_ld, dst_stride, rows, transposed;
 };
 struct PackArgsHost {
   PackJobHost job[2];
@@ -214,7 +214,8 @@ jit::CompileRequest sm90_compile_request(const GemmProblem& problem, const Epilo
                                          const std::string& arch) {
   const GemmProblem p = canonical_operands(problem);
   if (c.family != Family::Sm90) fail(Status::InternalError, "sm90_compile_request given family ", family_name(c.family));
-  const KernelView v = kernel_view(p, c.swap_ab);
+  // The operands' layouts as the kernel reads them: a transposed copy is K-major.
+  const KernelView v = kernel_view(packed_problem(p, c), c.swap_ab);
   const int kind = operand_kind(v.a_type, v.b_type);
   if (kind < 0)
     fail(Status::NotSupported, "the sm90 family takes f16, bf16, fp8 or i8 A and B, not ", dtype_name(p.a_type), " and ",
@@ -284,7 +285,7 @@ class Sm90Executable final : public Executable {
       : device_(device.index), config_(c), fallback_(std::move(fallback)) {
     const GemmProblem p = canonical_operands(problem);  // as the planner saw it
     // The kernel reads packed operands from the workspace copy: check the layout it will see.
-    const GemmProblem kp = packed_problem(p, c.pack_a, c.pack_b);
+    const GemmProblem kp = packed_problem(p, c);
     const std::string layout = tma_layout_problem(kp);
     if (!layout.empty()) fail(Status::NotSupported, "sm90 family: ", layout);
     if ((c.pack_a || c.pack_b) && dtype_size(p.a_type) != 2)
@@ -295,7 +296,7 @@ class Sm90Executable final : public Executable {
       const int which = view_.swap_operands ? 1 - op : op;
       if (!(which == 0 ? c.pack_a : c.pack_b)) continue;
       pack_[op].on = true;
-      pack_[op].layout = pack_layout(p, which);
+      pack_[op].layout = pack_layout(p, which, which == 0 ? c.pack_a_t : c.pack_b_t);
       pack_[op].offset = workspace_;
       workspace_ += (std::size_t(pack_[op].layout.bytes()) + kWorkspaceAlign - 1) / kWorkspaceAlign * kWorkspaceAlign;
     }
@@ -318,12 +319,17 @@ class Sm90Executable final : public Executable {
     c_bytes_ = e.reads_c() ? int64_t(dtype_size(p.c_type)) : 0;
     if (pack_[0].on || pack_[1].on) {
       pack_kernel_ = module_->kernel(kSm90PackKernel, 0);
-      // Work items: one warp copies 1024 elements of one row (pack.cuh, kPackSegment); 8 warps per block.
+      // Work items: one warp copies 1024 elements of one row (pack.cuh, kPackSegment), 8 warps per
+      // block; a transposed copy moves one 64 x 64 tile per block.
       long long most = 0;
-      for (const PackOperand& o : pack_)
-        if (o.on) most = std::max<long long>(most, o.layout.batch * o.layout.outer * ((o.layout.dst_ld + 1023) / 1024));
+      for (const PackOperand& o : pack_) {
+        if (!o.on) continue;
+        const PackLayout& l = o.layout;
+        most = std::max<long long>(most, l.transposed ? l.batch * ((l.dst_ld + 63) / 64) * ((l.inner + 63) / 64)
+                                                      : (l.batch * l.outer * ((l.dst_ld + 1023) / 1024) + 7) / 8);
+      }
       // Grid-stride copy: 8 resident blocks per SM are enough to saturate HBM.
-      pack_grid_ = unsigned(std::min<long long>((most + 7) / 8, 8LL * device.hw.sm_count));
+      pack_grid_ = unsigned(std::min<long long>(most, 8LL * device.hw.sm_count));
       if (pack_grid_ == 0) pack_grid_ = 1;
     }
     esize_ = int64_t(dtype_size(view_.a_type));
@@ -544,6 +550,7 @@ class Sm90Executable final : public Executable {
       j.dst_ld = o.layout.dst_ld;
       j.dst_stride = o.layout.dst_stride;
       j.rows = o.layout.batch * o.layout.outer;
+      j.transposed = o.layout.transposed ? 1 : 0;
       (op == 0 ? prm.a : prm.b) = dst;
     }
     cudaLaunchConfig_t pcfg{};
