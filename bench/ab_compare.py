@@ -5,7 +5,8 @@ Reads DIR/LABEL-A-*.json and DIR/LABEL-B-*.json (deepgemm-bench --json of the sa
 builds of the library), and prints per row (shape, dtype, layout, epilogue) the median of our time
 over the rounds for A and for B, the kernels each ran, B's speed-up A/B, and cuBLAS's median over
 every run of the row; then the geomean of the speed-ups and the count of rows B wins by more than
-2 %, loses by more than 2 %, or ties. Rows missing on one side are listed, not compared. Standard
+2 %, loses by more than 2 %, or ties (grouped rows too: --grouped JSON, keyed by layout, N x K,
+groups and tokens). Rows missing on one side are listed, not compared. Standard
 library only: it runs on the device as is.
 """
 import glob
@@ -28,12 +29,15 @@ def load(pattern):
         for r in data.get("rows", []):
             if r.get("ours_us") is None or r.get("mismatch"):
                 continue
-            key = (r["m"], r["n"], r["k"], r["dtype"], r["layout"], r["epilogue"])
+            # Grouped rows (deepgemm-bench --grouped) have no epilogue or dtype field: their groups
+            # and tokens per expert stand in the epilogue's place, cuBLAS is the per-expert loop.
+            epi = r.get("epilogue") or f"G{r.get('groups')} t{r.get('tokens')}"
+            key = (r["m"], r["n"], r["k"], r.get("dtype", "bf16"), r["layout"], epi)
             e = rows.setdefault(key, {"us": [], "kernel": set(), "cublas": []})
             e["us"].append(r["ours_us"])
             e["kernel"].add(r.get("kernel", ""))
-            if r.get("cublas_us"):
-                e["cublas"].append(r["cublas_us"])
+            if r.get("cublas_us") or r.get("cublas_loop_us"):
+                e["cublas"].append(r.get("cublas_us") or r.get("cublas_loop_us"))
     return rows
 
 
