@@ -1379,9 +1379,14 @@ class Sm90Family final : public FamilyModel {
     }
     // Transposed copies (KernelConfig::pack_a_t / pack_b_t): an MN-major operand that is packed
     // anyway can be copied K-major for the same bytes, so that the kernel reads it as a tn problem
-    // does (2048x2049x2048 nn's GEMM on its packed N-major B ran 17 % slower than tn's: sm90
-    // NOTES, session 13). Beside each feasible candidate that packs such an operand, costed as it,
-    // for measuring only until a device run says where they win. Not for grouped problems.
+    // does. Beside each feasible candidate that packs such an operand, costed as it. A measured
+    // rule: where the plain copy leaves the kernel's B N-major (unswapped nn and its kin), the
+    // transposed twin takes the candidate's place (H100, 2026-12-06 session 16 call 2, forced,
+    // two rounds: 2048x2049x2048 nn 128x192 stream-K 62.66 -> 57.00 us bf16, 62.63 -> 57.23 f16;
+    // the wgmma B operand N-major is the slow one); where it would only turn the kernel's A
+    // K-major, the twin stays for measuring (the swapped 128x256 at 4095x4097x4093 nn 263.1 ->
+    // 264.7, 4096x4097x4096 nn 242.9 -> 245.5: an M-major A costs the GEMM nothing, the transposing
+    // copy a little). Not for grouped problems.
     const bool a_t = pack_a && tma_operand_mn_major(p, 0), b_t = pack_b && tma_operand_mn_major(p, 1);
     if ((a_t || b_t) && !p.grouping.grouped()) {
       const std::size_t offered = out.size();
@@ -1390,8 +1395,19 @@ class Sm90Family final : public FamilyModel {
         Candidate twin = out[i];
         twin.config.pack_a_t = a_t;
         twin.config.pack_b_t = b_t;
-        twin.measuring_only = true;
-        twin.rule.clear();
+        const bool kb_fixed = !kernel_view(kp, twin.config.swap_ab).b_kmajor &&
+                              kernel_view(packed_problem(p, twin.config), twin.config.swap_ab).b_kmajor;
+        if (kb_fixed) {
+          out[i].measuring_only = true;
+          out[i].rule.clear();
+          if (!twin.measuring_only)
+            twin.rule = twin.rule.empty() ? "the kernel's B packed K-major (a transposed copy), not N-major (H100, "
+                                            "2026-12-06 session 16 call 2)"
+                                          : twin.rule + "; B packed K-major (a transposed copy)";
+        } else {
+          twin.measuring_only = true;
+          twin.rule.clear();
+        }
         out.push_back(twin);
       }
     }

@@ -560,19 +560,26 @@ BOOST_AUTO_TEST_CASE(sm90_planner_model_feasibility_and_choice) {
   const GemmProblem nn_t = packed_problem(nn, false, true, false, true);
   BOOST_CHECK(nn_t.op_b == Op::T && nn_t.ldb == 2048 && tma_layout_problem(nn_t).empty());
   BOOST_CHECK(kernel_view(nn_t, false).b_kmajor && !kernel_view(packed_problem(nn, false, true), false).b_kmajor);
+  // A measured rule: where the plain copy leaves the kernel's B N-major (unswapped), the twin takes
+  // the candidate's place; swapped (the copy would only make the kernel's A K-major), it is kept
+  // for measuring.
   int plain_packs = 0, twins = 0;
   for (const Candidate& c : sm90_family_model().enumerate(nn, e, hw)) {
     if (!c.feasible) continue;
     BOOST_CHECK(c.config.pack_b && !c.config.pack_a && !c.config.pack_a_t);
     if (c.config.pack_b_t) {
       ++twins;
-      BOOST_CHECK_MESSAGE(c.measuring_only, c.config.name());
       BOOST_CHECK(c.config.name().find("_packBt") != std::string::npos);
+      if (c.config.swap_ab) BOOST_CHECK_MESSAGE(c.measuring_only, c.config.name());
     } else {
       ++plain_packs;
+      if (!c.config.swap_ab) BOOST_CHECK_MESSAGE(c.measuring_only, c.config.name());
     }
   }
   BOOST_CHECK(twins > 0 && twins == plain_packs);
+  const PlanDecision nn_plan = choose_kernel(nn, e, hw, PlanRequest{});
+  BOOST_CHECK_MESSAGE(nn_plan.chosen.config.pack_b_t && !nn_plan.chosen.config.swap_ab,
+                      "2048x2049x2048 nn chose " << nn_plan.chosen.config.name());
   // Column-major A with op N is M-major (stored m x k, down its columns): its copy is A^T, k x m
   // column-major read as op T, rows of k padded to 8; a batch of copies k x m apart.
   GemmProblem cm = problem(DType::F16, Op::N, Op::N, Order::ColMajor, 100, 64, 33);
@@ -1045,9 +1052,10 @@ BOOST_AUTO_TEST_CASE(sm90_square_tile_over_one_to_one_and_a_half_waves_takes_its
             .chosen.config.name();
     BOOST_TEST(name == row.chosen, row.m << "x" << row.n << "x" << row.k << " chose " << name);
   }
-  // B packed (nn, N = 2049: its rows break TMA's 16-byte rule): the packed tile's twin.
+  // B packed (nn, N = 2049: its rows break TMA's 16-byte rule): the packed tile's twin, with B
+  // copied K-major (a transposed copy, session 16).
   BOOST_TEST(choose_kernel(problem(DType::BF16, Op::N, Op::N, Order::RowMajor, 2048, 2049, 2048), Epilogue{}, hw, r)
-                 .chosen.config.name() == "sm90_128x192x64_s5_t384_p_packB_streamk");
+                 .chosen.config.name() == "sm90_128x192x64_s5_t384_p_packBt_streamk");
   BOOST_TEST(!choose_kernel(typed(2048, 2112, 7168, DType::F8E4M3, DType::BF16), Epilogue{}, hw, r).chosen.config.stream_k);
 }
 
