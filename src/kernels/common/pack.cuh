@@ -131,10 +131,6 @@ __device__ __forceinline__ void pack_transposed(const PackJob& j) {
 // Defines the extern "C" pack kernel NAME (launched with gridDim.y = number of jobs).
 #define DGEMM_DEFINE_PACK_KERNEL(NAME)                                                    \
   extern "C" __global__ void __launch_bounds__(256) NAME(const __grid_constant__ dg::PackArgs args) { \
-    /* The GEMM after it (a programmatic dependent launch) may start its set-up on SMs whose  */ \
-    /* copy blocks are done: it reads the copies only after griddepcontrol.wait, which waits  */ \
-    /* for this whole grid and its writes.                                                    */ \
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");                       \
     const dg::PackJob& j = args.job[blockIdx.y];                                          \
     if (j.transposed)                                                                     \
       dg::pack_transposed(j);                                                             \
