@@ -1033,6 +1033,28 @@ BOOST_AUTO_TEST_CASE(sm90_swap_tiles_narrower_than_m) {
 // 16-bit, one to one and a half waves of the chosen 128-row square tile: its stream-K twin (H100,
 // 2026-12-05 session 9 call C: 2048x2049x2048 1.05-1.07x); not past one and a half waves (the
 // twin's whole tiles run ~6 % slower: 4096^3, the prefill rows), nor for 8-bit operands.
+// Where the model splits K of 128x192 over a cluster of two, 128x128 with the whole K up to K =
+// 4096 (measured rule, H100 session 16 calls 2-3); at K = 8192, and with an N-major B (not timed),
+// the split stays.
+BOOST_AUTO_TEST_CASE(sm90_mid_k_split_128x192_gives_way_to_whole_k_128x128) {
+  PlanRequest r;
+  r.use_cache = false;
+  for (const char* name : {"h100", "h200"}) {
+    const HardwareDesc hw = arch(name);
+    for (auto [m, n] : {std::pair<int64_t, int64_t>{1024, 1536}, {512, 3072}, {768, 2048}, {1280, 1024}}) {
+      const std::string tn =
+          choose_kernel(problem(DType::BF16, Op::N, Op::T, Order::RowMajor, m, n, 4096), Epilogue{}, hw, r).chosen.config.name();
+      BOOST_TEST(tn == "sm90_128x128x64_s6_t384_p", name << " " << m << "x" << n << "x4096 tn chose " << tn);
+      const std::string nn =
+          choose_kernel(problem(DType::BF16, Op::N, Op::N, Order::RowMajor, m, n, 4096), Epilogue{}, hw, r).chosen.config.name();
+      BOOST_TEST(nn == "sm90_128x192x64_s3_t384_ck2_p", name << " " << m << "x" << n << "x4096 nn chose " << nn);
+    }
+    const std::string k8 = choose_kernel(problem(DType::BF16, Op::N, Op::T, Order::RowMajor, 1024, 1536, 8192),
+                                         Epilogue{}, hw, r).chosen.config.name();
+    BOOST_TEST(k8 == "sm90_128x192x64_s3_t384_ck2_p", name << " 1024x1536x8192 chose " << k8);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(sm90_square_tile_over_one_to_one_and_a_half_waves_takes_its_stream_k_twin) {
   const HardwareDesc hw = arch("h200");
   PlanRequest r;
