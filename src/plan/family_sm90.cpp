@@ -1275,16 +1275,18 @@ class Sm90Family final : public FamilyModel {
     // K = 4096 (H100, 2026-12-06 session 16 calls 2-3, bench/jobs/mid-ck2.jobs, forced, two rounds,
     // tn, us): 512x3072x4096 26.21 -> 23.23, 768x1536x4096 24.11 -> 21.78, 768x2048x4096 26.77 ->
     // 23.52 (in pairs sharing B 22.73), 1024x1536x4096 25.00 -> 22.21, 1280x1024x4096 29.78 ->
-    // 22.32; at K = 8192 the split stays (1024x1536x8192 41.60 against 45.27). The model prices
-    // the split's extra CTAs as filling the idle SMs; it does not see the three stages' shallow
-    // pipeline. 16-bit, both operands K-major (the rows timed), one matrix. Not yet on an H200.
+    // 22.32; at K = 8192 the split stays (1024x1536x8192 41.60 against 45.27). With an N-major B
+    // (nn, call 4): 512x3072x4096 25.76 -> 22.64, 768x1536x4096 23.91 -> 21.75, 1024x1536x4096
+    // 24.51 -> 23.47, 1280x1024x4096 27.13 -> 22.56. The model prices the split's extra CTAs as
+    // filling the idle SMs; it does not see the three stages' shallow pipeline. 16-bit, a K-major
+    // A (tn and nn, the rows timed), one matrix. Not yet on an H200.
     {
       const Candidate* cur = model_choice();
-      if (sixteen && one_matrix && !e.d_scale.active() && plain.a_kmajor && plain.b_kmajor && p.k <= 4096 && cur &&
+      if (sixteen && one_matrix && !e.d_scale.active() && plain.a_kmajor && p.k <= 4096 && cur &&
           !cur->config.swap_ab && cur->config.block_m == 128 && cur->config.block_n == 192 &&
           cur->config.cluster_k == 2) {
         prefer_only("16-bit, where the model splits K of 128x192 over two, K <= 4096: 128x128 with the whole K (H100, "
-                    "2026-12-06 session 16 calls 2-3)",
+                    "2026-12-06 session 16 calls 2-4)",
                     [](const KernelConfig& c) {
                       return c.block_m == 128 && c.block_n == 128 && c.stages == 6 && c.cluster_m == 1 &&
                              c.cluster_n == 1 && c.cluster_k == 1 && c.blocks_per_sm == 1 && c.variant == 0 &&
