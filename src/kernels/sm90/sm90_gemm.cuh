@@ -1747,6 +1747,20 @@ struct Gemm {
     constexpr bool kInHoist = kMinBlocks == 1 && kGrouped != kGroupNone && !kStreamK &&
                               (kMAtoms * kAcc <= 64 || Epi::kBiasMode != kVecPerColumn);
     constexpr bool kInAhead = kInHoist && kMAtoms * kAcc <= 64;
+    // After group g's stores: the next group's column biases and input scales (loaded ahead) move in.
+    auto next_group = [&](int g) {
+      if (g + 1 < kPairs / kGroup) {
+#pragma unroll
+        for (int ii = 0; ii < kGroup; ++ii) {
+          cbias[ii][0] = next_cbias[ii][0];
+          cbias[ii][1] = next_cbias[ii][1];
+          if constexpr (kInAhead) {
+            cin[ii][0] = next_cin[ii][0];
+            cin[ii][1] = next_cin[ii][1];
+          }
+        }
+      }
+    };
     // A tile wholly inside D with pair-aligned rows (the usual case) stores without bounds
     // checks (kFull), from one pointer per row plus compile-time offsets.
     auto store_tile = [&](auto full) {
@@ -1792,17 +1806,7 @@ struct Gemm {
               }
             }
         }
-        if (g + 1 < kPairs / kGroup) {
-#pragma unroll
-          for (int ii = 0; ii < kGroup; ++ii) {
-            cbias[ii][0] = next_cbias[ii][0];
-            cbias[ii][1] = next_cbias[ii][1];
-            if constexpr (kInAhead) {
-              cin[ii][0] = next_cin[ii][0];
-              cin[ii][1] = next_cin[ii][1];
-            }
-          }
-        }
+        next_group(g);
       }
     };
     // A whole tile of a 16-bit D with 16-byte aligned rows (kSectorStores, sectors_aligned()): a quad
@@ -1872,17 +1876,7 @@ struct Gemm {
                            : "memory");
             }
           }
-          if (g + 1 < kPairs / kGroup) {
-#pragma unroll
-            for (int ii = 0; ii < kGroup; ++ii) {
-              cbias[ii][0] = next_cbias[ii][0];
-              cbias[ii][1] = next_cbias[ii][1];
-              if constexpr (kInAhead) {
-                cin[ii][0] = next_cin[ii][0];
-                cin[ii][1] = next_cin[ii][1];
-              }
-            }
-          }
+          next_group(g);
         }
       }
     };
